@@ -1,0 +1,119 @@
+"""What every CLI command needs, for the CLI plugin and any plugin adding commands.
+
+* ``AppState`` sits in ``click.Context.obj``: global flags, the plugin host, and a lazily
+  built ``EchoContext``.
+* ``common_options`` adds ``--vault``, ``--state-dir`` and ``--json`` to a command.
+* ``emit(envelope, as_json, render)`` prints a result (prose or JSON) and sets the exit code.
+
+Import cost matters here: this module is loaded on every start-up (no ops imports).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from echo_core.errors import EchoError, ExitCode
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.models import Envelope
+    from echo_core.plugins import PluginHost
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AppState:
+    """Process-wide CLI state: flags and the plugin host; the context is built on demand."""
+
+    def __init__(self, host: PluginHost, vault: str | None = None, state_dir: str | None = None) -> None:
+        self.host = host
+        self.vault = vault
+        self.state_dir = state_dir
+        self._context: EchoContext | None = None
+
+    def context(self) -> EchoContext:
+        """The ``EchoContext`` for this invocation (built once)."""
+        if self._context is None:
+            from echo_core.context import create_context
+
+            self._context = create_context(vault=self.vault, state_dir=self.state_dir, host=self.host)
+        return self._context
+
+
+def _remember_flag(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None and isinstance(ctx.obj, AppState):
+            setattr(ctx.obj, name, value)
+        return value
+
+    return callback
+
+
+def common_options(func: F) -> F:
+    """Add ``--vault``, ``--state-dir`` and ``--json`` (as the ``as_json`` argument)."""
+    func = click.option(
+        "--json", "as_json", is_flag=True, help="Print the result as JSON (for machines)."
+    )(func)
+    func = click.option(
+        "--state-dir", expose_value=False, callback=_remember_flag("state_dir"),
+        metavar="DIR", help="Per-machine state folder (default: $ECHO_STATE_DIR or XDG state).",
+    )(func)
+    func = click.option(
+        "--vault", expose_value=False, callback=_remember_flag("vault"), metavar="PATH|URL",
+        help="The vault: a folder or URL (default: $ECHO_VAULT, the config file, or the "
+        "embedded vault).",
+    )(func)
+    return func
+
+
+def current_context() -> EchoContext:
+    """The ``EchoContext`` of the running command."""
+    state = click.get_current_context().find_object(AppState)
+    if state is None:
+        raise EchoError("no echo-memory app state; run commands through `echo-memory`")
+    return state.context()
+
+
+def pass_echo_context(func: F) -> F:
+    """Decorator: call ``func(ctx, ...)`` with the command's ``EchoContext``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(current_context(), *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None) -> None:
+    """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
+
+    A gate stop exits 76; any other not-ok envelope exits 1.
+    """
+    if as_json:
+        click.echo(json.dumps(envelope.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        text = render(envelope) if render else envelope.message
+        if text:
+            click.echo(text)
+        for warning in envelope.warnings:
+            click.echo(f"warning: {warning}", err=True)
+    if not envelope.ok:
+        code = ExitCode.DUPLICATE_GATE if envelope.action == "duplicate-gate" else ExitCode.FAILURE
+        sys.exit(int(code))
+
+
+def report_error(error: EchoError, as_json: bool) -> int:
+    """Print an ``EchoError`` (stderr, or JSON on stdout) and return its exit code."""
+    if as_json:
+        payload = {"ok": False, "error": {"code": error.code_name, "exit": int(error.code),
+                                          "message": error.message}}
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"error: {error.message}", err=True)
+    return int(error.code)

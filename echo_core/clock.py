@@ -1,0 +1,47 @@
+"""The time source. ``ECHO_NOW`` / ``ECHO_TODAY`` pin it (tests); otherwise the clock.
+
+``ECHO_NOW`` is an ISO-8601 datetime (``2026-03-01T09:30:00``); ``ECHO_TODAY`` an ISO
+date. When only ``ECHO_NOW`` is set, today is its date; when only ``ECHO_TODAY`` is set,
+now is noon of that day, so that both always agree.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Mapping
+
+from echo_core.errors import usage_error
+
+
+def now(env: Mapping[str, str] | None = None) -> _dt.datetime:
+    """The current local time (naive), honouring ``ECHO_NOW`` then ``ECHO_TODAY``."""
+    env = os.environ if env is None else env
+    raw = env.get("ECHO_NOW")
+    if raw:
+        try:
+            return _dt.datetime.fromisoformat(raw).replace(tzinfo=None)
+        except ValueError:
+            raise usage_error(
+                f"ECHO_NOW={raw!r} is not an ISO datetime; use e.g. 2026-03-01T09:30:00"
+            ) from None
+    day = env.get("ECHO_TODAY")
+    if day:
+        return _dt.datetime.combine(_parse_day(day), _dt.time(12, 0))
+    return _dt.datetime.now().replace(microsecond=0)
+
+
+def today(env: Mapping[str, str] | None = None) -> _dt.date:
+    """Today's date, honouring ``ECHO_TODAY`` then ``ECHO_NOW``."""
+    env = os.environ if env is None else env
+    day = env.get("ECHO_TODAY")
+    if day:
+        return _parse_day(day)
+    return now(env).date()
+
+
+def _parse_day(raw: str) -> _dt.date:
+    try:
+        return _dt.date.fromisoformat(raw)
+    except ValueError:
+        raise usage_error(f"ECHO_TODAY={raw!r} is not an ISO date; use e.g. 2026-03-01") from None

@@ -1,0 +1,159 @@
+"""Configuration: where the vault and the state dir are, and which plugins act.
+
+Resolution order for each setting: flag > environment > config file > default, and the
+winning source is recorded so ``doctor`` can say it. The config file is TOML at
+``$ECHO_CONFIG`` or ``$XDG_CONFIG_HOME/echo-memory/config.toml`` (default
+``~/.config/echo-memory/config.toml``)::
+
+    vault = "~/notes"                 # a folder, file:///..., or obsidian+https://host:27124
+    state_dir = "~/.local/state/echo-memory"
+    disabled = ["expand_alias"]        # plugins not to load
+    recall = "bm25"                    # ranker name
+    tokenizer = "porterlite"
+    [backends.obsidian]                # options handed to the backend factory
+    key_env = "OBSIDIAN_API_KEY"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from echo_core.errors import EchoError, ExitCode
+
+
+@attrs.frozen
+class Setting:
+    """A resolved value and where it came from (flag | env | config | default)."""
+
+    value: str
+    source: str
+
+
+@attrs.frozen
+class Config:
+    """The resolved configuration of one process."""
+
+    vault: Setting
+    state_base: Setting
+    config_path: str
+    config_exists: bool
+    disabled: tuple[str, ...] = ()
+    recall: str = "bm25"
+    tokenizer: str = "porterlite"
+    backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    raw: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def scheme(self) -> str:
+        """The vault URL's scheme; a bare path is ``file``."""
+        return vault_scheme(self.vault.value)
+
+    def backend_options(self, scheme: str) -> Mapping[str, Any]:
+        """Options for the backend serving ``scheme`` (``obsidian+https`` -> ``obsidian``)."""
+        return self.backends.get(scheme.split("+", 1)[0], {})
+
+
+def vault_scheme(url: str) -> str:
+    """``file`` for a path or ``file://`` URL, else the URL's scheme."""
+    head, sep, _ = url.partition("://")
+    if sep and head and all(c.isalnum() or c in "+-." for c in head):
+        return head.lower()
+    return "file"
+
+
+def state_dir_for(base: str, identity: str) -> Path:
+    """The per-vault state dir: ``<base>/vaults/<hash of the vault identity>``."""
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
+    return Path(base).expanduser() / "vaults" / digest
+
+
+def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
+    value = env.get(var)
+    if value:
+        return Path(value)
+    return Path(env.get("HOME", str(Path.home()))) / fallback
+
+
+def config_file_path(env: Mapping[str, str]) -> Path:
+    """Where the config file is looked for."""
+    explicit = env.get("ECHO_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "echo-memory" / "config.toml"
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Parse the TOML config (``{}`` when absent); bad TOML is exit 78 naming the file."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise EchoError(f"cannot read config file {path}: {exc}", ExitCode.NOT_CONFIGURED) from exc
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise EchoError(
+            f"config file {path} is not valid TOML ({exc}); fix it, or point ECHO_CONFIG "
+            "at another file",
+            ExitCode.NOT_CONFIGURED,
+        ) from exc
+
+
+def _pick(flag: str | None, env_value: str | None, file_value: Any, default: str) -> Setting:
+    if flag:
+        return Setting(flag, "flag")
+    if env_value:
+        return Setting(env_value, "env")
+    if file_value:
+        return Setting(str(file_value), "config")
+    return Setting(default, "default")
+
+
+def _expand(value: str) -> str:
+    if vault_scheme(value) != "file" or value.startswith("file://"):
+        return value
+    return str(Path(value).expanduser())
+
+
+def resolve_config(
+    *,
+    vault: str | None = None,
+    state_dir: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Resolve settings as flag > env (``ECHO_VAULT``, ``ECHO_STATE_DIR``) > file > default."""
+    env = os.environ if env is None else env
+    path = config_file_path(env)
+    raw = read_config_file(path)
+    default_vault = _xdg(env, "XDG_DATA_HOME", ".local/share") / "echo-memory" / "vault"
+    default_state = _xdg(env, "XDG_STATE_HOME", ".local/state") / "echo-memory"
+    vault_setting = _pick(vault, env.get("ECHO_VAULT"), raw.get("vault"), str(default_vault))
+    state_setting = _pick(
+        state_dir, env.get("ECHO_STATE_DIR"), raw.get("state_dir"), str(default_state)
+    )
+    disabled = raw.get("disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+        raise EchoError(
+            f"config file {path}: 'disabled' must be a list of plugin names",
+            ExitCode.NOT_CONFIGURED,
+        )
+    backends = raw.get("backends", {})
+    return Config(
+        vault=Setting(_expand(vault_setting.value), vault_setting.source),
+        state_base=Setting(str(Path(state_setting.value).expanduser()), state_setting.source),
+        config_path=str(path),
+        config_exists=path.exists(),
+        disabled=tuple(disabled),
+        recall=str(raw.get("recall", "bm25")),
+        tokenizer=str(raw.get("tokenizer", "porterlite")),
+        backends=backends if isinstance(backends, dict) else {},
+        raw=raw,
+    )

@@ -1,0 +1,123 @@
+"""``EchoContext``: what every operation receives — config, plugins, vault, clock, state.
+
+Built once per process (per CLI call, per server); everything heavy is resolved lazily so
+``--help`` and quick verbs stay fast.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from echo_core import clock
+from echo_core.config import Config, resolve_config, state_dir_for
+from echo_core.errors import EchoError, ExitCode
+from echo_core.models import Note
+from echo_core.plugins import PluginHost, create_host
+from echo_core.protocols import Storage
+from echo_core.routing import RoutingManifest, load_manifest
+from echo_core.vault import Vault
+
+log = logging.getLogger("echo_memory")
+
+
+class EchoContext:
+    """The environment of one process's operations."""
+
+    def __init__(
+        self,
+        config: Config,
+        host: PluginHost,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.host = host
+        self.env: Mapping[str, str] = os.environ if env is None else env
+
+    # -- time ---------------------------------------------------------------------
+
+    def today(self) -> _dt.date:
+        """Today's date (``ECHO_TODAY`` / ``ECHO_NOW`` pin it)."""
+        return clock.today(self.env)
+
+    def now(self) -> _dt.datetime:
+        """The current time (``ECHO_NOW`` pins it)."""
+        return clock.now(self.env)
+
+    # -- vault --------------------------------------------------------------------
+
+    @functools.cached_property
+    def manifest(self) -> RoutingManifest:
+        """The routing manifest."""
+        return load_manifest()
+
+    @functools.cached_property
+    def storage(self) -> Storage:
+        """The backend picked by the vault URL's scheme (exit 78 when none serves it)."""
+        scheme = self.config.scheme
+        factories = self.host.collect("register_storage")
+        factory = factories.get(scheme)
+        if factory is None:
+            known = ", ".join(sorted(factories)) or "none"
+            raise EchoError(
+                f"no storage plugin serves vault URL scheme {scheme!r} "
+                f"(vault {self.config.vault.value!r}); installed schemes: {known}. "
+                "Install the backend plugin or fix the vault setting.",
+                ExitCode.NOT_CONFIGURED,
+            )
+        storage: Storage = factory(self.config.vault.value, self.config.backend_options(scheme))
+        return storage
+
+    @functools.cached_property
+    def vault(self) -> Vault:
+        """The vault, with note events wired to the plugin hooks."""
+        return Vault(
+            self.storage,
+            self.manifest,
+            on_written=self._note_written,
+            on_deleted=self._note_deleted,
+        )
+
+    @functools.cached_property
+    def state_dir(self) -> Path:
+        """The per-machine state dir of this vault (created on first use)."""
+        path = state_dir_for(self.config.state_base.value, self.storage.identity)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # -- events -------------------------------------------------------------------
+
+    def _note_written(self, note: Note) -> None:
+        self._emit("on_note_written", note=note, ctx=self)
+
+    def _note_deleted(self, path: str) -> None:
+        self._emit("on_note_deleted", path=path, ctx=self)
+
+    def _emit(self, hook_name: str, **kwargs: Any) -> None:
+        """Call an event hook; a failing listener is logged, never fails the write."""
+        try:
+            getattr(self.host.hook, hook_name)(**kwargs)
+        except Exception:
+            if self.host.strict:
+                raise
+            log.warning("event %s: a plugin failed", hook_name, exc_info=True)
+
+
+def create_context(
+    *,
+    vault: str | None = None,
+    state_dir: str | None = None,
+    env: Mapping[str, str] | None = None,
+    host: PluginHost | None = None,
+) -> EchoContext:
+    """Resolve config and build (or take) a plugin host honouring config ``disabled``."""
+    env = os.environ if env is None else env
+    config = resolve_config(vault=vault, state_dir=state_dir, env=env)
+    if host is None:
+        host = create_host(disabled=config.disabled, env=env)
+    return EchoContext(config, host, env)

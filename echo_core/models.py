@@ -1,0 +1,137 @@
+"""Core data objects (attrs). Everything that crosses a module boundary is one of these.
+
+Transports render them: ``to_dict()`` gives plain JSON-ready data, never live objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert attrs instances, mappings, sequences and dates into JSON-ready data."""
+    if attrs.has(type(value)):
+        return {k: to_jsonable(v) for k, v in attrs.asdict(value, recurse=False).items()}
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+@attrs.frozen
+class FileStat:
+    """What a backend knows about one file without reading it."""
+
+    path: str
+    size: int
+    mtime: float
+
+
+@attrs.frozen
+class Note:
+    """A markdown note: vault path, raw text, and its parsed frontmatter and body.
+
+    ``text`` is the exact file content (line endings preserved); ``frontmatter`` keeps the
+    file's key order; ``frontmatter_error`` says why a present block could not be parsed
+    (the note stays readable, with an empty ``frontmatter``).
+    """
+
+    path: str
+    text: str
+    frontmatter: dict[str, Any] = attrs.field(factory=dict)
+    body: str = ""
+    frontmatter_error: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The first ``# `` heading of the body, else the file stem."""
+        for line in self.body.splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+        stem = self.path.rsplit("/", 1)[-1]
+        return stem[:-3] if stem.endswith(".md") else stem
+
+
+@attrs.frozen
+class Entity:
+    """One entry of the entity index: the routing authority for a named thing."""
+
+    slug: str
+    path: str
+    kind: str
+    title: str
+    aliases: tuple[str, ...] = ()
+    h: str = ""
+
+
+@attrs.frozen
+class Hit:
+    """One recall result."""
+
+    path: str
+    score: float
+    type: str = ""
+    updated: str = ""
+    status: str = ""
+    excerpt: str = ""
+    via: str | None = None
+    truncated: bool = False
+
+
+@attrs.frozen
+class CaptureRequest:
+    """Everything a capture was asked to do (SPEC §2.1)."""
+
+    title: str
+    kind: str | None = None
+    body: str = ""
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    status: str | None = None
+    date: str | None = None
+    domain: str | None = None
+    merge_into: str | None = None
+    force: bool = False
+    dry_run: bool = False
+
+
+@attrs.frozen
+class GateStop:
+    """A gate's refusal of a capture, with the candidates that caused it."""
+
+    reason: str
+    candidates: tuple[Mapping[str, Any], ...] = ()
+
+
+@attrs.frozen
+class Envelope:
+    """The result of every operation: ``ok``, ``action``, a one-line ``message``, and data.
+
+    Special outcomes (``duplicate-gate``, ``queued``, ``dry-run``) are envelopes, not
+    exceptions. ``data`` is an attrs instance or a mapping of JSON-ready values.
+    """
+
+    ok: bool
+    action: str
+    message: str = ""
+    data: Any = None
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"ok", "action", "message", "warnings", **data}``."""
+        out: dict[str, Any] = {"ok": self.ok, "action": self.action, "message": self.message}
+        data = to_jsonable(self.data)
+        if isinstance(data, dict):
+            out.update(data)
+        elif data is not None:
+            out["data"] = data
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out

@@ -1,0 +1,2 @@
+"""Operations: one module per family. Each takes an ``EchoContext`` and returns an
+``Envelope``; none prints."""

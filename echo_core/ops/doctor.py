@@ -1,0 +1,80 @@
+"""``doctor``: readiness checks, each ok / warn / fail with the fix (SPEC §5.3)."""
+
+from __future__ import annotations
+
+import sys
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import EchoError
+from echo_core.models import Envelope
+from echo_core.protocols import BackendUnavailable
+from echo_core.vault import MARKER_PATH
+
+
+@attrs.frozen
+class Check:
+    """One readiness line."""
+
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+@attrs.frozen
+class DoctorResult:
+    """Every check, in order."""
+
+    checks: tuple[Check, ...]
+
+
+def _vault_checks(ctx: EchoContext) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        storage = ctx.storage
+        storage.ping()
+    except (EchoError, BackendUnavailable, OSError) as exc:
+        return [Check("vault", "fail", f"{ctx.config.vault.value}: {exc}",
+                      "run `echo-memory init` or fix the vault setting")]
+    checks.append(Check("vault", "ok", f"reachable ({storage.identity})"))
+    try:
+        marker = ctx.vault.read_note(MARKER_PATH)
+    except EchoError:
+        checks.append(Check("marker", "fail", f"no {MARKER_PATH}",
+                            "run `echo-memory init` to create the layout"))
+        return checks
+    schema = marker.frontmatter.get("schema_version")
+    expected = ctx.manifest.schema_version
+    if str(schema) == str(expected):
+        checks.append(Check("schema", "ok", f"schema_version {schema}"))
+    else:
+        checks.append(Check("schema", "warn", f"schema_version {schema!r}, expected {expected}",
+                            "run `echo-memory sweep --apply` to migrate"))
+    return checks
+
+
+def run_doctor(ctx: EchoContext) -> Envelope:
+    """Run every check. ``ok`` is False when any check fails (warnings do not fail)."""
+    cfg = ctx.config
+    checks = [
+        Check("python", "ok" if sys.version_info >= (3, 11) else "fail",
+              sys.version.split()[0], "use Python 3.11 or newer"),
+        Check("config", "ok",
+              f"{cfg.config_path} ({'found' if cfg.config_exists else 'absent; defaults apply'})"),
+        Check("vault-setting", "ok", f"{cfg.vault.value} (from {cfg.vault.source})"),
+        Check("state-dir", "ok", f"{cfg.state_base.value} (from {cfg.state_base.source})"),
+    ]
+    failed = ctx.host.failed()
+    if failed:
+        names = ", ".join(f"{r.name}: {r.error}" for r in failed)
+        checks.append(Check("plugins", "warn", f"{len(failed)} failed: {names}",
+                            "run `echo-memory plugins` for details; fix or disable them"))
+    else:
+        checks.append(Check("plugins", "ok", f"{len(ctx.host.plugin_names())} loaded"))
+    checks.extend(_vault_checks(ctx))
+    ok = all(c.status != "fail" for c in checks)
+    bad = [c.name for c in checks if c.status != "ok"]
+    message = "all checks passed" if not bad else f"attention: {', '.join(bad)}"
+    return Envelope(ok, "doctor", message, DoctorResult(tuple(checks)))

@@ -1,0 +1,92 @@
+"""``init``: create the vault layout of SPEC §1.1. Idempotent; never overwrites a file."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.models import Envelope
+from echo_core.templates import render_template, template_names
+from echo_core.vault import ENTITY_INDEX_PATH, INBOX_PATH, MARKER_PATH
+
+#: Folder -> what its README says belongs there.
+FOLDER_PURPOSE: dict[str, str] = {
+    "_agent/memory/semantic": "Durable facts and patterns the agent has learned.",
+    "_agent/memory/episodic": "Things that happened, kept as episodes.",
+    "_agent/memory/working": "Short-lived working memory; notes carry `expires`.",
+    "_agent/sessions": "Session logs, one per session: YYYY-MM-DD-HHMM-<slug>.md.",
+    "_agent/archive": "Superseded versions kept by evolve. Never deleted.",
+    "inbox/processing-log": "Audit lines written by triage, one file per day.",
+    "journal/daily": "Daily notes with an `## Agent Log`.",
+    "projects/active": "Active projects.",
+    "projects/on-hold": "Projects on hold.",
+    "projects/archived": "Archived projects.",
+    "resources/people": "People.",
+    "resources/companies": "Companies and organisations.",
+    "resources/concepts": "Concepts and ideas.",
+    "resources/references": "References: articles, docs, links.",
+    "resources/skills": "Skills and how-tos.",
+    "meetings": "Meetings: YYYY-MM-DD-<slug>.md.",
+    "decisions": "Decisions: YYYY-MM-DD-<slug>.md.",
+}
+
+
+@attrs.frozen
+class InitResult:
+    """What ``init`` did: files created and files that already existed (left as they were)."""
+
+    vault: str
+    created: tuple[str, ...]
+    existing: tuple[str, ...]
+
+
+def layout_files(ctx: EchoContext) -> dict[str, str]:
+    """Every file ``init`` ensures, path -> initial content (dates from the clock)."""
+    today = ctx.today().isoformat()
+    now = ctx.now().isoformat(timespec="seconds")
+    schema = ctx.manifest.schema_version
+    files: dict[str, str] = {
+        MARKER_PATH: (
+            f"---\ntype: marker\nschema_version: {schema}\ncreated: {today}\n---\n"
+            "# echo-memory vault\n\nThis folder is an echo-memory vault: plain markdown "
+            "notes an agent and a person share.\nDo not delete this file; it marks the "
+            "vault and records its schema.\n"
+        ),
+        "_agent/context/current-context.md": (
+            f"---\ntype: context\nscope_updated: {today}\n---\n# Current Context\n\n"
+            "## Scope\n\n(no scope set yet)\n\n## Scope History\n"
+        ),
+        "_agent/heartbeat/last-session.md": f"(no session yet) @ {now}\n",
+        "_agent/memory/semantic/operator-preferences.md": (
+            f"---\ntype: semantic\nstatus: active\ncreated: {today}\nupdated: {today}\n"
+            "tags: [semantic, preferences]\n---\n# Operator Preferences\n\n"
+            "## Fact / Pattern\n\n## Observations\n"
+        ),
+        ENTITY_INDEX_PATH: json.dumps({"schema_version": 1, "entities": {}}, indent=2) + "\n",
+        INBOX_PATH: "# Inbox\n\nQuick captures, one `- YYYY-MM-DD: text` line each.\n\n",
+    }
+    for domain in ctx.manifest.area_domains:
+        files[f"areas/{domain}/README.md"] = f"# {domain.title()}\n\nAreas of {domain}.\n"
+    for folder, purpose in FOLDER_PURPOSE.items():
+        files[f"{folder}/README.md"] = f"# {folder.rsplit('/', 1)[-1]}\n\n{purpose}\n"
+    for name in template_names():
+        files[f"templates/{name}.md"] = render_template(name)
+    return files
+
+
+def init_vault(ctx: EchoContext) -> Envelope:
+    """Create the layout. Existing files are never touched; a second run changes no byte."""
+    created: list[str] = []
+    existing: list[str] = []
+    vault = ctx.vault
+    with vault.storage.lock():
+        for path, text in layout_files(ctx).items():
+            (created if vault.create_if_absent(path, text) else existing).append(path)
+    result = InitResult(ctx.config.vault.value, tuple(created), tuple(existing))
+    if created:
+        message = f"initialised vault at {result.vault}: {len(created)} files created"
+    else:
+        message = f"vault at {result.vault} already initialised; nothing changed"
+    return Envelope(True, "created" if created else "unchanged", message, result)

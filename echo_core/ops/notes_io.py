@@ -1,0 +1,112 @@
+"""Raw note verbs: ``get``, ``put``, ``append``, ``fm``, ``ls`` (SPEC §3.3 and the CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import not_found, usage_error
+from echo_core.models import Envelope
+from echo_core.notes import get_section, headings, truncate
+from echo_core.paths import normalize_path
+
+
+@attrs.frozen
+class GetResult:
+    """A note (or one section of it) as read."""
+
+    path: str
+    content: str
+    frontmatter: dict[str, Any]
+    truncated: bool
+    section: str | None = None
+    frontmatter_error: str | None = None
+
+
+def get_note(
+    ctx: EchoContext, path: str, *, section: str | None = None, max_chars: int | None = None
+) -> Envelope:
+    """Read ``path``; with ``section`` only that heading's section; cap at ``max_chars``.
+
+    Errors: 44 when the note (or the section) is absent — the section error lists the
+    note's real headings; 2 for a bad path or a non-positive ``max_chars``.
+    """
+    if max_chars is not None and max_chars <= 0:
+        raise usage_error(f"max_chars must be a positive number, got {max_chars}")
+    note = ctx.vault.read_note(path)
+    content = note.text
+    if section is not None:
+        found = get_section(note.text, section)
+        if found is None:
+            real = ", ".join(headings(note.text)) or "(none)"
+            raise not_found(f"{note.path} has no section {section!r}; its headings: {real}")
+        content = found
+    truncated = False
+    if max_chars is not None:
+        content, truncated = truncate(content, max_chars)
+    result = GetResult(
+        note.path, content, dict(note.frontmatter), truncated, section, note.frontmatter_error
+    )
+    return Envelope(True, "read", f"{note.path} ({len(content)} chars)", result)
+
+
+@attrs.frozen
+class WriteResult:
+    """The outcome of a raw write."""
+
+    path: str
+    changed: bool
+    chars: int = 0
+
+
+def put_note(ctx: EchoContext, path: str, text: str) -> Envelope:
+    """Write the whole note (atomic). An identical existing note is left untouched."""
+    clean = normalize_path(path)
+    if not clean.endswith(".md"):
+        raise usage_error(f"path {clean!r} must name a markdown note ending in .md")
+    storage = ctx.vault.storage
+    with storage.lock():
+        if storage.exists(clean) and storage.read(clean) == text:
+            return Envelope(True, "unchanged", f"{clean} unchanged", WriteResult(clean, False, len(text)))
+        ctx.vault.write_note(clean, text)
+    return Envelope(True, "written", f"wrote {clean} ({len(text)} chars)", WriteResult(clean, True, len(text)))
+
+
+def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
+    """Append one line unless it is already present (idempotent)."""
+    if "\n" in line or "\r" in line:
+        raise usage_error("append takes a single line; it contains a line break")
+    if not line.strip():
+        raise usage_error("append needs a non-empty line")
+    with ctx.vault.storage.lock():
+        changed = ctx.vault.append_line(path, line)
+    clean = normalize_path(path)
+    message = f"appended to {clean}" if changed else f"{clean} already has that line"
+    return Envelope(True, "appended" if changed else "unchanged", message, WriteResult(clean, changed))
+
+
+def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any) -> Envelope:
+    """Set one frontmatter key surgically (only that key's line changes)."""
+    with ctx.vault.storage.lock():
+        changed = ctx.vault.set_frontmatter(path, key, value)
+    clean = normalize_path(path)
+    message = f"set {key} on {clean}" if changed else f"{clean}: {key} already has that value"
+    return Envelope(True, "updated" if changed else "unchanged", message, WriteResult(clean, changed))
+
+
+@attrs.frozen
+class ListResult:
+    """Files under a folder."""
+
+    prefix: str
+    paths: tuple[str, ...]
+
+
+def list_notes(ctx: EchoContext, prefix: str = "") -> Envelope:
+    """List files under ``prefix`` (the whole vault by default), sorted."""
+    clean = normalize_path(prefix, allow_root=True)
+    paths = tuple(ctx.vault.storage.list(clean))
+    where = clean or "the vault"
+    return Envelope(True, "listed", f"{len(paths)} files in {where}", ListResult(clean, paths))

@@ -1,0 +1,174 @@
+"""The interfaces plugins implement. Registration hooks hand the core objects of these types.
+
+Hot paths live here (``tokenize``, ``search``, ``read``): the core calls these methods
+directly, per operation; hooks are only for registration, events and policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from echo_core.models import FileStat
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """A vault backend. Paths are vault-relative POSIX strings (see ``echo_core.paths``).
+
+    Errors: a missing file -> ``EchoError`` code 44; a bad path -> code 2; the backend
+    unreachable -> ``BackendUnavailable``; the lock not obtained in time -> code 75.
+    """
+
+    #: Stable identity of the vault ("file:/abs/path"); keys the per-machine state dir.
+    identity: str
+
+    def read(self, path: str) -> str:
+        """Exact text of the file (UTF-8, line endings untouched)."""
+        ...
+
+    def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
+        """Texts of several files at once; a missing file maps to ``None``."""
+        ...
+
+    def write(self, path: str, text: str) -> None:
+        """Atomically create or replace the file (readers see old or new, never torn)."""
+        ...
+
+    def append_line(self, path: str, line: str) -> bool:
+        """Append ``line`` unless an identical line is present. True when appended."""
+        ...
+
+    def exists(self, path: str) -> bool:
+        """Whether the file exists."""
+        ...
+
+    def delete(self, path: str) -> None:
+        """Remove the file (code 44 when absent)."""
+        ...
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Sorted paths of all files under ``prefix`` (recursive; hidden entries skipped)."""
+        ...
+
+    def stat(self, path: str) -> FileStat:
+        """Size and modification time of the file (code 44 when absent)."""
+        ...
+
+    def lock(self, timeout: float = 10.0) -> AbstractContextManager[None]:
+        """The cross-process vault lock, re-entrant within one thread (code 75 on timeout)."""
+        ...
+
+    def ping(self) -> None:
+        """Return when the backend is reachable, else raise ``BackendUnavailable``."""
+        ...
+
+
+#: Builds a storage from the vault URL and the backend's options (config section).
+StorageFactory = Callable[[str, Mapping[str, Any]], Storage]
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Turns text into index terms; the same at index and query time."""
+
+    def tokenize(self, text: str) -> list[str]:
+        """Terms of ``text`` in order (lowercased, stopwords removed, normalised)."""
+        ...
+
+
+@attrs.frozen
+class IndexDoc:
+    """One document handed to a ranker: its path, the text fields and its priors."""
+
+    path: str
+    title: str
+    text: str
+    kind: str = ""
+    status: str = ""
+    updated: str = ""
+    weight: float = 1.0
+    links: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class WeightedTerm:
+    """A query term with a weight (1.0 for the user's words, less for expansions)."""
+
+    term: str
+    weight: float = 1.0
+    boost_only: bool = False
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """A search index over ``IndexDoc``s; maintained incrementally."""
+
+    def upsert(self, doc: IndexDoc) -> None:
+        """Add or replace the document with ``doc.path``."""
+        ...
+
+    def remove(self, path: str) -> None:
+        """Forget the document (no-op when unknown)."""
+        ...
+
+    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
+        """Best ``(path, score)`` pairs, highest first, at most ``limit``."""
+        ...
+
+
+#: Builds a ranker for one vault: ``factory(tokenizer, state_dir)``.
+RankerFactory = Callable[[Tokenizer, str], Ranker]
+
+
+@runtime_checkable
+class Expander(Protocol):
+    """Query expansion: extra weighted terms for a query (e.g. entity aliases)."""
+
+    def expand(self, query: str, context: Any) -> list[WeightedTerm]:
+        """Additional terms for ``query``; never the query's own terms."""
+        ...
+
+
+@runtime_checkable
+class Queue(Protocol):
+    """A durable outbox of operations waiting for the backend."""
+
+    def put(self, record: Mapping[str, Any]) -> str:
+        """Persist ``record`` (fsynced) and return its id; duplicates by key return the old id."""
+        ...
+
+    def pending(self) -> list[Mapping[str, Any]]:
+        """Records not yet replayed, oldest first."""
+        ...
+
+    def mark(self, record_id: str, state: str, detail: str = "") -> None:
+        """Record the outcome of a replay: ``done`` or ``needs_attention``."""
+        ...
+
+
+@runtime_checkable
+class BuildTarget(Protocol):
+    """Contributes files to a generated artefact (e.g. a Claude Code plugin folder)."""
+
+    def contribute(self, out_dir: str, context: Any) -> Iterable[str]:
+        """Write this plugin's part under ``out_dir``; return the vault-relative files written."""
+        ...
+
+
+@attrs.frozen
+class McpTool:
+    """An MCP tool offered by a plugin: a name (``echo_`` prefix), a model-facing
+    description (<= 3 sentences), and a typed callable."""
+
+    name: str
+    description: str
+    function: Callable[..., Any]
+    profile: str = "full"
+
+
+class BackendUnavailable(Exception):
+    """The storage backend cannot be reached (network down, server gone)."""

@@ -1,0 +1,88 @@
+"""The routing manifest (SPEC §1.2), loaded from the package's ``data/routing.toml``."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from importlib import resources
+
+import attrs
+
+from echo_core.errors import usage_error
+
+
+@attrs.frozen
+class KindRoute:
+    """Where one kind of note lives and how it starts."""
+
+    kind: str
+    folder: str
+    status: str
+    log_heading: str
+    dated: bool = False
+    expires_days: int | None = None
+
+    def folder_for(self, domain: str | None = None) -> str:
+        """The folder for a new note; ``area`` needs a ``domain`` (exit 2 without one)."""
+        if "{domain}" not in self.folder:
+            return self.folder
+        if not domain:
+            raise usage_error(f"kind {self.kind!r} needs --domain (one of the area domains)")
+        return self.folder.replace("{domain}", domain)
+
+
+@attrs.frozen
+class RoutingManifest:
+    """All kinds, the frontmatter they carry, retired paths and area domains."""
+
+    schema_version: int
+    kinds: dict[str, KindRoute]
+    required_frontmatter: tuple[str, ...]
+    optional_frontmatter: tuple[str, ...]
+    retired_paths: tuple[str, ...]
+    area_domains: tuple[str, ...]
+
+    def route(self, kind: str) -> KindRoute:
+        """The route of ``kind``; an unknown kind is a usage error listing the known ones."""
+        try:
+            return self.kinds[kind]
+        except KeyError:
+            known = ", ".join(sorted(self.kinds))
+            raise usage_error(f"unknown kind {kind!r}; use one of: {known}") from None
+
+    def kind_folders(self) -> list[str]:
+        """Every concrete folder a kind may live in (areas expanded per domain)."""
+        out: list[str] = []
+        for route in self.kinds.values():
+            if "{domain}" in route.folder:
+                out.extend(route.folder_for(d) for d in self.area_domains)
+            else:
+                out.append(route.folder)
+        return out
+
+
+@functools.cache
+def load_manifest() -> RoutingManifest:
+    """Parse the shipped manifest (cached; it is immutable package data)."""
+    raw = tomllib.loads(
+        resources.files("echo_core").joinpath("data/routing.toml").read_text("utf-8")
+    )
+    kinds = {
+        name: KindRoute(
+            kind=name,
+            folder=spec["folder"],
+            status=spec["status"],
+            log_heading=spec["log_heading"],
+            dated=bool(spec.get("dated", False)),
+            expires_days=spec.get("expires_days"),
+        )
+        for name, spec in raw["kinds"].items()
+    }
+    return RoutingManifest(
+        schema_version=int(raw["schema_version"]),
+        kinds=kinds,
+        required_frontmatter=tuple(raw["required_frontmatter"]),
+        optional_frontmatter=tuple(raw["optional_frontmatter"]),
+        retired_paths=tuple(raw["retired_paths"]),
+        area_domains=tuple(raw["area_domains"]),
+    )

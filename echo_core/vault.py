@@ -1,0 +1,99 @@
+"""``Vault`` = a storage backend + the routing manifest + the note events.
+
+Every note write in the core goes through a ``Vault`` so that ``on_note_written`` /
+``on_note_deleted`` fire exactly once per changed note (never for a no-op).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from echo_core.frontmatter import set_frontmatter_key
+from echo_core.models import Note
+from echo_core.notes import parse_note
+from echo_core.paths import normalize_path
+from echo_core.protocols import Storage
+from echo_core.routing import RoutingManifest
+
+MARKER_PATH = "_agent/echo-vault.md"
+ENTITY_INDEX_PATH = "_agent/index/entities.json"
+INBOX_PATH = "inbox/captures/inbox.md"
+
+
+def _ignore_written(note: Note) -> None:
+    return None
+
+
+def _ignore_deleted(path: str) -> None:
+    return None
+
+
+class Vault:
+    """Note-level access to one vault.
+
+    ``on_written(note)`` / ``on_deleted(path)`` are called after each durable change;
+    the context wires them to the event hooks.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        manifest: RoutingManifest,
+        *,
+        on_written: Callable[[Note], None] = _ignore_written,
+        on_deleted: Callable[[str], None] = _ignore_deleted,
+    ) -> None:
+        self.storage = storage
+        self.manifest = manifest
+        self._on_written = on_written
+        self._on_deleted = on_deleted
+
+    def read_note(self, path: str) -> Note:
+        """The parsed note at ``path`` (code 44 when absent, 2 for a bad path)."""
+        clean = normalize_path(path)
+        return parse_note(clean, self.storage.read(clean))
+
+    def write_note(self, path: str, text: str) -> Note:
+        """Atomically write the whole note and fire ``on_written``."""
+        clean = normalize_path(path)
+        self.storage.write(clean, text)
+        note = parse_note(clean, text)
+        self._on_written(note)
+        return note
+
+    def create_if_absent(self, path: str, text: str) -> bool:
+        """Write ``text`` only when nothing is at ``path`` yet. True when created."""
+        clean = normalize_path(path)
+        if self.storage.exists(clean):
+            return False
+        self.write_note(clean, text)
+        return True
+
+    def append_line(self, path: str, line: str) -> bool:
+        """Idempotently append one line; fires ``on_written`` only when appended."""
+        clean = normalize_path(path)
+        changed = self.storage.append_line(clean, line)
+        if changed:
+            self._on_written(parse_note(clean, self.storage.read(clean)))
+        return changed
+
+    def set_frontmatter(self, path: str, key: str, value: Any) -> bool:
+        """Surgically set one frontmatter key. True when the file changed."""
+        clean = normalize_path(path)
+        before = self.storage.read(clean)
+        after = set_frontmatter_key(before, key, value)
+        if after == before:
+            return False
+        self.write_note(clean, after)
+        return True
+
+    def delete_note(self, path: str) -> None:
+        """Delete the note and fire ``on_deleted``."""
+        clean = normalize_path(path)
+        self.storage.delete(clean)
+        self._on_deleted(clean)
+
+    def is_initialized(self) -> bool:
+        """Whether the vault has the echo-memory marker."""
+        return self.storage.exists(MARKER_PATH)

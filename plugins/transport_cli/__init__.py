@@ -1,0 +1,17 @@
+"""transport_cli: the ``echo-memory`` command line. Adds its own verbs through the same
+``register_commands`` hook every other plugin uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from echo_core.hookspecs import hookimpl
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    """Add init, doctor, plugins, get, put, append, fm and ls."""
+    from plugins.transport_cli import note_commands, vault_commands
+
+    vault_commands.add_to(cli)
+    note_commands.add_to(cli)

@@ -1,0 +1,100 @@
+"""The ``echo-memory`` console entry point: builds the click group from plugins and runs it.
+
+Start-up does only what ``--help`` needs: resolve which plugins are disabled, load the
+plugins (each keeps its heavy imports lazy), and ask each for its commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from echo_core.cli_kit import AppState, report_error
+from echo_core.errors import EchoError, ExitCode
+from echo_core.plugins import PluginHost
+
+HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown notes.
+
+\b
+Start here:
+  echo-memory init                 create the vault layout (idempotent)
+  echo-memory doctor               check config, vault and plugins
+  echo-memory put notes/x.md -     write a note from stdin
+  echo-memory get notes/x.md       read it back
+  echo-memory plugins              list plugins and their hooks
+
+The vault is --vault, else $ECHO_VAULT, else `vault` in ~/.config/echo-memory/config.toml,
+else an embedded folder under ~/.local/share/echo-memory/vault. Every verb takes --json.
+Exit codes: 2 usage, 44 not found, 75 lock held, 76 duplicate gate, 78 not configured.
+"""
+
+
+class EchoGroup(click.Group):
+    """A click group that lists commands in the order plugins added them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+def build_cli(host: PluginHost) -> click.Group:
+    """The root group with every plugin's commands; a name added twice is an error."""
+
+    @click.group(cls=EchoGroup, help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(package_name="echo-memory", prog_name="echo-memory")
+    def cli() -> None:
+        pass
+
+    owners: dict[str, str] = {}
+    for impl in reversed(host.pm.hook.register_commands.get_hookimpls()):
+        scratch = click.Group()
+        try:
+            impl.function(cli=scratch)
+        except Exception as exc:
+            host.record_failure(impl.plugin_name, "", "entry-point", exc)
+            continue
+        for name, command in scratch.commands.items():
+            if name in owners:
+                raise EchoError(
+                    f"command {name!r} is added by both plugin {owners[name]!r} and plugin "
+                    f"{impl.plugin_name!r}; disable one (ECHO_DISABLE_PLUGINS={impl.plugin_name})",
+                    ExitCode.FAILURE,
+                )
+            owners[name] = impl.plugin_name
+            cli.add_command(command, name)
+    return cli
+
+
+def _startup_host() -> PluginHost:
+    from echo_core.config import resolve_config
+    from echo_core.plugins import create_host
+
+    try:
+        disabled: tuple[str, ...] = resolve_config().disabled
+    except EchoError:
+        disabled = ()  # a broken config file is reported when a command needs it
+    return create_host(disabled=disabled)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the CLI; exits with the stable codes of DESIGN §3."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    try:
+        host = _startup_host()
+        cli = build_cli(host)
+        cli.main(args=args, prog_name="echo-memory", standalone_mode=False, obj=AppState(host))
+    except EchoError as error:
+        sys.exit(report_error(error, as_json))
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as problem:
+        problem.show()
+        sys.exit(int(ExitCode.USAGE))
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    sys.exit(0)
