@@ -117,3 +117,33 @@ def report_error(error: EchoError, as_json: bool) -> int:
     else:
         click.echo(f"error: {error.message}", err=True)
     return int(error.code)
+
+
+class LiteralArgsCommand(click.Command):
+    """A command whose positional arguments may start with ``-`` (markdown bullets).
+
+    Tokens that are not one of the command's own options are positional, so
+    ``append x.md "- 2026-03-01: done" --json`` works without ``--``.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: dict[str, bool] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for name in (*param.opts, *param.secondary_opts):
+                    takes_value[name] = not (param.is_flag or param.count)
+        options: list[str] = []
+        positionals: list[str] = []
+        tokens = iter(args)
+        for token in tokens:
+            if token == "--":
+                positionals.extend(tokens)
+                break
+            name = token.split("=", 1)[0]
+            if name in takes_value:
+                options.append(token)
+                if takes_value[name] and "=" not in token:
+                    options.append(next(tokens, ""))
+            else:
+                positionals.append(token)
+        return super().parse_args(ctx, [*options, "--", *positionals])

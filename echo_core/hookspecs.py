@@ -136,7 +136,11 @@ def on_note_deleted(path: str, ctx: Any) -> None:
 
 @hookspec
 def on_session_start(ctx: Any) -> None:
-    """A session began (``load`` ran). Suite: ``EventsContract``."""
+    """A session began: ``load`` ran and produced its digest.
+
+    Called once per ``load``, after the outbox flush. Listeners must be quick (the
+    session-start hook has a tight time budget). Suite: ``EventsContract``.
+    """
 
 
 @hookspec

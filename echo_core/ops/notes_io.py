@@ -58,7 +58,7 @@ class WriteResult:
 
     path: str
     changed: bool
-    chars: int = 0
+    chars: int | None = None
 
 
 def put_note(ctx: EchoContext, path: str, text: str) -> Envelope:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from echo_core.cli_kit import common_options, current_context, emit
+from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 from echo_core.errors import usage_error
 from echo_core.models import Envelope
 
@@ -65,7 +65,7 @@ def put_command(path: str, source: str, as_json: bool) -> None:
     emit(put_note(current_context(), path, _read_source(source)), as_json)
 
 
-@click.command("append")
+@click.command("append", cls=LiteralArgsCommand)
 @click.argument("path")
 @click.argument("line")
 @common_options
@@ -73,13 +73,14 @@ def append_command(path: str, line: str, as_json: bool) -> None:
     """Append LINE to the note at PATH unless that exact line is already there.
 
     Creates the note when missing. Running it twice changes nothing the second time.
+    A LINE starting with '-' (a bullet) is taken as the line, not as an option.
     """
     from echo_core.ops.notes_io import append_line
 
     emit(append_line(current_context(), path, line), as_json)
 
 
-@click.command("fm")
+@click.command("fm", cls=LiteralArgsCommand)
 @click.argument("path")
 @click.argument("key")
 @click.argument("value", metavar="JSON-VALUE")

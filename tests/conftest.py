@@ -1,0 +1,57 @@
+"""Shared fixtures: an isolated environment (no user config, pinned time) and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
+
+
+@pytest.fixture
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Environment pointing config, data and state into tmp_path, time pinned."""
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "home/.config"),
+        "XDG_DATA_HOME": str(tmp_path / "home/.local/share"),
+        "XDG_STATE_HOME": str(tmp_path / "home/.local/state"),
+        "ECHO_TODAY": "2026-03-01",
+        "ECHO_NOW": "2026-03-01T09:30:00",
+    }
+    for key in list(os.environ):
+        if key.startswith("ECHO_"):
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    yield env
+
+
+def run_cli(
+    args: list[str], env: Mapping[str, str] | None = None, stdin: bytes | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``echo-memory`` in a fresh process (as a user would) and capture its output."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        CLI + args, input=stdin, capture_output=True, env=full_env, cwd=cwd or REPO, timeout=60
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+    )
+
+
+@pytest.fixture
+def vault_dir(tmp_path: Path) -> Path:
+    """An empty folder for a vault."""
+    path = tmp_path / "vault"
+    path.mkdir()
+    return path
