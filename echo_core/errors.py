@@ -16,6 +16,7 @@ class ExitCode(enum.IntEnum):
     FAILURE = 1
     USAGE = 2
     NOT_FOUND = 44
+    UNAVAILABLE = 69
     LOCK_HELD = 75
     DUPLICATE_GATE = 76
     NOT_CONFIGURED = 78
@@ -27,6 +28,7 @@ CODE_NAMES: dict[ExitCode, str] = {
     ExitCode.FAILURE: "failure",
     ExitCode.USAGE: "usage",
     ExitCode.NOT_FOUND: "not-found",
+    ExitCode.UNAVAILABLE: "unavailable",
     ExitCode.LOCK_HELD: "lock-held",
     ExitCode.DUPLICATE_GATE: "duplicate-gate",
     ExitCode.NOT_CONFIGURED: "not-configured",

@@ -66,6 +66,14 @@ class Storage(Protocol):
         """Return when the backend is reachable, else raise ``BackendUnavailable``."""
         ...
 
+    def create(self) -> None:
+        """Create the vault's container (a folder) if absent; used by ``init`` only.
+
+        Idempotent; never touches existing files. Backends whose container always exists
+        (a remote vault) only check it is reachable.
+        """
+        ...
+
 
 #: Builds a storage from the vault URL and the backend's options (config section).
 StorageFactory = Callable[[str, Mapping[str, Any]], Storage]

@@ -81,6 +81,7 @@ def init_vault(ctx: EchoContext) -> Envelope:
     created: list[str] = []
     existing: list[str] = []
     vault = ctx.vault
+    vault.storage.create()
     with vault.storage.lock():
         for path, text in layout_files(ctx).items():
             (created if vault.create_if_absent(path, text) else existing).append(path)

@@ -80,18 +80,18 @@ def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
         raise usage_error("append takes a single line; it contains a line break")
     if not line.strip():
         raise usage_error("append needs a non-empty line")
-    with ctx.vault.storage.lock():
-        changed = ctx.vault.append_line(path, line)
     clean = normalize_path(path)
+    with ctx.vault.storage.lock():
+        changed = ctx.vault.append_line(clean, line)
     message = f"appended to {clean}" if changed else f"{clean} already has that line"
     return Envelope(True, "appended" if changed else "unchanged", message, WriteResult(clean, changed))
 
 
 def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any) -> Envelope:
     """Set one frontmatter key surgically (only that key's line changes)."""
-    with ctx.vault.storage.lock():
-        changed = ctx.vault.set_frontmatter(path, key, value)
     clean = normalize_path(path)
+    with ctx.vault.storage.lock():
+        changed = ctx.vault.set_frontmatter(clean, key, value)
     message = f"set {key} on {clean}" if changed else f"{clean}: {key} already has that value"
     return Envelope(True, "updated" if changed else "unchanged", message, WriteResult(clean, changed))
 

@@ -14,6 +14,7 @@ import click
 from echo_core.cli_kit import AppState, report_error
 from echo_core.errors import EchoError, ExitCode
 from echo_core.plugins import PluginHost
+from echo_core.protocols import BackendUnavailable
 
 HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown notes.
 
@@ -87,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         cli.main(args=args, prog_name="echo-memory", standalone_mode=False, obj=AppState(host))
     except EchoError as error:
         sys.exit(report_error(error, as_json))
+    except BackendUnavailable as down:
+        sys.exit(report_error(EchoError(f"vault unreachable: {down}", ExitCode.UNAVAILABLE), as_json))
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:

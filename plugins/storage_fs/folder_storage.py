@@ -1,0 +1,294 @@
+"""``FolderStorage``: the embedded default backend, a vault kept in a local folder.
+
+Contract: ``echo_core.protocols.Storage`` (checked by ``StorageContract``). Every path goes
+through ``echo_core.paths.normalize_path``; a path that resolves outside the root through
+a symlink is refused (exit 2). Text is UTF-8 and line endings are never translated.
+Writes are atomic (temp file in the same folder, fsync, rename, fsync of the folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from echo_core.errors import EchoError, ExitCode, not_found, usage_error
+from echo_core.models import FileStat
+from echo_core.paths import normalize_path
+from echo_core.protocols import BackendUnavailable
+from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
+
+_PATH_LOCKS: dict[str, threading.Lock] = {}
+_PATH_LOCKS_GUARD = threading.Lock()
+
+
+def _path_lock(target: Path) -> threading.Lock:
+    """The in-process lock serialising read-modify-write of one file."""
+    with _PATH_LOCKS_GUARD:
+        lock = _PATH_LOCKS.get(str(target))
+        if lock is None:
+            lock = _PATH_LOCKS[str(target)] = threading.Lock()
+        return lock
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename or unlink in ``folder`` durable (best effort where unsupported)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class FolderStorage:
+    """A vault in the folder ``root`` (see module docstring for the guarantees).
+
+    ``identity`` is ``"file:" + <resolved absolute root>``. ``stale_after`` is the age in
+    seconds after which a vault lock is considered abandoned and broken with a warning.
+    The root itself is never created by the storage: a missing root makes ``ping``,
+    ``write`` and ``lock`` raise ``BackendUnavailable``.
+    """
+
+    def __init__(
+        self, root: str | os.PathLike[str], *, stale_after: float = DEFAULT_STALE_AFTER
+    ) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.identity = f"file:{self.root}"
+        self.stale_after = float(stale_after)
+
+    def __repr__(self) -> str:
+        return f"FolderStorage({str(self.root)!r})"
+
+    # --- paths ------------------------------------------------------------------------
+
+    def _target(self, path: str) -> tuple[str, Path]:
+        """``(clean vault path, real filesystem path)``; refuses escapes (exit 2)."""
+        rel = normalize_path(path)
+        real = Path(os.path.realpath(self.root / rel))
+        if real != self.root and self.root not in real.parents:
+            raise usage_error(
+                f"path {path!r} resolves outside the vault through a symlink (to {real}); "
+                "move the file into the vault or remove the link"
+            )
+        return rel, real
+
+    def _require_root(self) -> None:
+        if not self.root.is_dir():
+            raise BackendUnavailable(
+                f"vault folder {self.root} does not exist or is not a folder; "
+                "create it or fix the vault path"
+            )
+
+    # --- reads ------------------------------------------------------------------------
+
+    def read(self, path: str) -> str:
+        """Exact text of the file (UTF-8, line endings untouched); 44 when absent."""
+        rel, real = self._target(path)
+        return self._read_text(rel, real)
+
+    def _read_text(self, rel: str, real: Path) -> str:
+        try:
+            data = real.read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise not_found(
+                f"no file {rel!r} in the vault {self.root}; check the path "
+                "(`echo-memory` list/recall can find it)"
+            ) from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EchoError(
+                f"file {rel!r} is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                "re-save it as UTF-8",
+                ExitCode.FAILURE,
+            ) from None
+
+    def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
+        """Texts keyed by the given paths; a missing file maps to ``None``.
+
+        Bad paths raise (exit 2) before anything is read.
+        """
+        targets = [(given, *self._target(given)) for given in paths]
+        result: dict[str, str | None] = {}
+        for given, rel, real in targets:
+            try:
+                result[given] = self._read_text(rel, real)
+            except EchoError as exc:
+                if exc.code != ExitCode.NOT_FOUND:
+                    raise
+                result[given] = None
+        return result
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` names a file (a folder is not a file)."""
+        _, real = self._target(path)
+        return real.is_file()
+
+    def stat(self, path: str) -> FileStat:
+        """Size in bytes and mtime (epoch seconds) of the file; 44 when absent."""
+        rel, real = self._target(path)
+        try:
+            st = real.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            st = None
+        if st is None or not real.is_file():
+            raise not_found(f"no file {rel!r} in the vault {self.root}; check the path")
+        return FileStat(path=rel, size=st.st_size, mtime=st.st_mtime)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Sorted vault paths of the files under the folder ``prefix`` (recursive).
+
+        Hidden files and folders (a name starting with ``.``: ``.obsidian``, ``.git``,
+        temp and lock files) are skipped, as are symlinks resolving outside the vault.
+        A prefix that is not a folder gives ``[]``.
+        """
+        rel = normalize_path(prefix, allow_root=True)
+        if any(_is_hidden(part) for part in rel.split("/") if part):
+            return []
+        base = self.root / rel if rel else self.root
+        real_base = Path(os.path.realpath(base))
+        if not real_base.is_dir() or (
+            real_base != self.root and self.root not in real_base.parents
+        ):
+            return []
+        found: list[str] = []
+        for folder, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if not _is_hidden(d)]
+            here = Path(folder)
+            for name in filenames:
+                if _is_hidden(name):
+                    continue
+                full = here / name
+                if full.is_symlink():
+                    real = Path(os.path.realpath(full))
+                    if self.root not in real.parents or not real.is_file():
+                        continue
+                found.append(full.relative_to(self.root).as_posix())
+        found.sort()
+        return found
+
+    # --- writes -----------------------------------------------------------------------
+
+    def write(self, path: str, text: str) -> None:
+        """Atomically create or replace the file with ``text`` (UTF-8, no newline
+        translation); parent folders are created. Readers see old or new, never torn."""
+        rel, real = self._target(path)
+        self._prepare_parent(rel, real)
+        self._write_atomic(real, text.encode("utf-8"))
+
+    def _prepare_parent(self, rel: str, real: Path) -> None:
+        """Check the root and the target, and create the target's parent folders."""
+        self._require_root()
+        if real.is_dir():
+            raise usage_error(f"path {rel!r} is a folder in the vault; give a file path")
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise usage_error(
+                f"cannot create {rel!r}: a parent of it is a file, not a folder; "
+                "choose another path"
+            ) from None
+
+    def _write_atomic(self, real: Path, data: bytes) -> None:
+        folder = real.parent
+        try:
+            mode: int | None = real.stat().st_mode & 0o7777
+        except OSError:
+            mode = None
+        while True:
+            tmp = folder / f".{real.name}.{secrets.token_hex(6)}.tmp"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                break
+            except FileExistsError:
+                continue
+        try:
+            try:
+                if mode is not None:
+                    os.fchmod(fd, mode)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, real)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(folder)
+
+    def append_line(self, path: str, line: str) -> bool:
+        """Append ``line`` as a line of the file unless an identical line is present.
+
+        Returns True when appended, False when the line was already there (no write).
+        The file is created when missing; an existing last line without a newline gets
+        one first; the file's line ending (CRLF or LF) is used. Atomic, and serialised
+        per file within the process; hold ``lock()`` to serialise across processes.
+        """
+        rel, real = self._target(path)
+        stripped = line.rstrip("\r\n")
+        if "\n" in stripped or "\r" in stripped:
+            raise usage_error(
+                f"append_line to {rel!r} got several lines; append them one at a time"
+            )
+        self._prepare_parent(rel, real)
+        with _path_lock(real):
+            try:
+                current = self._read_text(rel, real)
+            except EchoError as exc:
+                if exc.code != ExitCode.NOT_FOUND:
+                    raise
+                current = ""
+            lines = [existing.rstrip("\r") for existing in current.split("\n")]
+            if stripped in lines:
+                return False
+            first_eol = current.find("\n")
+            eol = "\r\n" if first_eol > 0 and current[first_eol - 1] == "\r" else "\n"
+            if current and not current.endswith("\n"):
+                current += eol
+            self._write_atomic(real, (current + stripped + eol).encode("utf-8"))
+            return True
+
+    def delete(self, path: str) -> None:
+        """Remove the file; 44 when absent (or when ``path`` is a folder)."""
+        rel, real = self._target(path)
+        if not real.is_file():
+            raise not_found(f"no file {rel!r} in the vault {self.root}; nothing to delete")
+        try:
+            os.unlink(real)
+        except FileNotFoundError:
+            raise not_found(
+                f"no file {rel!r} in the vault {self.root}; nothing to delete"
+            ) from None
+        _fsync_dir(real.parent)
+
+    # --- backend ----------------------------------------------------------------------
+
+    def lock(self, timeout: float = 10.0) -> AbstractContextManager[None]:
+        """The cross-process vault lock (``<root>/_agent/.lock``); re-entrant within a
+        thread, exclusive between threads and processes; exit 75 after ``timeout`` s."""
+        return vault_lock_for(self.root).hold(timeout, self.stale_after)
+
+    def create(self) -> None:
+        """Create the root folder (and parents) if absent; existing files are untouched."""
+        if self.root.exists() and not self.root.is_dir():
+            raise BackendUnavailable(f"vault path {self.root} exists but is not a folder")
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def ping(self) -> None:
+        """Return when the root folder exists, else raise ``BackendUnavailable``."""
+        self._require_root()
