@@ -1,0 +1,398 @@
+"""YAML frontmatter of a markdown note: parse it, and edit it surgically (SPEC §1.3).
+
+Pure functions on note text; no I/O. The block is the YAML between a first line ``---``
+and the next ``---`` (or ``...``) line; a UTF-8 BOM and CRLF line endings are tolerated.
+Reading never fails on a bad block (the error is returned as data). Editing one key
+touches only that key's line(s): every other byte - key order, comments, quoting, blank
+lines, CRLF/LF, the trailing newline - is kept. PyYAML is imported lazily.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from echo_core.errors import EchoError, usage_error
+
+BOM = "\ufeff"
+_OPEN_RE = re.compile(r"---[ \t]*\r?\n")
+_CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_STR_TAG = "tag:yaml.org,2002:str"
+_PLAIN_FIRST_BAD = set("-?:,[]{}#&*!|>'\"%@`")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
+# Characters the YAML reader rejects or treats as line breaks; always escaped when quoting.
+_YAML_UNSAFE_RE = re.compile(
+    "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def line_ending(text: str) -> str:
+    """``"\\r\\n"`` when CRLF line endings outnumber bare LF ones in ``text``, else ``"\\n"``."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf > text.count("\n") - crlf else "\n"
+
+
+def _lines(text: str) -> list[str]:
+    """Split on ``\\n`` only, keeping the line endings (``str.splitlines`` splits on more)."""
+    return _LINE_RE.findall(text)
+
+
+def _locate(text: str) -> tuple[int, int, int] | None:
+    """Offsets (block start, block end, body start) in BOM-less ``text``; None if no block.
+
+    Raises ``ValueError`` when the opening ``---`` line has no closing line.
+    """
+    opener = _OPEN_RE.match(text)
+    if opener is None:
+        return None
+    closer = _CLOSE_RE.search(text, opener.end())
+    if closer is None:
+        raise ValueError("unclosed")
+    body = closer.end() + 1 if text.startswith("\n", closer.end()) else closer.end()
+    return opener.end(), closer.start(), body
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, str | None]:
+    """Split ``text`` into (block text or None, body, error or None). Never raises.
+
+    The block text is the raw YAML between the delimiter lines; the body is everything
+    after the closing line (never a leading BOM). No block gives ``(None, text, None)``;
+    an opening ``---`` without a closing line gives ``(None, text, message)``.
+    """
+    rest = text[1:] if text.startswith(BOM) else text
+    try:
+        span = _locate(rest)
+    except ValueError:
+        return (
+            None,
+            rest,
+            (
+                "frontmatter opens with '---' but has no closing '---' line; "
+                "add one after the last key"
+            ),
+        )
+    if span is None:
+        return None, rest, None
+    start, end, body = span
+    return rest[start:end], rest[body:], None
+
+
+@functools.lru_cache(maxsize=1)
+def _loader() -> Any:
+    """A SafeLoader subclass: dates stay strings, keys are their literal text."""
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class PlainLoader(base):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
+            if not isinstance(node, yaml.MappingNode):
+                raise yaml.constructor.ConstructorError(
+                    None, None, "expected a mapping", node.start_mark
+                )
+            self.flatten_mapping(node)
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping",
+                        node.start_mark,
+                        "found a key that is not a plain value",
+                        key_node.start_mark,
+                    )
+                out[key_node.value] = self.construct_object(value_node, deep=deep)
+            return out
+
+    def as_list(loader: Any, node: Any) -> list[Any]:
+        return list(loader.construct_mapping(node))
+
+    PlainLoader.yaml_implicit_resolvers = {
+        first: [r for r in resolvers if r[0] != _TIMESTAMP_TAG]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    as_str = yaml.constructor.SafeConstructor.construct_yaml_str
+    PlainLoader.add_constructor(_TIMESTAMP_TAG, as_str)
+    PlainLoader.add_constructor("tag:yaml.org,2002:binary", as_str)
+    PlainLoader.add_constructor("tag:yaml.org,2002:set", as_list)
+    return PlainLoader
+
+
+def _load(block: str) -> tuple[dict[str, Any], str | None]:
+    """Load a block with the plain loader: (mapping, None) or ({}, error message)."""
+    import yaml
+
+    try:
+        data = yaml.load(block, Loader=_loader())
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" on line {mark.line + 2}" if mark is not None else ""
+        return {}, (
+            f"frontmatter is not valid YAML: {problem}{where}; "
+            "fix the block between the '---' lines"
+        )
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, (
+            f"frontmatter is a {type(data).__name__}, not a mapping of keys; "
+            "write one 'key: value' per line"
+        )
+    return data, None
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
+    """Parse ``text`` into (frontmatter mapping in file order, body, error or None).
+
+    Values are JSON-ready: dates and timestamps stay strings (``'2026-01-02'``), keys are
+    their literal text. A missing block gives ``({}, text, None)``; a malformed block or
+    one that is not a mapping gives ``({}, body, message)`` so the note stays readable.
+    """
+    block, body, error = split_frontmatter(text)
+    if block is None:
+        return {}, body, error
+    data, error = _load(block)
+    return data, body, error
+
+
+def _check_key(key: str) -> None:
+    """Raise ``usage_error`` unless ``key`` can be written as a plain ``key:`` line."""
+    if (
+        not isinstance(key, str)
+        or not key
+        or key != key.strip()
+        or not key.isprintable()
+        or ":" in key
+        or " #" in key
+        or key[0] in _PLAIN_FIRST_BAD
+    ):
+        raise usage_error(
+            f"frontmatter key {key!r} is not a simple key; use letters, digits, '_', '-' "
+            "or spaces, without ':' and not starting with '#', '-' or a quote"
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def _std_resolver() -> Any:
+    from yaml.resolver import Resolver
+
+    return Resolver()
+
+
+def _plain_ok(text: str) -> bool:
+    """Whether ``text`` can be written unquoted and read back as the same string by any
+    YAML 1.1 loader (so ``'yes'``, ``'2026-01-01'``, ``'12'`` and ``'null'`` are not)."""
+    import yaml
+
+    if not text or text != text.strip() or not text.isprintable():
+        return False
+    if text[0] in _PLAIN_FIRST_BAD or any(c in text for c in ",[]{}"):
+        return False
+    if ": " in text or text.endswith(":") or " #" in text or _YAML_UNSAFE_RE.search(text):
+        return False
+    tag = _std_resolver().resolve(yaml.ScalarNode, text, (True, False))
+    return bool(tag == _STR_TAG)
+
+
+def _quote(text: str) -> str:
+    """A YAML double-quoted scalar for ``text`` (escapes breaks and unprintables)."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group(0)
+        if char in _ESCAPES:
+            return _ESCAPES[char]
+        code = ord(char)
+        if code < 0x100:
+            return f"\\x{code:02x}"
+        return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+    return '"' + re.sub(r'["\\]|' + _YAML_UNSAFE_RE.pattern, escape, text) + '"'
+
+
+def _float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, sep, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + sep + exponent
+
+
+def _render(value: Any, quote_all: bool) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, str):
+        return value if not quote_all and _plain_ok(value) else _quote(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_render(v, quote_all) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = (f"{_render(str(k), quote_all)}: {_render(v, quote_all)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    raise usage_error(
+        f"cannot store a {type(value).__name__} in frontmatter; use a string, number, "
+        "boolean, null, date, list or mapping"
+    )
+
+
+def _plain_data(value: Any) -> Any:
+    """JSON-ready form: dates as ISO strings, tuples as lists, mapping keys as strings."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_data(v) for v in value]
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    return value
+
+
+def _canon(value: Any) -> str:
+    """A comparable text form of a value (distinguishes ``1``, ``1.0`` and ``true``)."""
+    return json.dumps(_plain_data(value), sort_keys=True, default=repr)
+
+
+def render_value(value: Any) -> str:
+    """``value`` as one line of YAML flow style that reads back as the same value.
+
+    Strings are plain when safe, else double-quoted; lists render ``[a, b]``, mappings
+    ``{a: b}``; ``date``/``datetime`` objects render plain ISO (``2026-01-02``) while a
+    string ``'2026-01-02'`` is quoted. Raises ``usage_error`` for other types.
+    """
+    expected = _canon(value)
+    for quote_all in (False, True):
+        text = _render(value, quote_all)
+        data, error = _load("v: " + text)
+        if error is None and _canon(data.get("v")) == expected:
+            return text
+    raise usage_error(f"cannot write {value!r} as a one-line frontmatter value")
+
+
+def render_frontmatter(mapping: Mapping[str, Any]) -> str:
+    """A new frontmatter block (``---`` lines, LF, one ``key: value`` per line, in order).
+
+    Lists render in flow style (``tags: [a, b]``). Raises ``usage_error`` for a key that
+    is not simple or a value that cannot be stored.
+    """
+    lines = ["---\n"]
+    for key, value in mapping.items():
+        _check_key(key)
+        lines.append(f"{key}: {render_value(value)}\n")
+    lines.append("---\n")
+    return "".join(lines)
+
+
+def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
+    """Line ranges ``[i, j)`` of each top-level occurrence of ``key`` with its value's
+    continuation lines (indented lines and column-0 ``- item`` lines; blank and column-0
+    comment lines only when more continuation follows)."""
+    k = re.escape(key)
+    head = re.compile(rf"(?:{k}|\"{k}\"|'{k}')[ \t]*:(?=[ \t]|\r?\n|\Z)")
+    spans: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if not head.match(line):
+            continue
+        j = last = i + 1
+        while j < len(lines):
+            content = lines[j].rstrip("\r\n")
+            filler = not content.strip() or content.startswith("#")
+            if not filler and not (
+                content[0] in " \t" or content == "-" or content.startswith(("- ", "-\t"))
+            ):
+                break
+            j += 1
+            if not filler:
+                last = j
+        spans.append((i, last))
+    return spans
+
+
+def _edit(text: str, key: str, value: Any, remove: bool) -> str:
+    """Shared body of set/remove: find the block, splice lines, verify the result."""
+    _check_key(key)
+    rendered = "" if remove else render_value(value)
+    bom = BOM if text.startswith(BOM) else ""
+    rest = text[len(bom) :]
+    try:
+        span = _locate(rest)
+    except ValueError:
+        raise usage_error(
+            f"cannot {'remove' if remove else 'set'} {key!r}: the frontmatter opens with "
+            "'---' but has no closing '---' line; add the closing line first"
+        ) from None
+    eol = line_ending(text)
+    if span is None:
+        if remove:
+            return text
+        return f"{bom}---{eol}{key}: {rendered}{eol}---{eol}{rest}"
+    start, end, _ = span
+    lines = _lines(rest[start:end])
+    old, old_error = _load(rest[start:end])
+    spans = _key_spans(lines, key)
+    if remove:
+        if not spans:
+            return text
+        drop = {n for i, j in spans for n in range(i, j)}
+        lines = [line for n, line in enumerate(lines) if n not in drop]
+        expected = {k: v for k, v in old.items() if k != key}
+    else:
+        if old_error is None and key in old and _canon(old[key]) == _canon(value):
+            return text
+        if old_error is None and key in old and not spans:
+            raise EchoError(
+                f"cannot find the line of {key!r} in this note's frontmatter (unusual "
+                "layout); edit the block by hand"
+            )
+        if spans:
+            i, j = spans[-1]
+            prefix = lines[i][: lines[i].index(":") + 1]
+            line_eol = "\r\n" if lines[i].endswith("\r\n") else "\n"
+            lines[i:j] = [f"{prefix} {rendered}{line_eol}"]
+        else:
+            lines.append(f"{key}: {rendered}{eol}")
+        expected = {**old, key: value}
+    result = bom + rest[:start] + "".join(lines) + rest[end:]
+    if old_error is None:
+        new, new_error = parse_frontmatter(result)[0::2]
+        if new_error is not None or _canon(new) != _canon(expected):
+            raise EchoError(
+                f"cannot change {key!r} without reformatting this note's frontmatter "
+                "(unusual layout); edit the block by hand"
+            )
+    return result
+
+
+def set_frontmatter_key(text: str, key: str, value: Any) -> str:
+    """Return ``text`` with frontmatter ``key`` set to ``value``, touching only its lines.
+
+    An existing key's line and its continuation lines become one ``key: value`` line
+    (the key's own spelling kept); a new key is one line added before the closing
+    ``---``; no block at all prepends ``---/key: value/---`` in the file's line ending.
+    Setting a key to the value it already has returns ``text`` unchanged. A malformed
+    block is still edited line-wise, never rewritten. Raises ``usage_error`` for a key
+    that is not simple, an unstorable value, or an unclosed block; ``EchoError`` (exit 1)
+    when a valid block's layout (e.g. flow style) cannot be edited without reformatting.
+    """
+    return _edit(text, key, value, remove=False)
+
+
+def remove_frontmatter_key(text: str, key: str) -> str:
+    """Return ``text`` without frontmatter ``key`` (all its occurrences and continuation
+    lines); unchanged when absent. Raises ``usage_error`` like ``set_frontmatter_key``."""
+    return _edit(text, key, None, remove=True)
