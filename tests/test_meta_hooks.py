@@ -1,0 +1,43 @@
+"""Every hookspec has a contract suite in ``echo_core.testing`` (DESIGN §4)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import echo_core.testing
+from echo_core import hookspecs
+from echo_core.testing import CONTRACT_SUITES
+
+SPEC_MARKER = f"{hookspecs.PROJECT}_spec"  # "echo_memory_spec", set by @hookspec
+
+HOOKSPEC_NAMES = sorted(
+    name for name, value in vars(hookspecs).items() if hasattr(value, SPEC_MARKER)
+)
+
+
+def test_hookspecs_are_found() -> None:
+    assert "register_storage" in HOOKSPEC_NAMES
+    assert "gate_capture" in HOOKSPEC_NAMES
+
+
+@pytest.mark.parametrize("hook_name", HOOKSPEC_NAMES)
+def test_every_hookspec_has_a_contract_suite(hook_name: str) -> None:
+    assert hook_name in CONTRACT_SUITES, f"hookspec {hook_name!r} has no contract suite"
+    suite_name = CONTRACT_SUITES[hook_name]
+    suite = getattr(echo_core.testing, suite_name, None)
+    assert inspect.isclass(suite), f"{suite_name} (for {hook_name}) is not in echo_core.testing"
+    assert not suite_name.startswith("Test"), f"{suite_name} would be collected on its own"
+    assert suite_name in echo_core.testing.__all__
+    assert any(n.startswith("test_") for n in dir(suite)), f"{suite_name} has no tests"
+
+
+@pytest.mark.parametrize("hook_name", HOOKSPEC_NAMES)
+def test_every_hookspec_docstring_names_its_suite(hook_name: str) -> None:
+    doc = inspect.getdoc(getattr(hookspecs, hook_name)) or ""
+    assert CONTRACT_SUITES[hook_name] in doc, f"{hook_name}'s docstring does not name its suite"
+
+
+def test_contract_suites_names_only_real_hookspecs() -> None:
+    assert set(CONTRACT_SUITES) == set(HOOKSPEC_NAMES)
