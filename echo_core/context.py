@@ -16,6 +16,7 @@ from typing import Any
 
 from echo_core import clock
 from echo_core.config import Config, resolve_config, state_dir_for
+from echo_core.entities import EntityStore
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Note
 from echo_core.plugins import PluginHost, create_host
@@ -82,6 +83,11 @@ class EchoContext:
             on_written=self._note_written,
             on_deleted=self._note_deleted,
         )
+
+    @functools.cached_property
+    def entities(self) -> EntityStore:
+        """The vault's entity index store (cached per process, re-read when it changes)."""
+        return EntityStore(self.storage)
 
     @functools.cached_property
     def state_dir(self) -> Path:

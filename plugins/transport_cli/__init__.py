@@ -10,8 +10,9 @@ from echo_core.hookspecs import hookimpl
 
 @hookimpl
 def register_commands(cli: Any) -> None:
-    """Add init, doctor, plugins, get, put, append, fm and ls."""
-    from plugins.transport_cli import note_commands, vault_commands
+    """Add init, doctor, plugins, capture, get, put, append, fm and ls."""
+    from plugins.transport_cli import capture_commands, note_commands, vault_commands
 
     vault_commands.add_to(cli)
+    capture_commands.add_to(cli)
     note_commands.add_to(cli)

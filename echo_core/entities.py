@@ -1,0 +1,273 @@
+"""The entity index: slug -> {path, kind, title, aliases, h}, the routing authority.
+
+``EntityIndex`` is the in-memory view with the lookups capture, resolve and the gate
+need (exact names, name tokens, document frequency). ``EntityStore`` persists it in the
+vault as a schema-versioned snapshot (``_agent/index/entities.json``) plus an append-only
+journal (``entities.journal.ndjson``) so an update costs one appended line, not a rewrite
+of every entry; the journal is folded into the snapshot every ``COMPACT_AFTER`` lines.
+Callers hold the vault lock around ``load`` + ``apply`` (a fresh re-read under the lock).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from echo_core.errors import EchoError, ExitCode, not_found
+from echo_core.models import Entity
+from echo_core.names import name_key, name_tokens, token_set_similarity
+from echo_core.protocols import Storage
+
+SCHEMA_VERSION = 1
+SNAPSHOT_PATH = "_agent/index/entities.json"
+JOURNAL_PATH = "_agent/index/entities.journal.ndjson"
+COMPACT_AFTER = 400
+
+
+def entity_names(entity: Entity) -> list[str]:
+    """Title then aliases: every name an entity answers to."""
+    return [entity.title, *entity.aliases]
+
+
+def entity_to_json(entity: Entity) -> dict[str, Any]:
+    """The stored form of one entry (the slug is the key)."""
+    return {"path": entity.path, "kind": entity.kind, "title": entity.title,
+            "aliases": list(entity.aliases), "h": entity.h}
+
+
+def entity_from_json(slug: str, raw: Any) -> Entity:
+    """Parse one stored entry; a malformed one is an ``EchoError`` naming the slug."""
+    try:
+        return Entity(slug=slug, path=str(raw["path"]), kind=str(raw["kind"]),
+                      title=str(raw["title"]), aliases=tuple(str(a) for a in raw.get("aliases", ())),
+                      h=str(raw.get("h", "")))
+    except (KeyError, TypeError) as exc:
+        raise EchoError(f"entity index entry {slug!r} is malformed ({exc}); run "
+                        "`echo-memory sweep --apply` to rebuild the index") from exc
+
+
+@attrs.frozen
+class Match:
+    """A fuzzy candidate: the entity and its name similarity."""
+
+    entity: Entity
+    score: float
+
+    def to_candidate(self) -> dict[str, Any]:
+        """The candidate shape of envelopes: slug, path, kind, title, score."""
+        e = self.entity
+        return {"slug": e.slug, "path": e.path, "kind": e.kind, "title": e.title,
+                "score": round(self.score, 3)}
+
+
+class EntityIndex:
+    """In-memory entity index with exact-name and token lookups."""
+
+    def __init__(self, entities: Iterable[Entity] = ()) -> None:
+        self.entities: dict[str, Entity] = {}
+        self._by_key: dict[str, set[str]] = defaultdict(set)
+        self._by_token: dict[str, set[str]] = defaultdict(set)
+        self._by_path: dict[str, str] = {}
+        for entity in entities:
+            self.put(entity)
+
+    def __len__(self) -> int:
+        return len(self.entities)
+
+    def put(self, entity: Entity) -> None:
+        """Add or replace the entry for ``entity.slug``."""
+        if entity.slug in self.entities:
+            self.remove(entity.slug)
+        self.entities[entity.slug] = entity
+        self._by_path[entity.path] = entity.slug
+        for key in {name_key(entity.slug), *(name_key(n) for n in entity_names(entity))}:
+            if key:
+                self._by_key[key].add(entity.slug)
+        for token in self._tokens_of(entity):
+            self._by_token[token].add(entity.slug)
+
+    def remove(self, slug: str) -> None:
+        """Forget ``slug`` (no-op when unknown)."""
+        entity = self.entities.pop(slug, None)
+        if entity is None:
+            return
+        if self._by_path.get(entity.path) == slug:
+            del self._by_path[entity.path]
+        keys = {name_key(entity.slug), *(name_key(n) for n in entity_names(entity))}
+        for index, names in ((self._by_key, keys), (self._by_token, self._tokens_of(entity))):
+            for name in names:
+                slugs = index.get(name)
+                if slugs is not None:
+                    slugs.discard(slug)
+                    if not slugs:
+                        del index[name]
+
+    @staticmethod
+    def _tokens_of(entity: Entity) -> frozenset[str]:
+        out: set[str] = set()
+        for name in entity_names(entity):
+            out |= name_tokens(name)
+        return frozenset(out)
+
+    def get(self, slug: str) -> Entity | None:
+        """The entry for ``slug``."""
+        return self.entities.get(slug)
+
+    def by_path(self, path: str) -> Entity | None:
+        """The entry whose note is at ``path``."""
+        slug = self._by_path.get(path)
+        return self.entities.get(slug) if slug else None
+
+    def exact(self, mention: str, kind: str | None = None) -> list[Entity]:
+        """Entities whose slug, title or alias equals ``mention`` up to case, hyphens,
+        spaces and punctuation; restricted to ``kind`` when given. Sorted by slug."""
+        slugs = self._by_key.get(name_key(mention), set())
+        found = [self.entities[s] for s in sorted(slugs)]
+        return [e for e in found if kind is None or e.kind == kind]
+
+    def document_frequency(self, token: str) -> int:
+        """How many entities have ``token`` among their name tokens."""
+        return len(self._by_token.get(token, ()))
+
+    def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
+              limit: int = 5) -> list[Match]:
+        """Entities whose names share tokens with ``mention``, best first.
+
+        Score = best ``token_set_similarity`` over the entity's names. Only entities
+        sharing at least one token are scored (work bounded by those tokens' frequency).
+        """
+        tokens = name_tokens(mention)
+        seen: set[str] = set()
+        for token in tokens:
+            seen |= self._by_token.get(token, set())
+        matches = []
+        for slug in seen:
+            entity = self.entities[slug]
+            if kind is not None and entity.kind != kind:
+                continue
+            score = max(token_set_similarity(tokens, name_tokens(n)) for n in entity_names(entity))
+            if score >= min_score:
+                matches.append(Match(entity, score))
+        matches.sort(key=lambda m: (-m.score, m.entity.slug))
+        return matches[:limit]
+
+    def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
+        """Tokens ``mention`` shares with any name of ``entity``."""
+        tokens = name_tokens(mention)
+        return frozenset(t for n in entity_names(entity) for t in tokens & name_tokens(n))
+
+    def names_by_key(self) -> dict[str, set[str]]:
+        """name key -> slugs (read-only use: auto-linking scans it)."""
+        return self._by_key
+
+
+@attrs.frozen
+class _Signature:
+    snapshot: tuple[int, float] | None
+    journal: tuple[int, float] | None
+
+
+class EntityStore:
+    """Loads and updates the vault's entity index (snapshot + journal).
+
+    ``load()`` re-reads only when the files changed since this store last read or wrote
+    them (checked by size and mtime), so a long-lived process pays per change, not per call.
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self._index: EntityIndex | None = None
+        self._signature: _Signature | None = None
+        self._journal_lines = 0
+
+    def _stat(self, path: str) -> tuple[int, float] | None:
+        try:
+            st = self.storage.stat(path)
+        except EchoError as exc:
+            if exc.code == ExitCode.NOT_FOUND:
+                return None
+            raise
+        return (st.size, st.mtime)
+
+    def _current_signature(self) -> _Signature:
+        return _Signature(self._stat(SNAPSHOT_PATH), self._stat(JOURNAL_PATH))
+
+    def load(self) -> EntityIndex:
+        """The index as stored now (cached while the files are unchanged)."""
+        signature = self._current_signature()
+        if self._index is not None and signature == self._signature:
+            return self._index
+        index = EntityIndex()
+        texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        snapshot = texts.get(SNAPSHOT_PATH)
+        if snapshot:
+            for slug, raw in self._parse_snapshot(snapshot).items():
+                index.put(entity_from_json(slug, raw))
+        self._journal_lines = 0
+        for line in (texts.get(JOURNAL_PATH) or "").splitlines():
+            if line.strip():
+                self._replay(index, line)
+                self._journal_lines += 1
+        self._index, self._signature = index, signature
+        return index
+
+    @staticmethod
+    def _parse_snapshot(text: str) -> dict[str, Any]:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise EchoError(f"{SNAPSHOT_PATH} is not valid JSON ({exc}); run "
+                            "`echo-memory sweep --apply` to rebuild it") from exc
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise EchoError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this echo-memory "
+                            f"reads {SCHEMA_VERSION}. Upgrade echo-memory.", ExitCode.NOT_CONFIGURED)
+        entities = data.get("entities", {})
+        return entities if isinstance(entities, dict) else {}
+
+    @staticmethod
+    def _replay(index: EntityIndex, line: str) -> None:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            return  # a torn last line from a crash: the write it described never completed
+        if record.get("op") == "put":
+            index.put(entity_from_json(record["slug"], record["e"]))
+        elif record.get("op") == "del":
+            index.remove(str(record["slug"]))
+
+    def apply(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = ()) -> EntityIndex:
+        """Record changes (caller holds the vault lock, after a fresh ``load``)."""
+        index = self.load()
+        for entity in puts:
+            index.put(entity)
+            self._append({"op": "put", "slug": entity.slug, "e": entity_to_json(entity)})
+        for slug in deletes:
+            if index.get(slug) is None:
+                raise not_found(f"no entity {slug!r} in the index")
+            index.remove(slug)
+            self._append({"op": "del", "slug": slug})
+        if self._journal_lines >= COMPACT_AFTER:
+            self.compact(index)
+        self._signature = self._current_signature()
+        return index
+
+    def _append(self, record: dict[str, Any]) -> None:
+        # seq keeps every line distinct (append_line skips identical lines)
+        record["seq"] = self._journal_lines + 1
+        self.storage.append_line(JOURNAL_PATH, json.dumps(record, ensure_ascii=False, sort_keys=True))
+        self._journal_lines += 1
+
+    def compact(self, index: EntityIndex) -> None:
+        """Fold the journal into the snapshot (snapshot first: a crash between the two
+        writes only replays puts and deletes that are already in it)."""
+        data = {"schema_version": SCHEMA_VERSION,
+                "entities": {s: entity_to_json(e) for s, e in sorted(index.entities.items())}}
+        self.storage.write(SNAPSHOT_PATH, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        self.storage.write(JOURNAL_PATH, "")
+        self._journal_lines = 0
+        self._signature = self._current_signature()

@@ -1,0 +1,99 @@
+"""Name normalisation and similarity, shared by resolve, the gate and auto-linking.
+
+* ``name_key`` folds case, hyphens, underscores, punctuation and spacing, so
+  "Vantage-Systems", "vantage systems" and "Vantage Systems!" share one key.
+* ``name_tokens`` is the set of meaningful words of a name: stopwords and legal-form
+  suffixes (inc, ltd, llc, ...) removed, simple plurals folded.
+* ``token_set_similarity`` is the share of the smaller name's tokens found in the other
+  (1.0 when one name's tokens contain the other's).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+NAME_STOPWORDS = frozenset(
+    """a an and the of for in on at to by with from or vs via de la le
+    inc incorporated ltd limited llc llp plc corp corporation co gmbh ag sa bv
+    """.split()
+)
+
+#: Words too common to ever be a link target on their own (SPEC §2.1 step 6).
+COMMON_WORDS = frozenset(
+    """about above after again against all also always among another any anything area
+    around back because been before being below best better between both build call came
+    can case change check close code come could data date day days default does doing done
+    down each early easy else end even every example fact file find first fix follow form
+    found free from full general get give goal going good great group have help here high
+    home how idea important info issue item just keep kind know last late later lead left
+    less level life like line list little live local long look lot made main make many may
+    meeting memory might mind more most move much must name need never new next nice none
+    note notes nothing now number off often old once only open order other our out over own
+    page part people place plan plans point possible post problem project question quick
+    quite rather read real really reason record right room run said same save say see
+    seem self send session set several should show side since small some something soon
+    start state status step still stop story such sure system take task team test than
+    thank that their them then there these thing things think this those though thought
+    through time today together told too top topic true try turn type under until update
+    upon used user using value very view want was way week well went were what when where
+    which while who whole why will with within without word work world would write year
+    yes yet you your""".split()
+) | NAME_STOPWORDS
+
+
+def fold(text: str) -> str:
+    """Lowercase and strip accents (NFKD), keeping letters and digits."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def words(text: str) -> list[str]:
+    """The folded words of ``text`` (hyphens, underscores, punctuation split words)."""
+    return _WORD_RE.findall(fold(text))
+
+
+def name_key(name: str) -> str:
+    """Exact-match key: folded words joined by single spaces."""
+    return " ".join(words(name))
+
+
+def _fold_plural(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def name_tokens(name: str) -> frozenset[str]:
+    """Meaningful tokens of a name (stopwords and legal suffixes dropped, plurals folded)."""
+    return frozenset(_fold_plural(w) for w in words(name) if w not in NAME_STOPWORDS)
+
+
+def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / min(|a|, |b|); 0.0 when either is empty."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def slugify(title: str, max_len: int = 80) -> str:
+    """Kebab-case ASCII slug of ``title`` ("Vantage Systems, Inc." -> "vantage-systems-inc")."""
+    ascii_words = [
+        w.encode("ascii", "ignore").decode("ascii") for w in words(title)
+    ]
+    slug = "-".join(w for w in ascii_words if w)
+    if len(slug) > max_len:
+        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    return slug or "untitled"
+
+
+def is_linkable_name(name: str) -> bool:
+    """Whether ``name`` may be auto-linked: >= 4 characters and not only common words."""
+    key = name_key(name)
+    if len(key) < 4:
+        return False
+    return not all(w in COMMON_WORDS for w in key.split())

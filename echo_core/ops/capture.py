@@ -1,0 +1,262 @@
+"""``capture``: the write path of SPEC §2.1 — inbox, resolve, gate, update or create,
+auto-link, index upkeep, agent log. Returns an envelope; never prints."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from typing import Any
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.entities import EntityIndex, Match
+from echo_core.errors import EchoError, ExitCode, not_found
+from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
+from echo_core.gating import GateContext
+from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
+from echo_core.names import name_key, slugify
+from echo_core.notes import append_under_heading, parse_note
+from echo_core.ops.capture_request import validate_request
+from echo_core.ops.daily import append_agent_log
+from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
+from echo_core.routing import KindRoute
+from echo_core.vault import INBOX_PATH, MARKER_PATH
+
+NEAR_DUPLICATE_SCORE = 0.5
+
+
+@attrs.frozen
+class CaptureResult:
+    """SPEC §2.1 result fields."""
+
+    path: str | None = None
+    slug: str | None = None
+    kind: str | None = None
+    links_added: tuple[str, ...] = ()
+    near_duplicates: tuple[dict[str, Any], ...] = ()
+    candidates: tuple[dict[str, Any], ...] = ()
+    aliases_learned: tuple[str, ...] = ()
+    would_gate: bool = False
+    changed: bool = True
+
+
+def content_hash(text: str) -> str:
+    """The entity index's ``h``: a short sha256 of the note's final text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def require_initialised(ctx: EchoContext) -> None:
+    """Capture writes only into a vault that ``init`` set up (exit 78 otherwise)."""
+    if not ctx.vault.storage.exists(MARKER_PATH):
+        raise EchoError(
+            f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH}); "
+            "run `echo-memory init` first", ExitCode.NOT_CONFIGURED)
+
+
+def capture(ctx: EchoContext, request: CaptureRequest) -> Envelope:
+    """Capture ``request`` (see module docstring). Errors: 2 invalid field, 44 unknown
+    ``merge_into``, 75 lock held, 78 vault not initialised. A gate stop is an envelope
+    with ``ok=False, action="duplicate-gate"``."""
+    req = validate_request(request, ctx.manifest)
+    require_initialised(ctx)
+    if req.kind is None:
+        return _capture_inbox(ctx, req)
+    route = ctx.manifest.route(req.kind)
+    with ctx.vault.storage.lock():
+        index = ctx.entities.load()
+        target = _resolve_target(index, req, route, ctx.today())
+        near = _near_duplicates(index, req, target)
+        stop: GateStop | None = None
+        if target is None and not req.force:
+            stop = ctx.host.hook.gate_capture(
+                request=req, ctx=GateContext(entities=index, route=route, echo=ctx))
+        if req.dry_run:
+            return _dry_run(ctx, req, route, index, target, near, stop)
+        if stop is not None:
+            candidates = tuple(dict(c) for c in stop.candidates)
+            return Envelope(False, "duplicate-gate", stop.reason,
+                            CaptureResult(kind=req.kind, near_duplicates=near,
+                                          candidates=candidates, changed=False))
+        if target is not None:
+            return _update(ctx, req, route, index, target, near)
+        return _create(ctx, req, route, index, near)
+
+
+def _capture_inbox(ctx: EchoContext, req: CaptureRequest) -> Envelope:
+    first = req.body.split("\n", 1)[0].strip() if req.body else ""
+    line = f"- {ctx.today().isoformat()}: {req.title}" + (f" — {first}" if first else "")
+    if req.dry_run:
+        return Envelope(True, "dry-run:inbox", f"would append to {INBOX_PATH}: {line}",
+                        CaptureResult(path=INBOX_PATH, changed=False))
+    with ctx.vault.storage.lock():
+        changed = ctx.vault.append_line(INBOX_PATH, line)
+    message = f"inbox: {line}" if changed else "already in the inbox"
+    return Envelope(True, "inbox", message, CaptureResult(path=INBOX_PATH, changed=changed))
+
+
+def _resolve_target(index: EntityIndex, req: CaptureRequest, route: KindRoute,
+                    today: _dt.date) -> Entity | None:
+    if req.merge_into:
+        entity = index.get(req.merge_into) or next(iter(index.exact(req.merge_into)), None)
+        if entity is None:
+            raise not_found(f"merge_into: no entity {req.merge_into!r}; check the slug with "
+                            "`echo-memory resolve`")
+        return entity
+    matches = index.exact(req.title, kind=req.kind)
+    if route.dated:  # a meeting or decision is the same entity only on the same date
+        day = (req.date or today.isoformat())
+        matches = [e for e in matches if e.slug.startswith(day)]
+    return matches[0] if matches else None
+
+
+def _near_duplicates(index: EntityIndex, req: CaptureRequest,
+                     target: Entity | None) -> tuple[dict[str, Any], ...]:
+    matches: list[Match] = index.fuzzy(req.title, min_score=NEAR_DUPLICATE_SCORE, limit=5)
+    return tuple(m.to_candidate() for m in matches
+                 if target is None or m.entity.slug != target.slug)
+
+
+def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
+             target: Entity | None, near: tuple[dict[str, Any], ...],
+             stop: GateStop | None) -> Envelope:
+    if stop is not None:
+        return Envelope(True, "dry-run:duplicate-gate", f"would stop at the gate: {stop.reason}",
+                        CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
+                                      candidates=tuple(dict(c) for c in stop.candidates),
+                                      changed=False))
+    if target is not None:
+        return Envelope(True, "dry-run:update", f"would update {target.path}",
+                        CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
+                                      near_duplicates=near, changed=False))
+    slug, path = _new_location(ctx, req, route, index)
+    return Envelope(True, "dry-run:create", f"would create {path}",
+                    CaptureResult(path=path, slug=slug, kind=req.kind, near_duplicates=near,
+                                  changed=False))
+
+
+def _update_block(day: str, body: str) -> list[str]:
+    first, _, rest = body.partition("\n")
+    lines = [f"- {day}: {first.strip()}"]
+    lines += [f"  {line}" if line.strip() else "" for line in rest.rstrip().split("\n")] if rest.strip() else []
+    return lines
+
+
+def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tuple[str, list[str]]:
+    current = fm.get(key) or []
+    current = [str(x) for x in (current if isinstance(current, list) else [current])]
+    added = [x for x in extra if x not in current]
+    if not added:
+        return text, []
+    return set_frontmatter_key(text, key, current + added), added
+
+
+def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
+            target: Entity, near: tuple[dict[str, Any], ...]) -> Envelope:
+    vault = ctx.vault
+    today = ctx.today()
+    text = vault.storage.read(target.path)
+    changed = False
+    if req.body:
+        text, changed = append_under_heading(text, route.log_heading,
+                                             _update_block(req.date or today.isoformat(), req.body))
+    fm = parse_note(target.path, text).frontmatter
+    known = {name_key(n) for n in (target.title, *target.aliases, target.slug)}
+    new_aliases = [a for a in (req.title, *req.aliases) if name_key(a) not in known]
+    text, learned = _merge_list(text, fm, "aliases", list(dict.fromkeys(new_aliases)))
+    text, tags = _merge_list(text, fm, "tags", list(req.tags))
+    text, sources = _merge_list(text, fm, "sources", list(req.sources))
+    if req.status and fm.get("status") != req.status:
+        text, changed = set_frontmatter_key(text, "status", req.status), True
+    changed = changed or bool(learned or tags or sources)
+    if not changed:
+        return Envelope(True, "unchanged", f"{target.path} already has this update",
+                        CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
+                                      near_duplicates=near, changed=False))
+    text = set_frontmatter_key(text, "updated", today)
+    text, links = _autolink(ctx, index, target.path, target.slug, text, req.body)
+    vault.write_note(target.path, text)
+    entity = attrs.evolve(target, aliases=target.aliases + tuple(learned), h=content_hash(text))
+    ctx.entities.apply(puts=[entity])
+    append_agent_log(vault, today, f"- {today.isoformat()}: updated {target.kind} "
+                                   f"[[{link_target(target.path)}]]")
+    return Envelope(True, "updated", f"updated {target.path}",
+                    CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
+                                  links_added=links, near_duplicates=near,
+                                  aliases_learned=tuple(learned)))
+
+
+def _new_location(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
+                  index: EntityIndex) -> tuple[str, str]:
+    base = slugify(req.title)
+    if route.dated:
+        base = f"{req.date or ctx.today().isoformat()}-{base}"
+    folder = route.folder_for(req.domain)
+    slug, n = base, 1
+    while index.get(slug) is not None or ctx.vault.storage.exists(f"{folder}/{slug}.md"):
+        n += 1
+        slug = f"{base}-{n}"
+    return slug, f"{folder}/{slug}.md"
+
+
+def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute) -> str:
+    today = ctx.today()
+    fm: dict[str, Any] = {
+        "type": route.kind,
+        "status": req.status or route.status,
+        "created": today,
+        "updated": today,
+        "tags": list(dict.fromkeys([route.kind, *req.tags])),
+    }
+    if route.dated:
+        fm["date"] = _dt.date.fromisoformat(req.date) if req.date else today
+    if req.aliases:
+        fm["aliases"] = list(req.aliases)
+    if req.sources:
+        fm["sources"] = list(req.sources)
+    if route.expires_days is not None:
+        ttl = int(ctx.env.get("ECHO_WORKING_TTL_DAYS", route.expires_days))
+        fm["expires"] = today + _dt.timedelta(days=ttl)
+    body = f"{req.body}\n\n" if req.body else ""
+    return (f"{render_frontmatter(fm)}# {req.title}\n\n{body}"
+            f"## {route.log_heading}\n\n## {RELATED_HEADING}\n")
+
+
+def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
+            near: tuple[dict[str, Any], ...]) -> Envelope:
+    slug, path = _new_location(ctx, req, route, index)
+    text = _new_note_text(ctx, req, route)
+    text, links = _autolink(ctx, index, path, slug, text, req.body)
+    ctx.vault.write_note(path, text)
+    entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,
+                    aliases=req.aliases, h=content_hash(text))
+    ctx.entities.apply(puts=[entity])
+    today = ctx.today()
+    append_agent_log(ctx.vault, today, f"- {today.isoformat()}: created {route.kind} "
+                                       f"[[{link_target(path)}]]")
+    return Envelope(True, "created", f"created {path}",
+                    CaptureResult(path=path, slug=slug, kind=route.kind, links_added=links,
+                                  near_duplicates=near))
+
+
+def _autolink(ctx: EchoContext, index: EntityIndex, path: str, slug: str, text: str,
+              body: str) -> tuple[str, tuple[str, ...]]:
+    """Link the note at ``path`` with every other entity its ``body`` names (both ways).
+
+    The other notes are written here; the captured note's new text is returned. Each
+    changed neighbour's index hash is refreshed.
+    """
+    if not body:
+        return text, ()
+    linked: list[str] = []
+    refreshed: list[Entity] = []
+    for other in named_entities(body, index, exclude={slug}):
+        if not ctx.vault.storage.exists(other.path):
+            continue
+        text, changed = link_reciprocally(ctx.vault, path, text, other.path)
+        if changed:
+            linked.append(other.path)
+            refreshed.append(attrs.evolve(other, h=content_hash(ctx.vault.storage.read(other.path))))
+    if refreshed:
+        ctx.entities.apply(puts=refreshed)
+    return text, tuple(linked)

@@ -1,0 +1,67 @@
+"""Validation of capture requests (SPEC §2.1): every problem is exit 2 naming the field."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+
+import attrs
+
+from echo_core.errors import usage_error
+from echo_core.models import CaptureRequest
+from echo_core.routing import RoutingManifest
+
+MAX_TITLE = 200
+
+
+def _clean_list(field: str, values: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        if not isinstance(value, str):
+            raise usage_error(f"{field}: every item must be a string, got {value!r}")
+        item = value.strip()
+        if "\n" in item or "\r" in item:
+            raise usage_error(f"{field}: {value!r} contains a line break")
+        if item and item not in out:
+            out.append(item)
+    return tuple(out)
+
+
+def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> CaptureRequest:
+    """A cleaned copy of ``request`` or ``EchoError`` (2) naming the offending field."""
+    title = (request.title or "").strip()
+    if not title:
+        raise usage_error("title: a capture needs a non-empty title")
+    if "\n" in title or "\r" in title:
+        raise usage_error("title: must be one line (put details in the body)")
+    if len(title) > MAX_TITLE:
+        raise usage_error(f"title: {len(title)} characters; keep it under {MAX_TITLE}")
+    kind = request.kind.strip() if request.kind else None
+    if kind is not None:
+        route = manifest.route(kind)
+        if "{domain}" in route.folder:
+            if not request.domain:
+                raise usage_error(f"domain: kind {kind!r} needs --domain (one of "
+                                  f"{', '.join(manifest.area_domains)})")
+            if request.domain not in manifest.area_domains:
+                raise usage_error(f"domain: {request.domain!r} is not one of "
+                                  f"{', '.join(manifest.area_domains)}")
+    elif request.merge_into:
+        raise usage_error("kind: --merge-into needs --kind (an inbox capture has no entity)")
+    if request.date is not None:
+        try:
+            _dt.date.fromisoformat(request.date)
+        except ValueError:
+            raise usage_error(f"date: {request.date!r} is not an ISO date (YYYY-MM-DD)") from None
+    status = request.status.strip() if request.status else None
+    if status is not None and (not status or " " in status):
+        raise usage_error(f"status: {request.status!r} must be one word, e.g. active")
+    if request.force and request.merge_into:
+        raise usage_error("force: --force and --merge-into contradict each other; pick one")
+    body = (request.body or "").replace("\r\n", "\n").strip("\n")
+    return attrs.evolve(
+        request, title=title, kind=kind, body=body, status=status,
+        tags=_clean_list("tags", request.tags), aliases=_clean_list("aliases", request.aliases),
+        sources=_clean_list("sources", request.sources),
+        merge_into=request.merge_into.strip() if request.merge_into else None,
+    )

@@ -1,0 +1,74 @@
+"""Reciprocal ``## Related`` links and auto-linking of named entities (SPEC §2.1 step 6,
+§2.4)."""
+
+from __future__ import annotations
+
+from echo_core.entities import EntityIndex
+from echo_core.models import Entity
+from echo_core.names import is_linkable_name, words
+from echo_core.notes import append_under_heading, wikilinks
+from echo_core.vault import Vault
+
+RELATED_HEADING = "Related"
+MAX_NAME_WORDS = 6
+
+
+def link_target(path: str) -> str:
+    """The wikilink target for a note path: its file name without ``.md``."""
+    stem = path.rsplit("/", 1)[-1]
+    return stem[:-3] if stem.endswith(".md") else stem
+
+
+def related_line(path: str) -> str:
+    """The ``## Related`` bullet linking to ``path``."""
+    return f"- [[{link_target(path)}]]"
+
+
+def add_related(text: str, path: str) -> tuple[str, bool]:
+    """Add a Related link to ``path`` unless the note already links to it anywhere."""
+    if link_target(path) in {t.split("#", 1)[0] for t in wikilinks(text)}:
+        return text, False
+    return append_under_heading(text, RELATED_HEADING, [related_line(path)])
+
+
+def named_entities(text: str, index: EntityIndex, *, exclude: set[str]) -> list[Entity]:
+    """Entities confidently named in ``text``: a whole-word match of a title or alias of
+    at least 4 characters that is not only common words. Ordered by first mention."""
+    tokens = words(text)
+    by_key = index.names_by_key()
+    found: dict[str, Entity] = {}
+    for start in range(len(tokens)):
+        for width in range(min(MAX_NAME_WORDS, len(tokens) - start), 0, -1):
+            key = " ".join(tokens[start:start + width])
+            slugs = by_key.get(key)
+            if not slugs:
+                continue
+            for slug in sorted(slugs):
+                entity = index.get(slug)
+                if entity is None or slug in exclude or slug in found:
+                    continue
+                if _named_by(entity, key):
+                    found[slug] = entity
+    return list(found.values())
+
+
+def _named_by(entity: Entity, key: str) -> bool:
+    """The key must come from a linkable title/alias (not merely the slug)."""
+    for name in (entity.title, *entity.aliases):
+        if " ".join(words(name)) == key and is_linkable_name(name):
+            return True
+    return False
+
+
+def link_reciprocally(vault: Vault, a_path: str, a_text: str, b_path: str) -> tuple[str, bool]:
+    """Link note ``a`` (whose current text the caller holds) and note ``b`` both ways.
+
+    Writes ``b`` when it changes; returns ``a``'s new text for the caller to write, and
+    whether anything changed.
+    """
+    new_a, changed_a = add_related(a_text, b_path)
+    b_text = vault.storage.read(b_path)
+    new_b, changed_b = add_related(b_text, a_path)
+    if changed_b:
+        vault.write_note(b_path, new_b)
+    return new_a, changed_a or changed_b
