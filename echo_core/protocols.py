@@ -90,7 +90,12 @@ class Tokenizer(Protocol):
 
 @attrs.frozen
 class IndexDoc:
-    """One document handed to a ranker: its path, the text fields and its priors."""
+    """One document handed to a ranker.
+
+    ``text`` is everything searchable (title included); ``weight`` is the static prior the
+    core computed (kind weight x status x corpus weight); ``updated`` is an ISO date the
+    ranker turns into the freshness prior at query time (``echo_core.scoring``).
+    """
 
     path: str
     title: str
@@ -104,7 +109,8 @@ class IndexDoc:
 
 @attrs.frozen
 class WeightedTerm:
-    """A query term with a weight (1.0 for the user's words, less for expansions)."""
+    """A query term (already tokenized) with a weight: 1.0 for the user's words, less for
+    expansions. ``boost_only`` terms add score only to documents that match a plain term."""
 
     term: str
     weight: float = 1.0
@@ -113,10 +119,11 @@ class WeightedTerm:
 
 @runtime_checkable
 class Ranker(Protocol):
-    """A search index over ``IndexDoc``s; maintained incrementally."""
+    """A persistent search index over ``IndexDoc``s for one vault, kept current
+    incrementally (``upsert`` / ``remove`` cost is proportional to the changed note)."""
 
     def upsert(self, doc: IndexDoc) -> None:
-        """Add or replace the document with ``doc.path``."""
+        """Add or replace the document with ``doc.path`` (durable when it returns)."""
         ...
 
     def remove(self, path: str) -> None:
@@ -124,7 +131,30 @@ class Ranker(Protocol):
         ...
 
     def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
-        """Best ``(path, score)`` pairs, highest first, at most ``limit``."""
+        """Best ``(path, score)`` pairs, highest first, at most ``limit``; scores > 0."""
+        ...
+
+
+@runtime_checkable
+class PersistentRanker(Ranker, Protocol):
+    """A ranker that lives on disk and can be rebuilt from the corpus."""
+
+    def needs_rebuild(self) -> bool:
+        """True when the index is absent, of another schema, or unreadable."""
+        ...
+
+    def rebuild(self, docs: Iterable[IndexDoc],
+                progress: Callable[[int], None] | None = None) -> int:
+        """Replace the whole index with ``docs`` (atomically); return the count indexed.
+        ``progress(n)`` is called with the number indexed so far, every few hundred."""
+        ...
+
+    def set_today(self, today_ordinal: int) -> None:
+        """The date (``date.toordinal()``) freshness is computed against."""
+        ...
+
+    def paths(self) -> list[str]:
+        """Every indexed path (for sweeps and tests)."""
         ...
 
 

@@ -19,6 +19,7 @@ from echo_core.names import name_key, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
+from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
 from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH, MARKER_PATH
@@ -79,6 +80,9 @@ def capture(ctx: EchoContext, request: CaptureRequest) -> Envelope:
                             CaptureResult(kind=req.kind, near_duplicates=near,
                                           candidates=candidates, changed=False))
         if target is not None:
+            if req.merge_into:
+                record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
+                                           "slug": target.slug})
             return _update(ctx, req, route, index, target, near)
         return _create(ctx, req, route, index, near)
 

@@ -1,0 +1,106 @@
+"""``resolve`` (SPEC §2.3) and ``link`` (SPEC §2.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.entities import EntityIndex
+from echo_core.errors import not_found, usage_error
+from echo_core.models import Entity, Envelope
+from echo_core.names import slugify
+from echo_core.ops.capture import content_hash
+from echo_core.ops.links import link_reciprocally
+from echo_core.ops.telemetry import record_resolve_event
+from echo_core.paths import normalize_path
+
+
+@attrs.frozen
+class ResolveResult:
+    """A match, or a miss with a suggested slug and fuzzy candidates."""
+
+    match: bool
+    slug: str | None = None
+    path: str | None = None
+    kind: str | None = None
+    title: str | None = None
+    aliases: tuple[str, ...] = ()
+    suggest_slug: str | None = None
+    candidates: tuple[dict[str, Any], ...] = ()
+
+
+def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envelope:
+    """Resolve ``mention`` exactly (slug, title, alias; case/hyphen/space/punctuation
+    variants), else return fuzzy candidates. A miss with candidates is logged."""
+    mention = mention.strip()
+    if not mention:
+        raise usage_error("mention: give a name to resolve")
+    if kind is not None:
+        ctx.manifest.route(kind)
+    index = ctx.entities.load()
+    found = ([index.get(mention)] if index.get(mention) else []) or index.exact(mention, kind=kind)
+    found = [e for e in found if e is not None and (kind is None or e.kind == kind)]
+    if found:
+        e = found[0]
+        result = ResolveResult(True, e.slug, e.path, e.kind, e.title, e.aliases)
+        return Envelope(True, "resolved", f"{mention!r} -> {e.path}", result)
+    candidates = tuple(m.to_candidate() for m in index.fuzzy(mention, kind=kind))
+    if candidates:
+        record_resolve_event(ctx, {"event": "miss", "mention": mention,
+                                   "candidates": [c["slug"] for c in candidates]})
+    result = ResolveResult(False, suggest_slug=slugify(mention), candidates=candidates)
+    hint = f"; closest: {candidates[0]['title']}" if candidates else ""
+    return Envelope(True, "miss", f"no entity named {mention!r}{hint}", result)
+
+
+@attrs.frozen
+class LinkResult:
+    """The two notes linked and whether anything changed."""
+
+    a: str
+    b: str
+    changed: bool
+
+
+def _locate(ctx: EchoContext, index: EntityIndex, ref: str) -> str:
+    """A vault path for ``ref``: an existing note path, or an exactly resolvable name."""
+    if ref.endswith(".md"):
+        path = normalize_path(ref)
+        if not ctx.vault.storage.exists(path):
+            raise not_found(f"no note at {path!r}")
+        return path
+    found = ([index.get(ref)] if index.get(ref) else []) or index.exact(ref)
+    if not found:
+        raise not_found(f"{ref!r} is neither a note path nor a known entity; try "
+                        f"`echo-memory resolve {ref!r}`")
+    if len(found) > 1:
+        names = ", ".join(e.slug for e in found if e)
+        raise usage_error(f"{ref!r} names several entities ({names}); give a slug or path")
+    entity: Entity | None = found[0]
+    assert entity is not None
+    return entity.path
+
+
+def link(ctx: EchoContext, a: str, b: str) -> Envelope:
+    """Add reciprocal ``## Related`` links between two notes (paths or names)."""
+    with ctx.vault.storage.lock():
+        index = ctx.entities.load()
+        path_a, path_b = _locate(ctx, index, a), _locate(ctx, index, b)
+        if path_a == path_b:
+            raise usage_error(f"cannot link {path_a} to itself")
+        text_a, changed = link_reciprocally(ctx.vault, path_a, ctx.vault.storage.read(path_a), path_b)
+        if changed:
+            ctx.vault.write_note(path_a, text_a)
+            refreshed = []
+            for path in (path_a, path_b):
+                entity = index.by_path(path)
+                if entity is not None:
+                    refreshed.append(attrs.evolve(entity, h=content_hash(ctx.vault.storage.read(path))))
+            if refreshed:
+                ctx.entities.apply(puts=refreshed)
+    message = f"linked {path_a} <-> {path_b}" if changed else f"{path_a} and {path_b} already linked"
+    return Envelope(True, "linked" if changed else "unchanged", message,
+                    LinkResult(path_a, path_b, changed))
+
