@@ -20,7 +20,7 @@ from echo_core.entities import EntityStore
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Note
 from echo_core.plugins import PluginHost, create_host
-from echo_core.protocols import Storage
+from echo_core.protocols import Ranker, Storage, Tokenizer
 from echo_core.routing import RoutingManifest, load_manifest
 from echo_core.vault import Vault
 
@@ -88,6 +88,32 @@ class EchoContext:
     def entities(self) -> EntityStore:
         """The vault's entity index store (cached per process, re-read when it changes)."""
         return EntityStore(self.storage)
+
+    @functools.cached_property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer named by config ``tokenizer`` (exit 78 when not installed)."""
+        obj: Tokenizer = self._pick("register_tokenizers", self.config.tokenizer, "tokenizer")
+        return obj
+
+    @functools.cached_property
+    def ranker(self) -> Ranker:
+        """The ranker named by config ``recall``, opened on this vault's state dir."""
+        factory = self._pick("register_rankers", self.config.recall, "recall")
+        folder = self.state_dir / "recall" / self.config.recall
+        folder.mkdir(parents=True, exist_ok=True)
+        ranker: Ranker = factory(self.tokenizer, str(folder))
+        return ranker
+
+    def _pick(self, hook_name: str, name: str, setting: str) -> Any:
+        registered = self.host.collect(hook_name)
+        if name not in registered:
+            known = ", ".join(sorted(registered)) or "none installed"
+            raise EchoError(
+                f"config {setting} = {name!r} but no plugin registers it (available: {known}); "
+                f"install the plugin or set {setting} in {self.config.config_path}",
+                ExitCode.NOT_CONFIGURED,
+            )
+        return registered[name]
 
     @functools.cached_property
     def state_dir(self) -> Path:

@@ -11,8 +11,16 @@ from echo_core.hookspecs import hookimpl
 @hookimpl
 def register_commands(cli: Any) -> None:
     """Add init, doctor, plugins, capture, get, put, append, fm and ls."""
-    from plugins.transport_cli import capture_commands, note_commands, vault_commands
+    from plugins.transport_cli import (
+        capture_commands,
+        entity_commands,
+        note_commands,
+        triage_commands,
+        vault_commands,
+    )
 
     vault_commands.add_to(cli)
     capture_commands.add_to(cli)
+    entity_commands.add_to(cli)
     note_commands.add_to(cli)
+    triage_commands.add_to(cli)

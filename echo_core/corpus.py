@@ -1,0 +1,106 @@
+"""What recall indexes (SPEC §3.1): entity notes, session logs and journal notes; never
+templates, the index, the inbox, READMEs, the marker, heartbeat or archive.
+
+``index_doc(note)`` turns a note into the ``IndexDoc`` a ranker stores, with its static
+prior (corpus weight x status). Index plugins call it from their ``on_note_written``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from echo_core.models import Note
+from echo_core.notes import parse_note, wikilinks
+from echo_core.protocols import IndexDoc, Storage
+from echo_core.scoring import JOURNAL_WEIGHT, SESSION_WEIGHT, status_weight
+
+EXCLUDED_PREFIXES = (
+    "templates/", "inbox/", "_agent/index/", "_agent/archive/", "_agent/heartbeat/",
+    "_agent/context/",
+)
+EXCLUDED_FILES = ("_agent/echo-vault.md",)
+SESSION_PREFIX = "_agent/sessions/"
+JOURNAL_PREFIX = "journal/"
+
+
+def in_corpus(path: str) -> bool:
+    """Whether the note at ``path`` belongs in the recall index."""
+    if not path.endswith(".md") or path in EXCLUDED_FILES:
+        return False
+    if path.rsplit("/", 1)[-1].lower() == "readme.md":
+        return False
+    return not path.startswith(EXCLUDED_PREFIXES)
+
+
+def corpus_weight(path: str) -> float:
+    """0.6 for session logs and journal notes, else 1.0."""
+    if path.startswith(SESSION_PREFIX):
+        return SESSION_WEIGHT
+    if path.startswith(JOURNAL_PREFIX):
+        return JOURNAL_WEIGHT
+    return 1.0
+
+
+def _text_value(value: object) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def index_doc(note: Note) -> IndexDoc | None:
+    """The ranker document for ``note``, or None when it is not in the corpus.
+
+    Searchable text = title, aliases, tags and body (the title counted twice, a light
+    field boost). Prior = corpus weight x status weight.
+    """
+    if not in_corpus(note.path):
+        return None
+    fm = note.frontmatter
+    title = note.title
+    status = _text_value(fm.get("status"))
+    kind = _text_value(fm.get("type"))
+    if not kind:
+        kind = "session" if note.path.startswith(SESSION_PREFIX) else (
+            "journal" if note.path.startswith(JOURNAL_PREFIX) else "")
+    extra = " ".join(_text_value(fm.get(k)) for k in ("aliases", "tags"))
+    text = f"{title}\n{title}\n{extra}\n{note.body}"
+    updated = _text_value(fm.get("updated") or fm.get("created") or "")[:10]
+    return IndexDoc(
+        path=note.path, title=title, text=text, kind=kind, status=status, updated=updated,
+        weight=corpus_weight(note.path) * status_weight(status),
+        links=tuple(wikilinks(note.body)),
+    )
+
+
+def corpus_paths(storage: Storage) -> list[str]:
+    """Every path of the vault that belongs in the index, sorted."""
+    return [p for p in storage.list("") if in_corpus(p)]
+
+
+def iter_corpus(storage: Storage, batch: int = 256,
+                on_error: Callable[[str, Exception], None] | None = None) -> Iterator[IndexDoc]:
+    """Read the corpus in batches (``read_many``) and yield its ``IndexDoc``s."""
+    paths = corpus_paths(storage)
+    for start in range(0, len(paths), batch):
+        chunk = paths[start:start + batch]
+        try:
+            texts = storage.read_many(chunk)
+        except Exception:  # e.g. one non-UTF-8 file: fall back to reading one by one
+            texts = {}
+            for path in chunk:
+                try:
+                    texts[path] = storage.read(path)
+                except Exception as exc:
+                    if on_error:
+                        on_error(path, exc)
+        for path, text in texts.items():
+            if text is None:
+                continue
+            try:
+                doc = index_doc(parse_note(path, text))
+            except Exception as exc:  # one bad note never stops a rebuild
+                if on_error:
+                    on_error(path, exc)
+                continue
+            if doc is not None:
+                yield doc

@@ -1,0 +1,147 @@
+"""``recall``: ranked, linked, budgeted retrieval (SPEC §3.1).
+
+Query terms come from the configured tokenizer; every registered expander may add
+weighted ``boost_only`` terms; the configured ranker scores (BM25 x prior for ``bm25``);
+neighbours along wikilinks are added up to ``MAX_HOPS`` hops at ``HOP_DECAY`` per hop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import usage_error
+from echo_core.frontmatter import parse_frontmatter
+from echo_core.models import Envelope, Hit
+from echo_core.notes import wikilinks
+from echo_core.ops.excerpts import excerpt, pack
+from echo_core.ops.recall_index import ensure_index
+from echo_core.protocols import PersistentRanker, WeightedTerm
+from echo_core.scoring import HOP_DECAY, MAX_HOPS
+
+MAX_LIMIT = 50
+
+
+@attrs.frozen
+class RecallResult:
+    """Primary and linked hits, the terms used, and budget bookkeeping."""
+
+    query: str
+    primary: tuple[Hit, ...]
+    linked: tuple[Hit, ...] = ()
+    terms: tuple[str, ...] = ()
+    expansions: tuple[str, ...] = ()
+    truncated: bool = False
+    dropped: int = 0
+    rebuilt_index: bool = False
+
+
+def query_terms(ctx: EchoContext, query: str) -> tuple[list[WeightedTerm], list[WeightedTerm]]:
+    """The user's terms (weight 1, duplicates summed) and the expanders' extra terms."""
+    weights: dict[str, float] = {}
+    for term in ctx.tokenizer.tokenize(query):
+        weights[term] = weights.get(term, 0.0) + 1.0
+    plain = [WeightedTerm(t, w) for t, w in weights.items()]
+    extra: dict[str, WeightedTerm] = {}
+    for expander in ctx.host.collect("register_expanders").values():
+        for term in expander.expand(query, ctx):
+            if term.term not in weights and term.term not in extra:
+                extra[term.term] = term
+    return plain, list(extra.values())
+
+
+def _hit(path: str, score: float, text: str | None, terms: set[str], ctx: EchoContext,
+         via: str | None = None) -> Hit:
+    fm, _, _ = parse_frontmatter(text or "")
+    return Hit(path=path, score=round(score, 6), type=str(fm.get("type") or ""),
+               updated=str(fm.get("updated") or ""), status=str(fm.get("status") or ""),
+               excerpt=excerpt(text or "", terms, ctx.tokenizer), via=via)
+
+
+def _resolve_link(ctx: EchoContext, target: str, known: dict[str, str]) -> str | None:
+    """Vault path of a wikilink target (entity slug, a note stem, or a path)."""
+    target = target.split("#", 1)[0].split("|", 1)[0].strip()
+    if not target:
+        return None
+    if target in known:
+        return known[target]
+    entity = ctx.entities.load().get(target)
+    if entity is not None:
+        return entity.path
+    for candidate in (f"{target}.md", target, f"journal/daily/{target}.md",
+                      f"_agent/sessions/{target}.md"):
+        if candidate.endswith(".md") and ctx.vault.storage.exists(candidate):
+            return candidate
+    return None
+
+
+def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts: dict[str, str | None],
+                exclude: set[str], limit: int) -> list[tuple[str, float, str]]:
+    """Notes linked from the seeds, up to ``MAX_HOPS`` hops: (path, score, via)."""
+    best: dict[str, tuple[float, str]] = {}
+    frontier = list(seeds)
+    known = {p.rsplit("/", 1)[-1][:-3]: p for p in texts}
+    for _hop in range(MAX_HOPS):
+        next_frontier: list[tuple[str, float, str]] = []
+        for path, score, _via in frontier:
+            text = texts.get(path)
+            if text is None:
+                continue
+            for target in wikilinks(text):
+                linked = _resolve_link(ctx, target, known)
+                if linked is None or linked in exclude or linked == path:
+                    continue
+                new_score = score * HOP_DECAY
+                if linked not in best or best[linked][0] < new_score:
+                    best[linked] = (new_score, path)
+                    next_frontier.append((linked, new_score, path))
+        missing = [p for p, _, _ in next_frontier if p not in texts]
+        if missing:
+            texts.update(ctx.vault.storage.read_many(missing))
+        frontier = next_frontier
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+    return [(path, score, via) for path, (score, via) in ranked]
+
+
+def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool = True,
+           budget_chars: int | None = None) -> Envelope:
+    """Search the vault. Errors: 2 for an empty query, a limit outside 1..50 or a budget
+    under 100 characters. Rebuilds the index first when it is absent or stale-schema."""
+    query = query.strip()
+    if not query:
+        raise usage_error("query: give some words to search for")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise usage_error(f"limit: {limit} is outside 1..{MAX_LIMIT}")
+    if budget_chars is not None and budget_chars < 100:
+        raise usage_error(f"budget_chars: {budget_chars} is under the minimum of 100")
+    rebuilt = ensure_index(ctx)
+    ranker = ctx.ranker
+    if isinstance(ranker, PersistentRanker):
+        ranker.set_today(ctx.today().toordinal())
+    plain, extra = query_terms(ctx, query)
+    scored = ranker.search(plain + extra, limit) if plain else []
+    texts = ctx.vault.storage.read_many([p for p, _ in scored])
+    wanted = {t.term for t in plain}
+    primary = [_hit(p, s, texts.get(p), wanted, ctx) for p, s in scored if texts.get(p) is not None]
+    linked: list[Hit] = []
+    if include_linked and primary:
+        seeds = [(h.path, h.score, h.path) for h in primary]
+        for path, score, via in _neighbours(ctx, seeds, dict(texts), {h.path for h in primary}, limit):
+            text = ctx.vault.storage.read_many([path]).get(path)
+            if text is not None:
+                linked.append(_hit(path, score, text, wanted, ctx, via=via))
+    truncated, dropped = False, 0
+    if budget_chars is not None:
+        packed = pack(primary + linked, budget_chars)
+        kept = {h.path: h for h in packed.hits}
+        primary = [kept[h.path] for h in primary if h.path in kept]
+        linked = [kept[h.path] for h in linked if h.path in kept]
+        truncated, dropped = packed.truncated, packed.dropped
+    result = RecallResult(query, tuple(primary), tuple(linked), tuple(t.term for t in plain),
+                          tuple(t.term for t in extra), truncated, dropped, rebuilt)
+    message = f"{len(primary)} hits" + (f", {len(linked)} linked" if linked else "")
+    if truncated:
+        message += " (truncated to the budget)"
+    return Envelope(True, "recalled", message, result)

@@ -1,0 +1,362 @@
+"""Inbox triage (SPEC §2.5): list the inbox, then route agreed items through ``capture``.
+
+``list_inbox`` reads ``inbox/captures/inbox.md`` and returns its ``- YYYY-MM-DD: text``
+lines (headings and prose are ignored; a missing inbox is an empty list).
+
+``apply_proposals`` takes proposals (a JSON list, or ``{"proposals": [...]}``), each::
+
+    {"line": "- 2026-02-20: met Ada", "title": "Ada Lovelace", "kind": "person",
+     "body"?, "tags"?, "aliases"?, "sources"?, "status"?, "date"?, "domain"?,
+     "merge_into"?, "force"?, "action"?: "stay"}
+
+``body`` defaults to the inbox item's text and ``date`` to its date, so an update bullet
+carries the day the item was captured. Two levels of problems:
+
+* File-level (``EchoError`` code 2, nothing is classified or written): not a list or
+  ``{"proposals": [...]}``, an entry that is not an object, an unknown key, a missing
+  ``line`` (or ``title``, unless the item stays), a value of the wrong JSON type, an
+  ``action`` other than ``"stay"``. The message names ``proposals[i].field``.
+* Item-level (classification ``error`` with the reason; the other items go on): the line
+  is not in the inbox, an unknown kind, an unknown ``merge_into``, or any value capture
+  rejects (bad date, missing domain, over-long title...).
+
+Classification (every item is checked with a dry-run capture before anything is written):
+``create`` (a kind, the title resolves to nothing), ``update`` (it resolves exactly to an
+entity of that kind, or ``merge_into``), ``stay`` (``action: "stay"`` or ``kind: null``),
+``gated`` (the duplicate gate would stop it; ``candidates`` say why), ``done`` (its audit
+line ``- <line> → <path>`` is already in a processing-log file), ``error``.
+
+Preview (``apply=False``) writes nothing. ``apply=True`` captures each create/update under
+the vault lock; the outcome becomes ``created``, ``updated``, ``unchanged`` (the target
+already had it) or ``gated`` (an earlier item of the batch made it a near duplicate). Each
+created/updated/unchanged item gets its audit line in ``inbox/processing-log/<today>.md``
+(idempotent appends). Inbox lines are never modified or deleted. Lock, backend and
+configuration errors propagate; the audit lines make a re-run safe.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.models import CaptureRequest, Envelope
+from echo_core.ops.capture import capture, require_initialised
+from echo_core.vault import INBOX_PATH
+
+PROCESSING_LOG_DIR = "inbox/processing-log"
+INBOX_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2}): (.*\S)\s*$")
+ALLOWED_KEYS = ("line", "title", "kind", "body", "tags", "aliases", "sources", "status",
+                "date", "domain", "merge_into", "force", "action")
+_TEXT_KEYS = ("body", "status", "date", "domain", "merge_into")
+_LIST_KEYS = ("tags", "aliases", "sources")
+#: Dry-run capture action -> preview classification.
+_PLANNED = {"dry-run:create": "create", "dry-run:update": "update",
+            "dry-run:duplicate-gate": "gated"}
+#: Capture action -> applied outcome (all of these except ``gated`` get an audit line).
+_APPLIED = {"created": "created", "updated": "updated", "unchanged": "unchanged",
+            "duplicate-gate": "gated"}
+
+
+@attrs.frozen
+class InboxItem:
+    """One inbox line: the exact ``line``, its ``date`` (ISO), ``text`` and age in days."""
+
+    line: str
+    date: str
+    text: str
+    age_days: int
+
+
+@attrs.frozen
+class TriageList:
+    """Result data of ``list_inbox``: the items in file order."""
+
+    items: tuple[InboxItem, ...] = ()
+
+
+@attrs.frozen
+class Proposal:
+    """One validated proposal (``index`` is its position in the file)."""
+
+    index: int
+    line: str
+    title: str
+    kind: str | None = None
+    body: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    status: str | None = None
+    date: str | None = None
+    domain: str | None = None
+    merge_into: str | None = None
+    force: bool = False
+    stay: bool = False
+
+
+@attrs.frozen
+class TriageOutcome:
+    """What triage planned (preview) or did (apply) with one proposal.
+
+    ``line`` is the inbox's original line when found, else the proposal's; ``path`` the
+    target note; ``detail`` a one-line explanation; ``candidates`` the gate's candidates.
+    """
+
+    index: int
+    line: str
+    classification: str
+    path: str | None = None
+    detail: str = ""
+    candidates: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen
+class TriageApplyResult:
+    """Result data of ``apply_proposals``: one outcome per proposal, and whether applied."""
+
+    items: tuple[TriageOutcome, ...] = ()
+    applied: bool = False
+
+
+# -- the inbox ------------------------------------------------------------------------
+
+
+def parse_inbox(text: str, today: _dt.date) -> list[InboxItem]:
+    """The ``- YYYY-MM-DD: text`` lines of ``text`` (anything else, or a bad date, is skipped)."""
+    items: list[InboxItem] = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        found = INBOX_LINE.match(line)
+        if not found:
+            continue
+        try:
+            day = _dt.date.fromisoformat(found.group(1))
+        except ValueError:
+            continue
+        items.append(InboxItem(line=line, date=day.isoformat(), text=found.group(2).strip(),
+                               age_days=(today - day).days))
+    return items
+
+
+def _read_optional(ctx: EchoContext, path: str) -> str:
+    try:
+        return ctx.vault.storage.read(path)
+    except EchoError as exc:
+        if exc.code == ExitCode.NOT_FOUND:
+            return ""
+        raise
+
+
+def list_inbox(ctx: EchoContext) -> Envelope:
+    """The inbox items (``TriageList``); a missing inbox is an empty list. Reads only."""
+    items = tuple(parse_inbox(_read_optional(ctx, INBOX_PATH), ctx.today()))
+    if not items:
+        return Envelope(True, "listed", "the inbox is empty", TriageList())
+    oldest = max(item.age_days for item in items)
+    noun = "item" if len(items) == 1 else "items"
+    return Envelope(True, "listed", f"{len(items)} inbox {noun} (oldest {oldest} days)",
+                    TriageList(items))
+
+
+# -- validation -----------------------------------------------------------------------
+
+
+def read_proposals(text: str) -> object:
+    """Parse a proposals file's JSON text (``EchoError`` 2 when it is not JSON)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise usage_error(f"proposals file is not valid JSON (line {exc.lineno}, column "
+                          f"{exc.colno}: {exc.msg}); see `echo-memory triage apply --help`"
+                          ) from None
+
+
+def _entries(raw: object) -> Sequence[object]:
+    if isinstance(raw, Mapping):
+        extra = sorted(str(k) for k in raw if k != "proposals")
+        if extra:
+            raise usage_error(f"proposals file: unknown top-level key {extra[0]!r}; use a "
+                              'JSON list or {"proposals": [...]}')
+        raw = raw.get("proposals")
+        if not isinstance(raw, list):
+            raise usage_error('proposals: must be a list of proposal objects, e.g. '
+                              '{"proposals": [{"line": "...", "title": "...", "kind": "person"}]}')
+    if not isinstance(raw, list):
+        raise usage_error('proposals file: must be a JSON list or {"proposals": [...]}, got '
+                          f"{type(raw).__name__}")
+    return raw
+
+
+def _one_proposal(index: int, raw: object, problems: list[str]) -> Proposal | None:
+    where = f"proposals[{index}]"
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: must be an object with line, title and kind")
+        return None
+    start = len(problems)
+    for key in raw:
+        if key not in ALLOWED_KEYS:
+            problems.append(f"{where}.{key}: unknown key (allowed: {', '.join(ALLOWED_KEYS)})")
+    action = raw.get("action")
+    if action not in (None, "stay"):
+        problems.append(f'{where}.action: must be "stay" (or absent), got {action!r}')
+    kind = raw.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        problems.append(f"{where}.kind: must be a string or null, got {kind!r}")
+    stay = action == "stay" or kind is None
+    line, title = raw.get("line"), raw.get("title")
+    if not isinstance(line, str):
+        problems.append(f"{where}.line: required string (an exact line of the inbox)")
+    if not (isinstance(title, str) or (stay and title is None)):
+        problems.append(f"{where}.title: required string (the entity's name)")
+    for key in _TEXT_KEYS:
+        if not isinstance(raw.get(key), (str, type(None))):
+            problems.append(f"{where}.{key}: must be a string, got {raw.get(key)!r}")
+    for key in _LIST_KEYS:
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f"{where}.{key}: must be a list of strings, got {value!r}")
+    if not isinstance(raw.get("force", False), bool):
+        problems.append(f"{where}.force: must be true or false, got {raw.get('force')!r}")
+    if len(problems) > start:
+        return None
+    return Proposal(
+        index=index, line=str(line), title=str(title or ""), kind=kind, body=raw.get("body"),
+        tags=tuple(raw.get("tags", ())), aliases=tuple(raw.get("aliases", ())),
+        sources=tuple(raw.get("sources", ())), status=raw.get("status"), date=raw.get("date"),
+        domain=raw.get("domain"), merge_into=raw.get("merge_into"),
+        force=bool(raw.get("force", False)), stay=stay)
+
+
+def validate_proposals(raw: object) -> list[Proposal]:
+    """Validated proposals, or one ``EchoError`` (2) listing every file-level problem."""
+    problems: list[str] = []
+    proposals = [_one_proposal(i, entry, problems) for i, entry in enumerate(_entries(raw))]
+    if problems:
+        shown = "; ".join(problems[:10]) + (f"; ... {len(problems) - 10} more"
+                                             if len(problems) > 10 else "")
+        raise usage_error(f"invalid proposals: {shown}. Fix the file and re-run "
+                          "(`echo-memory triage apply --help` shows the format)")
+    return [p for p in proposals if p is not None]
+
+
+# -- classification and apply ----------------------------------------------------------
+
+
+def audit_line(line: str, path: str) -> str:
+    """The processing-log line recording that inbox ``line`` was routed to ``path``:
+    ``- <original line without its bullet> → <path>`` (one bullet, not ``- - ``)."""
+    original = line.strip()
+    if original.startswith("- "):
+        original = original[2:]
+    return f"- {original} → {path}"
+
+
+def _audit_lines(ctx: EchoContext) -> set[str]:
+    storage = ctx.vault.storage
+    paths = [p for p in storage.list(PROCESSING_LOG_DIR) if p.endswith(".md")]
+    texts = storage.read_many(paths) if paths else {}
+    return {ln.rstrip("\r") for text in texts.values() if text for ln in text.split("\n")}
+
+
+def _request(p: Proposal, item: InboxItem, *, dry_run: bool) -> CaptureRequest:
+    return CaptureRequest(
+        title=p.title, kind=p.kind, body=item.text if p.body is None else p.body,
+        tags=p.tags, aliases=p.aliases, sources=p.sources, status=p.status,
+        date=p.date or item.date, domain=p.domain, merge_into=p.merge_into,
+        force=p.force, dry_run=dry_run)
+
+
+def _capture_outcome(ctx: EchoContext, p: Proposal, item: InboxItem, *, dry_run: bool,
+                     table: Mapping[str, str]) -> TriageOutcome:
+    try:
+        env = capture(ctx, _request(p, item, dry_run=dry_run))
+    except EchoError as exc:
+        if exc.code not in (ExitCode.USAGE, ExitCode.NOT_FOUND):
+            raise
+        return TriageOutcome(p.index, item.line, "error", None, exc.message)
+    data = env.data
+    classification = table.get(env.action)
+    if classification is None:  # capture answered something triage does not route
+        return TriageOutcome(p.index, item.line, "error", None,
+                             f"capture answered {env.action!r}: {env.message}")
+    return TriageOutcome(p.index, item.line, classification, data.path, env.message,
+                         tuple(dict(c) for c in data.candidates))
+
+
+def _plan(ctx: EchoContext, p: Proposal, inbox: Mapping[str, InboxItem],
+          done: set[str]) -> TriageOutcome:
+    item = inbox.get(p.line.strip())
+    if item is None:
+        return TriageOutcome(p.index, p.line, "error", None,
+                             "line not in the inbox (copy it exactly from `echo-memory "
+                             "triage list --json`)")
+    if p.stay:
+        return TriageOutcome(p.index, item.line, "stay", None, "stays in the inbox")
+    outcome = _capture_outcome(ctx, p, item, dry_run=True, table=_PLANNED)
+    if outcome.path and audit_line(item.line, outcome.path) in done:
+        return attrs.evolve(outcome, classification="done",
+                            detail=f"already routed to {outcome.path}", candidates=())
+    return outcome
+
+
+def _record(ctx: EchoContext, line: str, path: str) -> None:
+    """Append the audit line to today's processing log (heading first when new)."""
+    day = ctx.today().isoformat()
+    log_path = f"{PROCESSING_LOG_DIR}/{day}.md"
+    ctx.vault.create_if_absent(log_path, f"# Processing log {day}\n\n")
+    ctx.vault.append_line(log_path, audit_line(line, path))
+
+
+def _summary(outcomes: Sequence[TriageOutcome], applied: bool) -> str:
+    counts = collections.Counter(o.classification for o in outcomes)
+    parts = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
+    if applied:
+        return f"triage applied: {parts or 'nothing to do'}; originals stay in the inbox"
+    return f"triage preview: {parts or 'nothing to do'}; nothing written (add --apply to route)"
+
+
+def _run(ctx: EchoContext, proposals: list[Proposal], apply: bool) -> list[TriageOutcome]:
+    inbox: dict[str, InboxItem] = {}
+    for item in parse_inbox(_read_optional(ctx, INBOX_PATH), ctx.today()):
+        inbox.setdefault(item.line.strip(), item)
+    done = _audit_lines(ctx)
+    plans = [_plan(ctx, p, inbox, done) for p in proposals]
+    if not apply:
+        return plans
+    outcomes: list[TriageOutcome] = []
+    for p, plan in zip(proposals, plans, strict=True):
+        if plan.classification not in ("create", "update"):
+            outcomes.append(plan)
+            continue
+        item = inbox[p.line.strip()]
+        outcome = _capture_outcome(ctx, p, item, dry_run=False, table=_APPLIED)
+        if outcome.path and outcome.classification != "gated":
+            _record(ctx, item.line, outcome.path)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def apply_proposals(ctx: EchoContext, proposals: object, *, apply: bool) -> Envelope:
+    """Validate, classify and (with ``apply``) route ``proposals`` (see module docstring).
+
+    ``proposals`` is the parsed JSON: a list or ``{"proposals": [...]}``. Result: an ok
+    envelope with ``TriageApplyResult`` (gated and error items are reported, not fatal).
+    Errors: 2 file-level validation problem, 78 vault not initialised; 75 lock held.
+    """
+    validated = validate_proposals(proposals)
+    require_initialised(ctx)
+    if apply:
+        with ctx.vault.storage.lock():
+            outcomes = _run(ctx, validated, apply=True)
+    else:
+        outcomes = _run(ctx, validated, apply=False)
+    return Envelope(True, "triaged" if apply else "dry-run:triage", _summary(outcomes, apply),
+                    TriageApplyResult(tuple(outcomes), apply))

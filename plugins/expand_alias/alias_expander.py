@@ -1,0 +1,36 @@
+"""The alias expander: entity names named by a query become extra weighted terms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from echo_core.entities import entity_names
+from echo_core.protocols import WeightedTerm
+
+MIN_SCORE = 0.5
+TOP_ENTITIES = 2
+WEIGHT = 0.5
+
+
+class AliasExpander:
+    """``expand(query, ctx)`` with ``ctx`` an ``EchoContext`` (uses its entity index and
+    tokenizer). ``boost_only`` terms never bring in a document on their own."""
+
+    def __init__(self, weight: float = WEIGHT, boost_only: bool = False) -> None:
+        self.weight = weight
+        self.boost_only = boost_only
+
+    def expand(self, query: str, context: Any) -> list[WeightedTerm]:
+        """Title/alias tokens of the top entities the query names, minus its own terms."""
+        if not query.strip() or context is None:
+            return []
+        index = context.entities.load()
+        tokenizer = context.tokenizer
+        own = set(tokenizer.tokenize(query))
+        out: dict[str, WeightedTerm] = {}
+        for match in index.fuzzy(query, min_score=MIN_SCORE, limit=TOP_ENTITIES):
+            for name in entity_names(match.entity):
+                for term in tokenizer.tokenize(name):
+                    if term not in own and term not in out:
+                        out[term] = WeightedTerm(term, self.weight, self.boost_only)
+        return list(out.values())
