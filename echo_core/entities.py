@@ -10,6 +10,7 @@ Callers hold the vault lock around ``load`` + ``apply`` (a fresh re-read under t
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,11 @@ SCHEMA_VERSION = 1
 SNAPSHOT_PATH = "_agent/index/entities.json"
 JOURNAL_PATH = "_agent/index/entities.journal.ndjson"
 COMPACT_AFTER = 400
+
+
+def content_hash(text: str) -> str:
+    """An entry's ``h``: a short sha256 of the note's final text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def entity_names(entity: Entity) -> list[str]:

@@ -16,7 +16,7 @@ import unicodedata
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 NAME_STOPWORDS = frozenset(
-    """a an and the of for in on at to by with from or vs via de la le
+    """the and of for in on at to by with from or via de la le
     inc incorporated ltd limited llc llp plc corp corporation co gmbh ag sa bv
     """.split()
 )
@@ -69,8 +69,15 @@ def _fold_plural(word: str) -> str:
 
 
 def name_tokens(name: str) -> frozenset[str]:
-    """Meaningful tokens of a name (stopwords and legal suffixes dropped, plurals folded)."""
-    return frozenset(_fold_plural(w) for w in words(name) if w not in NAME_STOPWORDS)
+    """Meaningful tokens of a name (stopwords and legal suffixes dropped, plurals folded).
+
+    The articles "a"/"an" are dropped only as the first word: in "Series A" or "Vitamin A"
+    the letter is what tells the name apart.
+    """
+    parts = words(name)
+    if parts and parts[0] in ("a", "an") and len(parts) > 1:
+        parts = parts[1:]
+    return frozenset(_fold_plural(w) for w in parts if w not in NAME_STOPWORDS)
 
 
 def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:

@@ -4,13 +4,12 @@ auto-link, index upkeep, agent log. Returns an envelope; never prints."""
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 from typing import Any
 
 import attrs
 
 from echo_core.context import EchoContext
-from echo_core.entities import EntityIndex, Match
+from echo_core.entities import EntityIndex, Match, content_hash
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
@@ -42,11 +41,6 @@ class CaptureResult:
     changed: bool = True
 
 
-def content_hash(text: str) -> str:
-    """The entity index's ``h``: a short sha256 of the note's final text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 def require_initialised(ctx: EchoContext) -> None:
     """Capture writes only into a vault that ``init`` set up (exit 78 otherwise)."""
     if not ctx.vault.storage.exists(MARKER_PATH):
@@ -66,7 +60,7 @@ def capture(ctx: EchoContext, request: CaptureRequest) -> Envelope:
     route = ctx.manifest.route(req.kind)
     with ctx.vault.storage.lock():
         index = ctx.entities.load()
-        target = _resolve_target(index, req, route, ctx.today())
+        target = None if req.force else _resolve_target(index, req, route, ctx.today())
         near = _near_duplicates(index, req, target)
         stop: GateStop | None = None
         if target is None and not req.force:
@@ -159,6 +153,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
             target: Entity, near: tuple[dict[str, Any], ...]) -> Envelope:
     vault = ctx.vault
     today = ctx.today()
+    route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     text = vault.storage.read(target.path)
     changed = False
     if req.body:

@@ -7,7 +7,8 @@ import json
 import attrs
 
 from echo_core.context import EchoContext
-from echo_core.models import Envelope
+from echo_core.entities import content_hash
+from echo_core.models import Entity, Envelope
 from echo_core.templates import render_template, template_names
 from echo_core.vault import ENTITY_INDEX_PATH, INBOX_PATH, MARKER_PATH
 
@@ -76,6 +77,26 @@ def layout_files(ctx: EchoContext) -> dict[str, str]:
     return files
 
 
+#: Notes ``init`` creates that are entities (captures resolve to them): slug -> (path, kind, title).
+SEED_ENTITIES = {
+    "operator-preferences": (
+        "_agent/memory/semantic/operator-preferences.md", "semantic", "Operator Preferences"),
+}
+
+
+def _index_seed_entities(ctx: EchoContext) -> None:
+    """Put the seed notes in the entity index when they exist and are not indexed yet."""
+    index = ctx.entities.load()
+    missing = []
+    for slug, (path, kind, title) in SEED_ENTITIES.items():
+        if index.get(slug) is None and ctx.vault.storage.exists(path):
+            text = ctx.vault.storage.read(path)
+            missing.append(Entity(slug=slug, path=path, kind=kind, title=title,
+                                  h=content_hash(text)))
+    if missing:
+        ctx.entities.apply(puts=missing)
+
+
 def init_vault(ctx: EchoContext) -> Envelope:
     """Create the layout. Existing files are never touched; a second run changes no byte."""
     created: list[str] = []
@@ -85,6 +106,7 @@ def init_vault(ctx: EchoContext) -> Envelope:
     with vault.storage.lock():
         for path, text in layout_files(ctx).items():
             (created if vault.create_if_absent(path, text) else existing).append(path)
+        _index_seed_entities(ctx)
     result = InitResult(ctx.config.vault.value, tuple(created), tuple(existing))
     if created:
         message = f"initialised vault at {result.vault}: {len(created)} files created"

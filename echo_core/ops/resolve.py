@@ -7,11 +7,10 @@ from typing import Any
 import attrs
 
 from echo_core.context import EchoContext
-from echo_core.entities import EntityIndex
+from echo_core.entities import EntityIndex, content_hash
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Entity, Envelope
 from echo_core.names import slugify
-from echo_core.ops.capture import content_hash
 from echo_core.ops.links import link_reciprocally
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.paths import normalize_path

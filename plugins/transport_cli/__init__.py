@@ -10,11 +10,12 @@ from echo_core.hookspecs import hookimpl
 
 @hookimpl
 def register_commands(cli: Any) -> None:
-    """Add init, doctor, plugins, capture, get, put, append, fm and ls."""
+    """Add every built-in verb: vault, capture, entity, recall, raw-note and triage verbs."""
     from plugins.transport_cli import (
         capture_commands,
         entity_commands,
         note_commands,
+        recall_commands,
         triage_commands,
         vault_commands,
     )
@@ -22,5 +23,6 @@ def register_commands(cli: Any) -> None:
     vault_commands.add_to(cli)
     capture_commands.add_to(cli)
     entity_commands.add_to(cli)
+    recall_commands.add_to(cli)
     note_commands.add_to(cli)
     triage_commands.add_to(cli)
