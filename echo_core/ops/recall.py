@@ -70,9 +70,12 @@ def _resolve_link(ctx: EchoContext, target: str, known: dict[str, str]) -> str |
     entity = ctx.entities.load().get(target)
     if entity is not None:
         return entity.path
-    for candidate in (f"{target}.md", target, f"journal/daily/{target}.md",
-                      f"_agent/sessions/{target}.md"):
-        if candidate.endswith(".md") and ctx.vault.storage.exists(candidate):
+    stem = target[:-3] if target.endswith(".md") else target
+    folders = ["", "journal/daily", "_agent/sessions", *ctx.manifest.kind_folders()]
+    for folder in folders:
+        candidate = f"{folder}/{stem}.md" if folder else f"{stem}.md"
+        if ctx.vault.storage.exists(candidate):
+            known[target] = candidate
             return candidate
     return None
 
