@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from echo_core.entities import entity_names
+from echo_core.names import name_tokens, token_set_similarity
 from echo_core.protocols import WeightedTerm
 
 MIN_SCORE = 0.5
@@ -21,15 +22,22 @@ class AliasExpander:
         self.boost_only = boost_only
 
     def expand(self, query: str, context: Any) -> list[WeightedTerm]:
-        """Title/alias tokens of the top entities the query names, minus its own terms."""
+        """Tokens of the names the query did NOT use, for the top entities it names.
+
+        "VS Corp pricing" names Vantage Systems by an alias: its title's tokens are added
+        (notes saying "Vantage Systems" should count); the query's own terms never are.
+        """
         if not query.strip() or context is None:
             return []
         index = context.entities.load()
         tokenizer = context.tokenizer
         own = set(tokenizer.tokenize(query))
+        query_tokens = name_tokens(query)
         out: dict[str, WeightedTerm] = {}
         for match in index.fuzzy(query, min_score=MIN_SCORE, limit=TOP_ENTITIES):
             for name in entity_names(match.entity):
+                if token_set_similarity(query_tokens, name_tokens(name)) >= MIN_SCORE:
+                    continue  # the name the query used: its words are already query terms
                 for term in tokenizer.tokenize(name):
                     if term not in own and term not in out:
                         out[term] = WeightedTerm(term, self.weight, self.boost_only)

@@ -1,0 +1,66 @@
+"""The alias expander (SPEC §3.1): names of entities the query mentions, at weight 0.5."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import plugins.expand_alias
+from echo_core.context import EchoContext
+from echo_core.models import CaptureRequest
+from echo_core.ops.capture import capture
+from echo_core.testing import ExpanderContract, PluginContract
+from plugins.expand_alias.alias_expander import AliasExpander
+from tests.capture_kit import VaultBox
+
+
+@pytest.fixture
+def vantage_ctx(tmp_path: Path) -> EchoContext:
+    ctx = VaultBox(tmp_path).init().ctx()
+    capture(ctx, CaptureRequest(title="Vantage Systems", kind="company",
+                                aliases=("VS Corp",), body="Analytics vendor."))
+    capture(ctx, CaptureRequest(title="Kubernetes", kind="concept", aliases=("k8s",),
+                                body="Container orchestration."))
+    return ctx
+
+
+class TestAliasExpander(ExpanderContract):
+    @pytest.fixture
+    def expander(self) -> AliasExpander:
+        return AliasExpander()
+
+    @pytest.fixture
+    def expansion_context(self, vantage_ctx: EchoContext) -> Any:
+        return vantage_ctx
+
+    @pytest.fixture
+    def expanding_query(self) -> str:
+        return "k8s rollout plan"
+
+
+class TestExpandAliasPlugin(PluginContract):
+    @pytest.fixture
+    def plugin(self) -> ModuleType:
+        return plugins.expand_alias
+
+    @pytest.fixture
+    def plugin_name(self) -> str:
+        return "expand_alias"
+
+
+def test_alias_query_gains_the_title_words_at_half_weight(vantage_ctx: EchoContext) -> None:
+    terms = AliasExpander().expand("VS Corp pricing", vantage_ctx)
+    assert {t.term for t in terms} == set(vantage_ctx.tokenizer.tokenize("Vantage Systems"))
+    assert all(t.weight == 0.5 for t in terms)
+
+
+def test_title_query_gains_the_alias_words(vantage_ctx: EchoContext) -> None:
+    terms = {t.term for t in AliasExpander().expand("Vantage Systems pricing", vantage_ctx)}
+    assert terms == set(vantage_ctx.tokenizer.tokenize("VS Corp"))
+
+
+def test_query_naming_no_entity_expands_to_nothing(vantage_ctx: EchoContext) -> None:
+    assert AliasExpander().expand("weather in lisbon", vantage_ctx) == []
