@@ -99,7 +99,7 @@ class EchoContext:
     def ranker(self) -> Ranker:
         """The ranker named by config ``recall``, opened on this vault's state dir."""
         factory = self._pick("register_rankers", self.config.recall, "recall")
-        folder = self.state_dir / "recall" / self.config.recall
+        folder = self.state_dir / "recall"  # each ranker keeps its own subfolder in it
         folder.mkdir(parents=True, exist_ok=True)
         ranker: Ranker = factory(self.tokenizer, str(folder))
         return ranker

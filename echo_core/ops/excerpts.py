@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import attrs
@@ -10,6 +11,7 @@ from echo_core.frontmatter import split_frontmatter
 from echo_core.models import Hit
 from echo_core.protocols import Tokenizer
 
+_LINK_ONLY = re.compile(r"[-*]?\s*(\[\[[^\]]+\]\][\s,]*)+")
 EXCERPT_CHARS = 320
 MIN_PIECE = 40
 TRUNCATION_MARK = "…"
@@ -20,7 +22,8 @@ def excerpt(text: str, query_terms: set[str], tokenizer: Tokenizer, max_chars: i
     distinct query terms (ties: earliest), extended with following lines to ``max_chars``."""
     body = split_frontmatter(text)[1]
     lines = [line.strip() for line in body.splitlines()]
-    lines = [line for line in lines if line and not line.startswith("#") and line != "---"]
+    lines = [line for line in lines
+             if line and not line.startswith("#") and line != "---" and not _LINK_ONLY.fullmatch(line)]
     if not lines:
         return ""
     best, best_score = 0, -1

@@ -32,7 +32,8 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
     start = time.perf_counter()
     docs = iter_corpus(ctx.vault.storage, on_error=lambda path, exc: skipped.append(path))
     if isinstance(ranker, PersistentRanker):
-        count = ranker.rebuild(docs, progress)
+        with ctx.vault.storage.lock(timeout=60.0):  # no write may slip past the rebuild
+            count = ranker.rebuild(docs, progress)
     else:
         count = 0
         for path in list(_indexed_paths(ranker)):

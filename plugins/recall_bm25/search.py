@@ -1,0 +1,166 @@
+"""Query evaluation over one consistent view: the base segment plus the live delta.
+
+``Snapshot`` is what a search needs besides the query: the base, the delta's totals, the
+tombstoned base docs, and (computed on first need, then cached) the per-doc length norm
+and prior of the base. ``run_search`` scores base postings with numpy and delta postings
+(one SQL ``group_concat`` per term, parsed by numpy), applies the priors, and picks the
+top ``limit``.
+Cost: O(sum of the query terms' posting lengths), plus O(N_base) once per snapshot for
+the cached per-doc arrays when a query touches many docs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from echo_core.protocols import WeightedTerm
+from plugins.recall_bm25.delta_store import DeltaStore, DeltaTable
+from plugins.recall_bm25.keys import term_key
+from plugins.recall_bm25.scoring import (
+    SPARSE_RATIO,
+    Floats,
+    Ints,
+    Postings,
+    accumulate,
+    freshness,
+    idf,
+    length_norm,
+    term_contributions,
+    top_k,
+)
+from plugins.recall_bm25.segment_reader import BaseSegment
+
+__all__ = ["QueryTerm", "Snapshot", "merge_query", "run_search"]
+
+
+class Snapshot:
+    """The index as one search sees it (immutable once built; caches are derived).
+
+    ``live_delta`` False: the delta is stale (of an older generation) and is ignored.
+    ``dead``: tombstoned base docs (None when there are none). ``n_docs``/``total_len``
+    count base minus tombstones plus delta; ``n_delta``/``n_tomb`` the delta's docs and
+    tombstones.
+    """
+
+    def __init__(self, version: int, base: BaseSegment, live_delta: bool, n_docs: int,
+                 total_len: int, n_delta: int, n_tomb: int,
+                 dead: npt.NDArray[np.bool_] | None) -> None:
+        self.version, self.base, self.live_delta = version, base, live_delta
+        self.n_docs, self.total_len, self.dead = n_docs, total_len, dead
+        self.n_delta, self.n_tomb = n_delta, n_tomb
+        self.avgdl = total_len / n_docs if n_docs > 0 and total_len > 0 else 1.0
+        self._norm: Floats | None = None
+        self._delta_table: DeltaTable | None = None
+        self._prior: tuple[int, Floats] | None = None
+
+    def _dense(self, count: int) -> bool:
+        return count * SPARSE_RATIO >= self.base.n_docs
+
+    def delta_table(self, store: DeltaStore) -> DeltaTable:
+        """The delta docs' attributes (read once per snapshot)."""
+        if self._delta_table is None:
+            self._delta_table = store.doc_table()
+        return self._delta_table
+
+    def norm(self, docs: Ints) -> Floats:
+        """BM25 length norm of base docs (cached for all docs when worth it)."""
+        doc_len = self.base.arrays.doc_len
+        if self._norm is None and not self._dense(docs.shape[0]):
+            return length_norm(doc_len[docs], self.avgdl)
+        if self._norm is None:
+            self._norm = length_norm(doc_len, self.avgdl)
+        found: Floats = self._norm[docs]
+        return found
+
+    def prior(self, ids: Ints | None, today: int) -> Floats:
+        """weight x freshness of base docs (``ids``; None: every doc, in id order); 0 for
+        tombstoned ones."""
+        arr = self.base.arrays
+        cached = self._prior is not None and self._prior[0] == today
+        if ids is not None and not cached and not self._dense(ids.shape[0]):
+            prior = arr.doc_weight[ids] * freshness(arr.doc_updated[ids], today)
+            if self.dead is not None:
+                prior[self.dead[ids]] = 0.0
+            return prior
+        if self._prior is None or self._prior[0] != today:
+            table = arr.doc_weight * freshness(arr.doc_updated, today)
+            if self.dead is not None:
+                table[self.dead] = 0.0
+            self._prior = (today, table)
+        if ids is None:
+            return self._prior[1]
+        found: Floats = self._prior[1][ids]
+        return found
+
+
+@attrs.frozen
+class QueryTerm:
+    """A distinct query term: summed weight; ``plain`` unless every copy was boost-only."""
+
+    term: str
+    weight: float
+    plain: bool
+
+
+def merge_query(terms: Sequence[WeightedTerm]) -> list[QueryTerm]:
+    """Fold duplicate terms (weights summed) in first-seen order; drop empty terms and
+    terms whose summed weight is not positive (they could only lower scores)."""
+    merged: dict[str, tuple[float, bool]] = {}
+    for t in terms:
+        if t.term:
+            weight, plain = merged.get(t.term, (0.0, False))
+            merged[t.term] = (weight + float(t.weight), plain or not t.boost_only)
+    return [QueryTerm(term, w, plain) for term, (w, plain) in merged.items() if w > 0]
+
+
+def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], limit: int,
+               today: int) -> list[tuple[str, float]]:
+    """Best (path, score) pairs, highest first, ties by path; call inside a read
+    transaction of ``store`` (the snapshot must come from the same transaction)."""
+    if snap.n_docs <= 0 or not any(q.plain for q in query):
+        return []
+    base = snap.base
+    keys = [term_key(q.term) for q in query]
+    tids = base.term_ids(keys).tolist()
+    rows = ([store.term_postings(k) for k in keys] if snap.live_delta and snap.n_delta
+            else [None] * len(keys))
+    table = snap.delta_table(store) if snap.live_delta and snap.n_delta else None
+    adjust = (store.df_adjustments([t for t in tids if t >= 0])
+              if snap.live_delta and snap.n_tomb else {})
+    base_parts: tuple[list[Postings], list[Postings]] = ([], [])
+    delta_parts: tuple[list[Postings], list[Postings]] = ([], [])
+    for q, tid, found in zip(query, tids, rows, strict=True):
+        df = base.df(tid) - adjust.get(tid, 0) if tid >= 0 else 0
+        df += 0 if found is None else found[0].shape[0]
+        if df <= 0:
+            continue
+        w_idf = q.weight * idf(snap.n_docs, df)
+        if tid >= 0:
+            post_doc, post_tf = base.postings(tid)
+            docs = post_doc.astype(np.int64)  # intp indexes faster than uint32
+            base_parts[not q.plain].append(
+                (docs, term_contributions(post_tf, snap.norm(docs), w_idf)))
+        if found is not None and table is not None and found[0].shape[0]:
+            norm = length_norm(table.lens[table.rows(found[0])], snap.avgdl)
+            delta_parts[not q.plain].append((found[0], term_contributions(found[1], norm, w_idf)))
+
+    base_ids, base_scores = accumulate(*base_parts, base.n_docs)
+    base_scores *= snap.prior(base_ids, today)
+    delta_ids, delta_sums = accumulate(*delta_parts, None)
+    assert delta_ids is not None  # sparse
+    if table is not None and delta_ids.shape[0]:
+        at = table.rows(delta_ids)
+        delta_sums *= table.weights[at] * freshness(table.updated[at], today)
+    merged = np.concatenate([base_scores, delta_sums]) if delta_ids.shape[0] else base_scores
+    best = top_k(merged, limit).tolist()
+    n_base = base_scores.shape[0]
+    wanted = [int(delta_ids[p - n_base]) for p in best if p >= n_base]
+    delta_paths = store.paths(wanted) if wanted else {}
+    results = [(base.path(p if base_ids is None else int(base_ids[p])) if p < n_base
+                else delta_paths[int(delta_ids[p - n_base])], float(merged[p])) for p in best]
+    results.sort(key=lambda r: (-r[1], r[0]))
+    return results[:limit]

@@ -1,0 +1,138 @@
+"""``SegmentBuilder``: a base segment from a stream of documents (``rebuild``).
+
+Per document: one tokenize and a C-level ``map`` of its tokens to vocabulary ids (a
+``defaultdict`` assigning ids on first sight). Every ``BATCH_DOCS`` documents one numpy
+sort of packed (doc, term) keys counts the batch's term frequencies — cheaper than a
+``Counter`` per document — and appends (term, doc, tf) postings, grouped by doc, to
+``array`` buffers (10 bytes per posting). ``finish`` hashes the vocabulary, sorts it
+into the term dictionary and hands the postings to ``assemble``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from array import array
+from collections import defaultdict
+
+import numpy as np
+
+from echo_core.protocols import IndexDoc, Tokenizer
+from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key
+from plugins.recall_bm25.segment_format import TF_MAX, SegmentArrays
+from plugins.recall_bm25.segment_writer import (
+    DocColumns,
+    assemble,
+    doc_bits,
+    encode_paths,
+    pack_postings,
+)
+
+__all__ = ["BATCH_DOCS", "SegmentBuilder"]
+
+#: Documents tokenized between two numpy counting passes.
+BATCH_DOCS = 1024
+
+
+class SegmentBuilder:
+    """Accumulates documents (``add``) into a segment (``finish``, once), streaming.
+
+    Memory: ~10 bytes per posting plus the vocabulary, and at ``finish`` about 14 bytes
+    per posting more. A path added twice keeps its last version. Not thread-safe.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self._tokenize = tokenizer.tokenize
+        self._vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        self._batch = array("I")
+        self._batch_lens: list[int] = []
+        self._terms = array("I")
+        self._docs = array("I")
+        self._tfs = array("H")
+        self._lens = array("I")
+        self._weights = array("d")
+        self._updated = array("i")
+        self._paths: list[str] = []
+        self._slot: dict[str, int] = {}
+        self._dead: list[int] = []
+
+    @property
+    def count(self) -> int:
+        """Distinct paths added so far."""
+        return len(self._slot)
+
+    def add(self, doc: IndexDoc) -> None:
+        """Tokenize ``doc.text`` and buffer its tokens and attributes."""
+        tokens = self._tokenize(doc.text)
+        old = self._slot.get(doc.path)
+        if old is not None:
+            self._dead.append(old)
+        self._slot[doc.path] = len(self._paths)
+        self._paths.append(doc.path)
+        self._batch.extend(map(self._vocab.__getitem__, tokens))
+        self._batch_lens.append(len(tokens))
+        self._lens.append(len(tokens))
+        self._weights.append(clean_weight(doc.weight))
+        self._updated.append(date_ordinal(doc.updated))
+        if len(self._batch_lens) >= BATCH_DOCS:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Count the batch's tokens per (doc, term) and append the postings."""
+        lens = np.array(self._batch_lens, dtype=np.int64)
+        self._batch_lens = []
+        if not len(self._batch):
+            return
+        first_doc = len(self._paths) - lens.shape[0]
+        tokens = np.frombuffer(self._batch, dtype=np.uint32).astype(np.uint64)
+        self._batch = array("I")
+        tokens |= np.repeat(np.arange(lens.shape[0], dtype=np.uint64), lens) << np.uint64(32)
+        tokens.sort()
+        starts = np.flatnonzero(np.concatenate(([True], tokens[1:] != tokens[:-1])))
+        tf = np.diff(np.append(starts, tokens.shape[0]))
+        pairs = tokens[starts]
+        self._terms.frombytes((pairs & np.uint64(0xFFFFFFFF)).astype(np.uint32).tobytes())
+        self._docs.frombytes(((pairs >> np.uint64(32)).astype(np.int64) + first_doc)
+                             .astype(np.uint32).tobytes())
+        self._tfs.frombytes(np.minimum(tf, TF_MAX).astype(np.uint16).tobytes())
+
+    def finish(self) -> SegmentArrays:
+        """The segment of every document added (last version of each path)."""
+        self._flush()
+        local_keys = np.fromiter(map(term_key, self._vocab), dtype=np.int64,
+                                 count=len(self._vocab))
+        self._vocab.clear()
+        order = np.argsort(local_keys)
+        sorted_keys = local_keys[order]
+        fresh = np.ones(order.shape[0], dtype=np.bool_)
+        fresh[1:] = sorted_keys[1:] != sorted_keys[:-1]  # False: a key collision
+        rank = np.empty(order.shape[0], dtype=np.uint32)
+        rank[order] = np.cumsum(fresh) - 1
+        terms = rank[np.frombuffer(self._terms, dtype=np.uint32)]
+        docs = np.frombuffer(self._docs, dtype=np.uint32)
+        tfs = np.frombuffer(self._tfs, dtype=np.uint16)
+        self._terms, self._docs, self._tfs = array("I"), array("I"), array("H")
+        columns, keep = self._columns()
+        if keep is not None:
+            live = keep[docs]
+            terms, tfs = terms[live], tfs[live]
+            docs = (np.cumsum(keep) - 1)[docs[live]].astype(np.uint32)
+        keys = sorted_keys[fresh]
+        packed = [pack_postings(terms, docs, tfs, doc_bits(keys.shape[0], len(columns.doc_len)))]
+        del docs, tfs
+        return assemble(keys, packed, columns, fwd_term=terms, may_repeat=not fresh.all())
+
+    def _columns(self) -> tuple[DocColumns, np.ndarray | None]:
+        """Per-doc columns without superseded duplicates, and the keep mask (None when
+        every doc is kept)."""
+        lens = np.frombuffer(self._lens, dtype=np.uint32)
+        weights = np.frombuffer(self._weights, dtype=np.float64)
+        updated = np.frombuffer(self._updated, dtype=np.int32)
+        paths = self._paths
+        keep = None
+        if self._dead:
+            keep = np.ones(len(paths), dtype=np.bool_)
+            keep[self._dead] = False
+            lens, weights, updated = lens[keep], weights[keep], updated[keep]
+            paths = [p for p, k in zip(paths, keep.tolist(), strict=True) if k]
+        blob, ptr, path_keys = encode_paths(paths)
+        return DocColumns(lens, weights, updated, blob, ptr, path_keys), keep

@@ -1,0 +1,109 @@
+"""The base segment's on-disk format: which arrays, of which dtype and length.
+
+A segment folder holds one ``.npy`` file per array below (memory-mapped when read) and
+``meta.json`` (written last; its presence marks the folder complete)::
+
+    term_key    int64   [V]     sorted unique term keys (``keys.term_key``): the dictionary
+    term_ptr    int64   [V+1]   CSR offsets of each term's postings
+    post_doc    uint32  [P]     postings: doc ids, ascending within a term
+    post_tf     uint16  [P]     postings: term frequency (clamped to 65535)
+    fwd_ptr     int64   [N+1]   forward index offsets of each doc's terms
+    fwd_term    uint32  [P]     forward index: term ids of each doc, ascending
+    doc_len     uint32  [N]     tokens per doc (BM25 length)
+    doc_weight  float64 [N]     static prior (``IndexDoc.weight``)
+    doc_updated int32   [N]     ``updated`` as a day ordinal, 0 = unknown
+    path_blob   uint8   [B]     every doc's path, UTF-8, concatenated
+    path_ptr    int64   [N+1]   offsets of each path in ``path_blob``
+    path_key    int64   [N]     sorted ``keys.path_key`` of the paths
+    path_doc    uint32  [N]     the doc id of each ``path_key`` entry
+
+``meta.json``: ``schema``, ``n_docs`` (N), ``n_terms`` (V), ``n_postings`` (P),
+``n_path_bytes`` (B), ``total_len`` (sum of ``doc_len``), ``tokenizer``, ``created``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+__all__ = ["ARRAYS", "SCHEMA", "TF_MAX", "SegmentArrays"]
+
+#: Largest stored term frequency (``post_tf`` is uint16); larger counts are clamped, in
+#: the delta too, so a doc scores the same before and after a merge.
+TF_MAX = 65535
+
+#: Bump when the layout or the meaning of any array changes (forces a rebuild).
+SCHEMA = 1
+
+#: name -> (dtype, length as a function of (N, V, P, B)).
+ARRAYS: dict[str, tuple[np.dtype[Any], str]] = {
+    "term_key": (np.dtype(np.int64), "V"),
+    "term_ptr": (np.dtype(np.int64), "V+1"),
+    "post_doc": (np.dtype(np.uint32), "P"),
+    "post_tf": (np.dtype(np.uint16), "P"),
+    "fwd_ptr": (np.dtype(np.int64), "N+1"),
+    "fwd_term": (np.dtype(np.uint32), "P"),
+    "doc_len": (np.dtype(np.uint32), "N"),
+    "doc_weight": (np.dtype(np.float64), "N"),
+    "doc_updated": (np.dtype(np.int32), "N"),
+    "path_blob": (np.dtype(np.uint8), "B"),
+    "path_ptr": (np.dtype(np.int64), "N+1"),
+    "path_key": (np.dtype(np.int64), "N"),
+    "path_doc": (np.dtype(np.uint32), "N"),
+}
+
+
+def expected_length(rule: str, n_docs: int, n_terms: int, n_postings: int,
+                    n_path_bytes: int) -> int:
+    """The length an array must have under its ``ARRAYS`` rule."""
+    base = {"N": n_docs, "V": n_terms, "P": n_postings, "B": n_path_bytes}[rule[0]]
+    return base + (1 if rule.endswith("+1") else 0)
+
+
+@attrs.define(eq=False)
+class SegmentArrays:
+    """Every array of a segment, in memory or memory-mapped (see the module docstring)."""
+
+    term_key: np.ndarray[Any, Any]
+    term_ptr: np.ndarray[Any, Any]
+    post_doc: np.ndarray[Any, Any]
+    post_tf: np.ndarray[Any, Any]
+    fwd_ptr: np.ndarray[Any, Any]
+    fwd_term: np.ndarray[Any, Any]
+    doc_len: np.ndarray[Any, Any]
+    doc_weight: np.ndarray[Any, Any]
+    doc_updated: np.ndarray[Any, Any]
+    path_blob: np.ndarray[Any, Any]
+    path_ptr: np.ndarray[Any, Any]
+    path_key: np.ndarray[Any, Any]
+    path_doc: np.ndarray[Any, Any]
+
+    @property
+    def n_docs(self) -> int:
+        """N, the number of documents."""
+        return int(self.doc_len.shape[0])
+
+    @property
+    def n_terms(self) -> int:
+        """V, the number of distinct term keys."""
+        return int(self.term_key.shape[0])
+
+    @property
+    def n_postings(self) -> int:
+        """P, the number of (term, doc) postings."""
+        return int(self.post_doc.shape[0])
+
+    def counts(self) -> dict[str, int]:
+        """The sizes recorded in ``meta.json``."""
+        return {"n_docs": self.n_docs, "n_terms": self.n_terms, "n_postings": self.n_postings,
+                "n_path_bytes": int(self.path_blob.shape[0]),
+                "total_len": int(self.doc_len.sum(dtype=np.int64))}
+
+    @classmethod
+    def empty(cls) -> SegmentArrays:
+        """A segment with no documents (the implicit base before the first build)."""
+        arrays = {name: np.zeros(1 if rule.endswith("+1") else 0, dtype)
+                  for name, (dtype, rule) in ARRAYS.items()}
+        return cls(**arrays)
