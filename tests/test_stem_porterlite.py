@@ -156,8 +156,15 @@ def test_contractions_become_stopwords(porterlite: PorterLiteTokenizer) -> None:
 
 def test_underscores_and_punctuation_split_words(porterlite: PorterLiteTokenizer) -> None:
     assert porterlite.tokenize("on_note_written/recall.index") == [
-        "note", "written", "recall", "index"
+        "note", "write", "recall", "index"
     ]
+
+
+def test_irregular_verb_forms_meet_their_base_form(porterlite: PorterLiteTokenizer) -> None:
+    assert porterlite.tokenize("went") == porterlite.tokenize("go") == ["go"]
+    assert porterlite.tokenize("wrote written writes") == ["write"] * 3
+    assert porterlite.tokenize("met meeting") == ["meet", "meet"]
+    assert porterlite.tokenize("left saw") == ["left", "saw"]  # ambiguous forms stay
 
 
 def test_digits_are_kept_unstemmed(porterlite: PorterLiteTokenizer) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from plugins.stem_porterlite.irregular import IRREGULAR_FORMS
 from plugins.stem_porterlite.stemmer import stem
 from plugins.stem_porterlite.stopwords import STOPWORDS
 
@@ -26,7 +27,8 @@ class PorterLiteTokenizer:
     ``tokenize(text)``: non-ASCII text is NFKC-normalised (so "ﬁle" and fullwidth letters
     match their plain forms), then lowercased; apostrophes (``'`` and ``’``) are removed so
     "don't" -> "dont" and "Alice's" -> "alices"; words are runs of letters/digits; stopwords
-    and one-character words are dropped; each remaining word goes through ``stem``.
+    and one-character words are dropped; irregular verb forms become their base form
+    ("went" -> "go", see ``irregular``); each remaining word goes through ``stem``.
     Result: the terms in text order, each non-empty, lowercase and whitespace-free.
     Deterministic, stateless, never raises for any ``str``.
     """
@@ -40,7 +42,8 @@ class PorterLiteTokenizer:
         words = _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
         stopwords = STOPWORDS
         stem_ = stem
-        return [stem_(w) for w in words if len(w) > 1 and w not in stopwords]
+        base = IRREGULAR_FORMS.get
+        return [stem_(base(w, w)) for w in words if len(w) > 1 and w not in stopwords]
 
     def __repr__(self) -> str:
         return "PorterLiteTokenizer()"
