@@ -17,6 +17,8 @@ from echo_core.models import Note
 __all__ = [
     "append_under_heading",
     "ensure_heading",
+    "replace_section_body",
+    "section_body",
     "find_section",
     "get_section",
     "headings",
@@ -127,6 +129,38 @@ def get_section(text: str, heading: str) -> str | None:
     """The text of the section titled ``heading`` (heading line included), else None."""
     span = find_section(text, heading)
     return text[span[0] : span[1]] if span is not None else None
+
+
+def section_body(text: str, heading: str) -> str | None:
+    """The content of section ``heading`` without its heading line, stripped; None when
+    the section is absent."""
+    section = get_section(text, heading)
+    if section is None:
+        return None
+    return section.split("\n", 1)[1].strip() if "\n" in section else ""
+
+
+def replace_section_body(text: str, heading: str, body: str) -> str:
+    """Replace the content of section ``heading`` (heading line kept) with ``body``,
+    followed by one blank line before the next heading; the section is appended when
+    missing. Line endings follow the file's."""
+    eol = line_ending(text)
+    if find_section(text, heading) is None:
+        text = ensure_heading(text, heading)
+    span = find_section(text, heading)
+    assert span is not None
+    start, end = span
+    heading_end = text.find("\n", start)
+    heading_end = len(text) if heading_end < 0 else heading_end + 1
+    if heading_end == len(text) and not text.endswith("\n"):
+        text += eol
+        heading_end = len(text)
+    content = eol.join(body.strip("\n").split("\n")) if body.strip() else ""
+    block = (eol + content + eol) if content else ""
+    tail = text[end:]
+    if tail:
+        block += eol
+    return text[:heading_end] + block + tail
 
 
 def ensure_heading(text: str, heading: str, level: int = 2) -> str:

@@ -16,6 +16,7 @@ def register_commands(cli: Any) -> None:
         entity_commands,
         note_commands,
         recall_commands,
+        scope_commands,
         triage_commands,
         vault_commands,
     )
@@ -24,5 +25,6 @@ def register_commands(cli: Any) -> None:
     capture_commands.add_to(cli)
     entity_commands.add_to(cli)
     recall_commands.add_to(cli)
+    scope_commands.add_to(cli)
     note_commands.add_to(cli)
     triage_commands.add_to(cli)
