@@ -1,0 +1,370 @@
+"""Rendering and trimming of the ``load`` digest (SPEC §4.1). Pure functions: no I/O.
+
+``load`` reads the vault into a ``VaultSnapshot``; ``render_digest`` turns it into the
+ordered sections and the digest text, within a character budget.
+
+Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (in full);
+``## Observations (last 10 of N)``; ``## Last session: <stem>`` (its Goal / Decisions Made /
+Open Threads / Suggested Next Step); ``## Agent Log (<today>)``; ``## Inbox`` (count and
+oldest age only, never the items). Sections are separated by one blank line.
+
+Over budget, the trimmable sections lose items in this order until the text fits:
+observations (oldest first), agent log (oldest first), last-session summary (from its end).
+Each trimmed section ends with a ``(truncated) N ... not shown`` line. If the text still
+does not fit with all three emptied, it is cut at the budget and ends with ``(truncated)``.
+The result never exceeds the budget.
+
+The full digest is the brief digest (within the brief budget) followed by the full texts
+of the current-context note, the operator preferences and the last session log, which
+share the rest of the full budget; they are trimmed from their ends in reverse order
+(session log first), with the same markers and the same hard cut as the last resort.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable
+
+import attrs
+
+from echo_core.frontmatter import split_frontmatter
+from echo_core.notes import parse_note, section_body
+from echo_core.ops.links import link_target
+from echo_core.ops.scope import PLACEHOLDER, session_date
+from echo_core.ops.triage import parse_inbox
+
+TRUNCATED = "(truncated)"
+OBSERVATIONS_SHOWN = 10
+SUMMARY_HEADINGS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
+LOG_HEADING = "Log"  # where session-end puts a log body without summary sections
+#: Brief sections trimmed when over budget, first to last.
+TRIM_ORDER = ("observations", "agent-log", "last-session")
+#: Full-text sections trimmed when over the full budget, first to last.
+FULL_TRIM_ORDER = ("session-note", "preferences-note", "context-note")
+_ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
+_FENCE_RUN = re.compile(r"^[ \t]*`{3,}", re.MULTILINE)
+
+
+@attrs.frozen
+class Read:
+    """One vault file as ``load`` read it: ``status`` is ok | absent | error."""
+
+    path: str
+    status: str
+    text: str = ""
+    error: str = ""
+
+
+@attrs.frozen
+class VaultSnapshot:
+    """Everything the digest is made from (read by ``load``, in parallel)."""
+
+    today: _dt.date
+    expected_schema: str
+    marker: Read
+    preferences: Read
+    context: Read
+    heartbeat: Read
+    daily: Read
+    inbox: Read
+    sessions: tuple[str, ...] = ()
+    sessions_error: str = ""
+    session_log: Read | None = None  # None: the heartbeat points at no session
+    heartbeat_time: str | None = None
+    outbox_note: str = ""
+
+
+@attrs.frozen
+class Section:
+    """One digest section: a stable ``name``, its text, and ok|absent|error|truncated."""
+
+    name: str
+    text: str
+    status: str
+
+
+@attrs.define
+class _Block:
+    """A section being fitted: fixed text plus items that trimming may drop."""
+
+    name: str
+    status: str
+    title: Callable[[int], str]
+    fixed: str = ""
+    items: list[str] = attrs.field(factory=list)
+    keep_last: bool = True  # trimming drops the oldest (front) items; else from the end
+    noun: str = "items"
+    closing: str = ""  # a line after the items (a code fence), never trimmed
+    hint: str = ""  # where to read what trimming left out
+    shown: int = -1  # items shown; -1 = all
+
+    def render(self, shown: int | None = None) -> str:
+        """The section text with ``shown`` items (default: the current ``shown``)."""
+        n = shown if shown is not None else len(self.items) if self.shown < 0 else self.shown
+        kept = (self.items[len(self.items) - n:] if self.keep_last else self.items[:n]) if n else []
+        lines = [self.title(n)]
+        if self.fixed:
+            lines.append(self.fixed)
+        lines += kept
+        if self.closing:
+            lines.append(self.closing)
+        if n < len(self.items):
+            which = "older" if self.keep_last else "more"
+            hint = f"; read {self.hint}" if self.hint else ""
+            lines.append(f"{TRUNCATED} {len(self.items) - n} {which} {self.noun} not shown{hint}")
+        return "\n".join(lines)
+
+
+def _fixed(name: str, status: str, text: str) -> _Block:
+    head, _, rest = text.partition("\n")
+    return _Block(name, status, lambda _n: head, fixed=rest)
+
+
+def _items(body: str) -> list[str]:
+    """Top-level list items of ``body`` (continuation lines stay with their item)."""
+    items: list[str] = []
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        if _ITEM_START.match(line) or not items:
+            items.append(line.rstrip())
+        else:
+            items[-1] += "\n" + line.rstrip()
+    return items
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _problem(read: Read, what: str) -> str:
+    if read.status == "absent":
+        return f"({what} is absent: {read.path})"
+    return f"(could not read {read.path}: {read.error})"
+
+
+# -- brief sections -------------------------------------------------------------------
+
+
+def _marker_block(snap: VaultSnapshot) -> _Block:
+    if snap.marker.status != "ok":
+        return _fixed("marker", snap.marker.status, "echo-memory vault: " + _problem(
+            snap.marker, "the marker"))
+    schema = str(parse_note(snap.marker.path, snap.marker.text).frontmatter.get(
+        "schema_version", "?"))
+    line = f"echo-memory vault: schema {schema}"
+    if schema != snap.expected_schema:
+        line += (f" (this echo-memory expects {snap.expected_schema}; "
+                 "run `echo-memory doctor`)")
+    logged = len([p for p in snap.sessions if session_date(p) is not None])
+    if snap.session_log is not None:
+        line += (f", bootstrapped: {_count(logged, 'session')} logged, last committed "
+                 f"{snap.heartbeat_time}")
+    else:
+        line += (", not bootstrapped yet: no session committed "
+                 "(end this session with `echo-memory session-end`)")
+    if snap.outbox_note:
+        line += f"\n{snap.outbox_note}"
+    return _fixed("marker", "ok", line)
+
+
+def _scope_block(snap: VaultSnapshot) -> _Block:
+    read = snap.context
+    if read.status != "ok":
+        return _fixed("scope", read.status, "## Scope\n" + _problem(read, "the current context"))
+    scope = section_body(read.text, "Scope") or ""
+    updated = str(parse_note(read.path, read.text).frontmatter.get("scope_updated") or "")
+    if snap.sessions_error:
+        since = "sessions since unknown"
+    else:
+        count = sum(1 for p in snap.sessions
+                    if (d := session_date(p)) is not None and d >= updated[:10])
+        since = f"{_count(count, 'session')} logged since"
+    if not scope or scope == PLACEHOLDER:
+        scope = '(no scope set yet; set one with `echo-memory scope set "..."`)'
+    return _fixed("scope", "ok", f"## Scope (updated {updated or 'never'}; {since})\n{scope}")
+
+
+def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
+    read = snap.preferences
+    if read.status != "ok":
+        problem = _problem(read, "the operator-preferences note")
+        return [_fixed("preferences", read.status, "## Fact / Pattern\n" + problem),
+                _fixed("observations", read.status, "## Observations\n" + problem)]
+    facts = section_body(read.text, "Fact / Pattern") or "(none yet)"
+    observations = _items(section_body(read.text, "Observations") or "")
+    total = len(observations)
+    recent = observations[-OBSERVATIONS_SHOWN:]
+    if not recent:
+        obs = _fixed("observations", "ok", "## Observations\n(none yet)")
+    else:
+        obs = _Block("observations", "ok",
+                     lambda n: f"## Observations (last {n} of {total})",
+                     items=recent, noun="observations", hint=read.path)
+    return [_fixed("preferences", "ok", f"## Fact / Pattern\n{facts}"), obs]
+
+
+def _summary_lines(text: str) -> list[str]:
+    lines: list[str] = []
+    for heading in SUMMARY_HEADINGS:
+        body = section_body(text, heading)
+        if body:
+            lines.append(f"### {heading}")
+            lines += [line.rstrip() for line in body.splitlines()]
+    if lines:
+        return lines
+    log = section_body(text, LOG_HEADING)  # no summary sections: fall back to the log
+    if log is None:
+        log = "\n".join(line for line in split_frontmatter(text)[1].splitlines()
+                        if not line.startswith("#"))
+    kept = [line.rstrip() for line in log.splitlines() if line.strip()]
+    return [f"### {LOG_HEADING}", *kept] if kept else []
+
+
+def _session_block(snap: VaultSnapshot) -> _Block:
+    read = snap.session_log
+    if read is None:
+        status = snap.heartbeat.status if snap.heartbeat.status != "ok" else "absent"
+        detail = ("(no session committed yet)" if snap.heartbeat.status in ("ok", "absent")
+                  else _problem(snap.heartbeat, "the heartbeat"))
+        return _fixed("last-session", status, f"## Last session\n{detail}")
+    if read.status != "ok":
+        return _fixed("last-session", "error",
+                      f"## Last session\n(the heartbeat points at {read.path}, which "
+                      + ("is missing)" if read.status == "absent" else f"failed: {read.error})"))
+    title = f"## Last session: [[{link_target(read.path)}]] (committed {snap.heartbeat_time})"
+    lines = _summary_lines(read.text)
+    if not lines:
+        return _fixed("last-session", "ok", f"{title}\n(the log is empty)")
+    return _Block("last-session", "ok", lambda _n: title, items=lines, keep_last=False,
+                  noun="summary lines", hint=read.path)
+
+
+def _agent_log_block(snap: VaultSnapshot) -> _Block:
+    day = snap.today.isoformat()
+    read = snap.daily
+    if read.status == "absent":
+        return _fixed("agent-log", "absent", f"## Agent Log ({day})\n(no daily note yet today)")
+    if read.status != "ok":
+        return _fixed("agent-log", "error",
+                      f"## Agent Log ({day})\n" + _problem(read, "the daily note"))
+    items = _items(section_body(read.text, "Agent Log") or "")
+    if not items:
+        return _fixed("agent-log", "ok", f"## Agent Log ({day})\n(nothing logged yet today)")
+    return _Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", items=items,
+                  noun="agent-log lines", hint=read.path)
+
+
+def _inbox_block(snap: VaultSnapshot) -> _Block:
+    read = snap.inbox
+    if read.status == "absent":
+        return _fixed("inbox", "absent", "## Inbox\n(no inbox file yet)")
+    if read.status != "ok":
+        return _fixed("inbox", "error", "## Inbox\n" + _problem(read, "the inbox"))
+    items = parse_inbox(read.text, snap.today)
+    if not items:
+        return _fixed("inbox", "ok", "## Inbox\nempty")
+    oldest = max(item.age_days for item in items)
+    return _fixed("inbox", "ok", f"## Inbox\n{_count(len(items), 'item')} waiting, oldest "
+                                 f"{_count(oldest, 'day')} old; triage with "
+                                 "`echo-memory triage list`")
+
+
+def _full_block(name: str, label: str, read: Read | None) -> _Block:
+    if read is None:
+        return _fixed(name, "absent", f"## Full text: {label}\n(none)")
+    if read.status != "ok":
+        return _fixed(name, read.status, f"## Full text: {label}\n" + _problem(read, label))
+    lines = read.text.rstrip("\n").splitlines()
+    fence = "`" * max(3, 1 + max((len(m.group()) for m in _FENCE_RUN.finditer(read.text)),
+                                 default=0))
+    return _Block(name, "ok", lambda _n: f"## Full text: {label} ({read.path})",
+                  fixed=fence + "markdown", items=lines, keep_last=False, noun="lines",
+                  closing=fence, hint=read.path)
+
+
+# -- fitting --------------------------------------------------------------------------
+
+
+def _join(blocks: list[_Block]) -> str:
+    return "\n\n".join(block.render() for block in blocks)
+
+
+def _fit(blocks: list[_Block], budget: int, order: tuple[str, ...]) -> list[Section]:
+    """Trim ``blocks`` in ``order`` until they fit ``budget``; hard-cut as a last resort."""
+    total = len(_join(blocks))
+    for name in order:
+        if total <= budget:
+            break
+        for block in (b for b in blocks if b.name == name and b.items):
+            others = total - len(block.render())
+            lo, hi = 0, len(block.items) - 1  # largest n that fits, else 0
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if others + len(block.render(mid)) <= budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            block.shown, block.status = lo, "truncated"
+            total = others + len(block.render())
+    sections = [Section(b.name, b.render(), b.status) for b in blocks]
+    if total <= budget:
+        return sections
+    return _hard_cut(sections, budget)
+
+
+def _hard_cut(sections: list[Section], budget: int) -> list[Section]:
+    """Cut the joined text so that it plus a final ``(truncated)`` fits ``budget``.
+
+    The marker ends the last section that keeps any text; sections past the cut stay in
+    the list with empty text, all marked ``truncated``."""
+    marker = "\n" + TRUNCATED
+    room = budget - len(marker)
+    out: list[Section] = []
+    pos = 0
+    for i, section in enumerate(sections):
+        sep = len("\n\n") if out else 0
+        if pos + sep + len(section.text) <= room:
+            out.append(section)
+            pos += sep + len(section.text)
+            continue
+        rest = sections[i:]
+        cut = section.text[: max(0, room - pos - sep)]
+        if (newline := cut.rfind("\n")) >= len(cut) / 2:
+            cut = cut[:newline]  # end on a whole line when that keeps most of it
+        cut = cut.rstrip()
+        if cut:
+            out.append(Section(section.name, cut, "truncated"))
+            rest = rest[1:]
+        if out:
+            last = out[-1]
+            out[-1] = Section(last.name, last.text + marker, "truncated")
+        else:
+            out.append(Section(section.name, TRUNCATED, "truncated"))
+            rest = rest[1:]
+        return out + [Section(s.name, "", "truncated") for s in rest]
+    return out
+
+
+def sections_text(sections: list[Section]) -> str:
+    """The digest text of ``sections`` (one blank line between sections)."""
+    return "\n\n".join(s.text for s in sections if s.text)
+
+
+def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
+                  full_budget: int) -> tuple[Section, ...]:
+    """The digest sections in order (see module docstring); their joined text is at most
+    ``budget`` (brief) or ``full_budget`` (full) characters."""
+    blocks = [_marker_block(snap), _scope_block(snap), *_preference_blocks(snap),
+              _session_block(snap), _agent_log_block(snap), _inbox_block(snap)]
+    sections = _fit(blocks, budget, TRIM_ORDER)
+    if brief:
+        return tuple(sections)
+    room = full_budget - len(sections_text(sections)) - len("\n\n")
+    full = [_full_block("context-note", "current context", snap.context),
+            _full_block("preferences-note", "operator preferences", snap.preferences),
+            _full_block("session-note", "last session log", snap.session_log)]
+    if room <= len(TRUNCATED):  # no room left at all: listed, empty, truncated
+        return tuple(sections + [Section(b.name, "", "truncated") for b in full])
+    return tuple(sections + _fit(full, room, FULL_TRIM_ORDER))

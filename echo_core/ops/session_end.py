@@ -1,0 +1,378 @@
+"""``session-end <bundle> [--apply]`` (SPEC §4.3, §4.4): commit what a session produced.
+
+The bundle is a JSON object::
+
+    {"slug": "recall-index",                       # kebab-case, required
+     "log_body": "## Goal\\nShip recall\\n\\n## Decisions Made\\n- BM25",   # required
+     "agent_log_line": "- 2026-03-01: shipped recall",                 # optional
+     "scope": "Recall is done; next the MCP server",                   # optional
+     "reflect": [{"title": "Prefers pytest", "kind": "semantic",        # optional
+                  "body": "Use pytest, not unittest", "tags": [], "aliases": [],
+                  "sources": [], "date": "2026-03-01", "confidence": 0.9}]}
+
+Everything is validated before anything is written (``EchoError`` 2 naming the field, e.g.
+``reflect[2].confidence``); unknown keys are rejected. Without ``apply`` nothing is
+written: the result previews each step (each proposal classified by a dry-run capture:
+create / update / inbox / gated). With ``apply``, under one vault lock and in this order:
+
+1. the session log ``_agent/sessions/<date>-<HHMM>-<slug>.md`` from the session template
+   (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's;
+   other ``##`` sections follow them; text before any section, or a body without
+   sections, goes under ``## Log``); an existing log with other content is refused (2),
+   identical content is an idempotent re-apply;
+2. the agent-log line in today's daily note (default ``- <today>: session [[<stem>]]``;
+   a given line without a leading ``- `` gets one);
+3. each proposal through ``capture`` (confidence < 0.6 -> inbox; a gate stop is reported
+   as ``gated``, not an error);
+4. ``scope set`` when ``scope`` is given;
+5. the heartbeat ``_agent/heartbeat/last-session.md`` = ``"<log path> @ <ISO time>"`` —
+   LAST, as the commit marker: any failure before it propagates and leaves the previous
+   heartbeat untouched (re-applying the same bundle in the same minute then completes it).
+
+``on_session_end(bundle, ctx)`` fires after the heartbeat (a failing listener is a warning).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import EchoError, usage_error
+from echo_core.models import CaptureRequest, Envelope
+from echo_core.notes import (
+    append_under_heading,
+    find_section,
+    headings,
+    replace_section_body,
+    section_body,
+)
+from echo_core.ops.capture import capture, require_initialised
+from echo_core.ops.capture_request import validate_request
+from echo_core.ops.daily import AGENT_LOG_HEADING, append_agent_log, daily_note_path
+from echo_core.ops.digest import LOG_HEADING
+from echo_core.ops.links import link_target
+from echo_core.ops.load import HEARTBEAT_PATH, fire_event
+from echo_core.ops.scope import (
+    CONTEXT_PATH,
+    MAX_SCOPE,
+    PLACEHOLDER,
+    SESSIONS_DIR,
+    read_scope,
+    set_scope,
+)
+from echo_core.routing import RoutingManifest
+from echo_core.templates import render_template
+
+SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_SLUG = 80
+INBOX_BELOW = 0.6
+BUNDLE_KEYS = ("slug", "log_body", "agent_log_line", "scope", "reflect")
+PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", "confidence")
+TEMPLATE_SECTIONS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
+
+#: capture action -> reflect classification (dry-run and applied).
+_CLASSIFIED = {"dry-run:create": "create", "dry-run:update": "update",
+               "dry-run:inbox": "inbox", "dry-run:duplicate-gate": "gated",
+               "created": "created", "updated": "updated", "unchanged": "unchanged",
+               "inbox": "inbox", "duplicate-gate": "gated"}
+
+
+@attrs.frozen
+class Proposal:
+    """One validated reflect proposal (``index`` = its position in ``reflect``)."""
+
+    index: int
+    title: str
+    body: str
+    confidence: float
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    date: str | None = None
+
+    def request(self, *, dry_run: bool) -> CaptureRequest:
+        """The capture this proposal becomes (kind dropped -> inbox when unsure)."""
+        kind = self.kind if self.confidence >= INBOX_BELOW else None
+        return CaptureRequest(title=self.title, kind=kind, body=self.body, tags=self.tags,
+                              aliases=self.aliases, sources=self.sources, date=self.date,
+                              dry_run=dry_run)
+
+
+@attrs.frozen
+class SessionBundle:
+    """A validated session-end bundle (passed to ``on_session_end``)."""
+
+    slug: str
+    log_body: str
+    agent_log_line: str | None = None
+    scope: str | None = None
+    reflect: tuple[Proposal, ...] = ()
+
+
+@attrs.frozen
+class Step:
+    """One artefact and what happened (or, in a preview, would happen) to it."""
+
+    artefact: str  # session-log | agent-log | reflect | scope | heartbeat
+    path: str | None
+    action: str
+    detail: str = ""
+
+
+@attrs.frozen
+class ReflectOutcome:
+    """One proposal's classification (preview) or outcome (apply)."""
+
+    index: int
+    title: str
+    confidence: float
+    classification: str  # create|update|inbox|gated (preview); created|updated|unchanged|inbox|gated
+    path: str | None = None
+    detail: str = ""
+    candidates: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen
+class SessionEndResult:
+    """The five artefacts in commit order (``steps``) and each proposal's outcome."""
+
+    applied: bool
+    session_log: str
+    steps: tuple[Step, ...]
+    reflect: tuple[ReflectOutcome, ...] = ()
+
+
+# -- validation -----------------------------------------------------------------------
+
+
+def read_bundle(text: str) -> object:
+    """Parse a bundle's JSON text (``EchoError`` 2 when it is not JSON)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise usage_error(f"bundle is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+                          f"{exc.msg}); see `echo-memory session-end --help`") from None
+
+
+def _text(raw: Mapping[str, Any], key: str, where: str, *, required: bool,
+          one_line: bool = False) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise usage_error(f"{where}{key}: required (a non-empty string)")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise usage_error(f"{where}{key}: must be a non-empty string, got {value!r}"[:200])
+    if one_line and ("\n" in value.strip() or "\r" in value.strip()):
+        raise usage_error(f"{where}{key}: must be one line")
+    return value.replace("\r\n", "\n").strip()
+
+
+def _unknown(raw: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    extra = sorted(str(k) for k in raw if k not in allowed)
+    if extra:
+        raise usage_error(f"{where}{extra[0]}: unknown key; allowed: {', '.join(allowed)}")
+
+
+def _strings(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise usage_error(f"{where}{key}: must be a list of strings, got {value!r}"[:200])
+    return tuple(value)
+
+
+def _proposal(index: int, raw: object, manifest: RoutingManifest) -> Proposal:
+    where = f"reflect[{index}]."
+    if not isinstance(raw, Mapping):
+        raise usage_error(f"reflect[{index}]: must be an object with title, body, confidence")
+    _unknown(raw, PROPOSAL_KEYS, where)
+    title = _text(raw, "title", where, required=True, one_line=True)
+    body = _text(raw, "body", where, required=True)
+    kind = _text(raw, "kind", where, required=False, one_line=True)
+    date = _text(raw, "date", where, required=False, one_line=True)
+    confidence = raw.get("confidence")
+    if (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+            or not math.isfinite(confidence) or not 0 <= confidence <= 1):
+        raise usage_error(f"{where}confidence: required, a number from 0 to 1, got {confidence!r}")
+    assert title is not None and body is not None
+    proposal = Proposal(index, title, body, float(confidence), kind,
+                        _strings(raw, "tags", where), _strings(raw, "aliases", where),
+                        _strings(raw, "sources", where), date)
+    try:  # everything capture would reject, now, before any write
+        if kind is not None and "{domain}" in manifest.route(kind).folder:
+            raise usage_error(f"kind: {kind!r} needs a domain, which a proposal cannot "
+                              "give; use another kind, or `echo-memory capture --domain`")
+        validate_request(attrs.evolve(proposal.request(dry_run=True), kind=kind), manifest)
+    except EchoError as exc:
+        field = "kind" if exc.message.startswith("unknown kind") else ""
+        raise usage_error(f"{where}{field + ': ' if field else ''}{exc.message}") from None
+    return proposal
+
+
+def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
+    """A ``SessionBundle`` from parsed JSON, or ``EchoError`` 2 naming the bad field."""
+    if not isinstance(raw, Mapping):
+        raise usage_error("bundle: must be a JSON object with at least slug and log_body; "
+                          "see `echo-memory session-end --help`")
+    _unknown(raw, BUNDLE_KEYS, "")
+    slug = raw.get("slug")
+    if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug) or len(slug) > MAX_SLUG:
+        raise usage_error(f"slug: {slug!r} is not kebab-case (lowercase letters and digits "
+                          f"joined by single hyphens, at most {MAX_SLUG} characters, e.g. "
+                          "fix-recall-index)")
+    log_body = _text(raw, "log_body", "", required=True)
+    line = _text(raw, "agent_log_line", "", required=False, one_line=True)
+    if line is not None and not line.startswith("- "):
+        line = f"- {line}"
+    scope = _text(raw, "scope", "", required=False)
+    if scope is not None and len(scope) > MAX_SCOPE:
+        raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
+    reflect = raw.get("reflect")
+    if reflect is not None and not isinstance(reflect, list):
+        raise usage_error("reflect: must be a list of proposal objects")
+    proposals = tuple(_proposal(i, p, manifest) for i, p in enumerate(reflect or []))
+    assert log_body is not None
+    return SessionBundle(slug, log_body, line, scope, proposals)
+
+
+# -- the session log ------------------------------------------------------------------
+
+
+def session_log_path(day: _dt.date, now: _dt.datetime, slug: str) -> str:
+    """``_agent/sessions/<YYYY-MM-DD>-<HHMM>-<slug>.md``."""
+    return f"{SESSIONS_DIR}/{day.isoformat()}-{now:%H%M}-{slug}.md"
+
+
+def render_session_log(bundle: SessionBundle, day: _dt.date, now: _dt.datetime) -> str:
+    """The session log note: the session template with ``log_body`` placed in it."""
+    text = render_template("session", date=day.isoformat(),
+                           title=f"{bundle.slug} ({day.isoformat()} {now:%H:%M})")
+    body = bundle.log_body
+    titles = [h[3:] for h in headings(body) if h.startswith("## ")]
+    first = find_section(body, "## " + titles[0]) if titles else None
+    preamble = body[: first[0]].strip() if first else body.strip()
+    for title in dict.fromkeys(titles):
+        known = next((t for t in TEMPLATE_SECTIONS if t.casefold() == title.casefold()), None)
+        text = replace_section_body(text, "## " + (known or title),
+                                    section_body(body, "## " + title) or "")
+    if preamble:
+        text = replace_section_body(text, "## " + LOG_HEADING, preamble)
+    return text
+
+
+# -- the steps ------------------------------------------------------------------------
+
+
+def _classify(proposal: Proposal, envelope: Envelope) -> ReflectOutcome:
+    data = envelope.data
+    return ReflectOutcome(
+        proposal.index, proposal.title, proposal.confidence,
+        _CLASSIFIED.get(envelope.action, envelope.action),
+        path=getattr(data, "path", None), detail=envelope.message,
+        candidates=tuple(getattr(data, "candidates", ()) or ()))
+
+
+def _reflect_step(outcomes: list[ReflectOutcome]) -> Step:
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome.classification] = counts.get(outcome.classification, 0) + 1
+    detail = ", ".join(f"{n} {c}" for c, n in counts.items()) or "no proposals"
+    return Step("reflect", None, "capture" if outcomes else "skip", detail)
+
+
+def _log_exists(ctx: EchoContext, path: str, text: str) -> bool:
+    """True when an identical log exists; ``EchoError`` 2 when a different one does."""
+    if not ctx.vault.storage.exists(path):
+        return False
+    if ctx.vault.storage.read(path) == text:
+        return True
+    raise usage_error(f"session log {path} already exists with other content (same minute, "
+                      "same slug); use another slug or end the session a minute later")
+
+
+def _preview(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
+             heartbeat: str) -> SessionEndResult:
+    same = _log_exists(ctx, path, text)
+    today = ctx.today()
+    daily = daily_note_path(today)
+    line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
+    present = False
+    if ctx.vault.storage.exists(daily):
+        present = not append_under_heading(ctx.vault.storage.read(daily),
+                                           AGENT_LOG_HEADING, [line])[1]
+    outcomes = [_classify(p, capture(ctx, p.request(dry_run=True))) for p in bundle.reflect]
+    if bundle.scope is None:
+        scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
+    else:
+        current = read_scope(ctx).scope
+        action = "unchanged" if current == bundle.scope and current != PLACEHOLDER else "set"
+        scope = Step("scope", CONTEXT_PATH, action, bundle.scope.splitlines()[0])
+    steps = (Step("session-log", path, "unchanged" if same else "create",
+                  "identical log already written" if same else f"{len(text)} characters"),
+             Step("agent-log", daily, "unchanged" if present else "append", line),
+             _reflect_step(outcomes), scope,
+             Step("heartbeat", HEARTBEAT_PATH, "write", heartbeat.strip()))
+    return SessionEndResult(False, path, steps, tuple(outcomes))
+
+
+def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
+           heartbeat: str) -> SessionEndResult:
+    vault = ctx.vault
+    with vault.storage.lock():
+        same = _log_exists(ctx, path, text)
+        if not same:
+            vault.write_note(path, text)
+        today = ctx.today()
+        line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
+        appended = append_agent_log(vault, today, line)
+        outcomes = [_classify(p, capture(ctx, p.request(dry_run=False))) for p in bundle.reflect]
+        if bundle.scope is None:
+            scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
+        else:
+            envelope = set_scope(ctx, bundle.scope)
+            scope = Step("scope", CONTEXT_PATH, envelope.action, bundle.scope.splitlines()[0])
+        vault.write_note(HEARTBEAT_PATH, heartbeat)  # the commit marker: always last
+    steps = (Step("session-log", path, "unchanged" if same else "created",
+                  "identical log already written" if same else f"{len(text)} characters"),
+             Step("agent-log", daily_note_path(today), "appended" if appended else "unchanged",
+                  line),
+             _reflect_step(outcomes), scope,
+             Step("heartbeat", HEARTBEAT_PATH, "written", heartbeat.strip()))
+    return SessionEndResult(True, path, steps, tuple(outcomes))
+
+
+def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope:
+    """Validate ``bundle`` (parsed JSON or a ``SessionBundle``), then preview or apply it
+    (see module docstring). Result data: ``SessionEndResult``; action ``dry-run`` or
+    ``session-ended``. Errors: 2 invalid bundle or a conflicting session log, 75 lock held,
+    78 vault not initialised; any failure during apply propagates before the heartbeat."""
+    valid = bundle if isinstance(bundle, SessionBundle) else validate_bundle(bundle, ctx.manifest)
+    require_initialised(ctx)
+    today, now = ctx.today(), ctx.now()
+    path = session_log_path(today, now, valid.slug)
+    text = render_session_log(valid, today, now)
+    heartbeat = f"{path} @ {now.isoformat(timespec='seconds')}\n"
+    if not apply:
+        result = _preview(ctx, valid, path, text, heartbeat)
+        gated = sum(1 for o in result.reflect if o.classification == "gated")
+        message = (f"preview (nothing written): would write {path}"
+                   + (f"; {gated} proposals would be gated" if gated else "")
+                   + "; re-run with --apply to commit")
+        return Envelope(True, "dry-run", message, result)
+    result = _apply(ctx, valid, path, text, heartbeat)
+    warnings = fire_event(ctx, "on_session_end", bundle=valid, ctx=ctx)
+    stopped = [o.title for o in result.reflect if o.classification == "gated"]
+    message = f"session committed: {path}; heartbeat updated"
+    if stopped:
+        message += f"; gated (not saved): {', '.join(stopped)}"
+    return Envelope(True, "session-ended", message, result, warnings)
