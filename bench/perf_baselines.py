@@ -62,7 +62,7 @@ def time_queries(run: Callable[[Any], object], queries: Sequence[Any],
 
 def bench_bm25s(docs: list[list[str]], queries: list[list[str]], work: Path) -> dict[str, Any]:
     """bm25s: build, per-query retrieve (single query, 1 thread), mmap load of the saved index."""
-    import bm25s
+    import bm25s  # type: ignore[import-untyped]
 
     start = time.perf_counter()
     retriever = bm25s.BM25(k1=K1, b=B)
@@ -115,7 +115,7 @@ def bench_fts5(docs: list[list[str]], queries: list[list[str]], work: Path) -> d
 def bench_tantivy(docs: list[list[str]], queries: list[list[str]], work: Path) -> dict[str, Any]:
     """tantivy (if installed): one writer, default tokenizer, disjunctive query parser."""
     try:
-        import tantivy
+        import tantivy  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return {"engine": "tantivy", "skipped": "not installed (pip install tantivy)"}
     builder = tantivy.SchemaBuilder()

@@ -69,8 +69,9 @@ def build_vault(root: Path, state: Path, notes: int, seed: int = 7) -> EchoConte
 # a mix of entity notes (70%), session logs (20%) and journal notes (10%), varied status
 # and ``updated`` dates. Files are written directly (100k notes in well under a minute).
 
-FILLERS = ("the a of to and in is for on with that as it was by at be this from or an are "
-           "we not have has but will can about into than then also when which").split()
+FILLERS = ["the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "that", "as", "it",
+           "was", "by", "at", "be", "this", "from", "or", "an", "are", "we", "not", "have",
+           "has", "but", "will", "can", "about", "into", "than", "then", "also", "when", "which"]
 STATUSES = ["active"] * 6 + ["complete", "decided", "on-hold", "archived", "superseded"]
 
 
