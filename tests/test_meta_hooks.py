@@ -48,7 +48,6 @@ def test_contract_suites_names_only_real_hookspecs() -> None:
 PENDING_BUILTINS = {
     "register_queues": "issue 7 (queue_outbox)",
     "register_mcp_tools": "issue 6 (transport_mcp)",
-    "register_build_targets": "issue 5 (build claude-code)",
     "on_session_start": "issue 5 (load)",
     "on_session_end": "issue 5 (session-end)",
 }

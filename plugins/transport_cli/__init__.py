@@ -5,18 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.hookspecs import hookimpl
+from echo_core.hookspecs import Register, hookimpl
+
+SKILLS_PART_NAME = "claude-code:transport_cli"
 
 
 @hookimpl
 def register_commands(cli: Any) -> None:
-    """Add every built-in verb: vault, capture, entity, recall, raw-note and triage verbs."""
+    """Add every built-in verb: vault, capture, entity, recall, scope, session, raw-note,
+    triage and build verbs."""
     from plugins.transport_cli import (
+        build_commands,
         capture_commands,
         entity_commands,
         note_commands,
         recall_commands,
         scope_commands,
+        session_commands,
         triage_commands,
         vault_commands,
     )
@@ -26,5 +31,15 @@ def register_commands(cli: Any) -> None:
     entity_commands.add_to(cli)
     recall_commands.add_to(cli)
     scope_commands.add_to(cli)
+    session_commands.add_to(cli)
     note_commands.add_to(cli)
     triage_commands.add_to(cli)
+    build_commands.add_to(cli)
+
+
+@hookimpl
+def register_build_targets(register: Register) -> None:
+    """Contribute the skills (one per CLI verb) to the ``claude-code`` target."""
+    from plugins.transport_cli.skills import CliSkillsPart
+
+    register(SKILLS_PART_NAME, CliSkillsPart())

@@ -1,0 +1,39 @@
+"""``echo-memory hook <event>``: the command the generated Claude Code hooks run."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from echo_core.cli_kit import common_options, current_context
+
+
+@click.command("hook")
+@click.argument("event", metavar="EVENT")
+@common_options
+def hook_command(event: str, as_json: bool) -> None:
+    """Answer a Claude Code hook EVENT: read its JSON from stdin, print the reply.
+
+    \b
+    Events (the generated plugin wires them; see `echo-memory build claude-code`):
+      SessionStart      the brief memory digest (startup, clear, compact; quiet on resume)
+      UserPromptSubmit  notes relevant to the prompt, at most 1500 characters, or nothing
+      Stop              once per substantive session with nothing saved: ask to save
+      PreCompact        write a checkpoint note (recent prompts, files edited); no output
+
+    \b
+    Example:
+      echo '{"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+             "prompt": "how do we deploy?"}' | echo-memory hook UserPromptSubmit
+
+    Always exits 0: on any error, an unknown event or a timeout it prints nothing, so a
+    memory problem never blocks the agent. Output is always JSON (--json is accepted for
+    uniformity); ECHO_HOOK_DEBUG=1 prints tracebacks to stderr.
+    """
+    from plugins.hooks_claude.runner import run_hook, write_stdout
+
+    text = run_hook(event, current_context, getattr(sys.stdin, "buffer", None), os.environ)
+    if text:
+        write_stdout(text)

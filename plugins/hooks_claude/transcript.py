@@ -1,0 +1,191 @@
+"""A defensive reader of Claude Code transcripts (JSONL, one object per line).
+
+The format is internal to Claude Code and may change, so every line is optional: a line
+that is not JSON, not an object, or of a type we do not know is skipped, never an error.
+What we read:
+
+* ``timestamp`` of the first line that has one (ISO 8601, usually UTC with ``Z``): when the
+  session began.
+* ``assistant`` lines: ``message.content`` blocks of type ``tool_use`` (counted once per
+  ``id``); ``Edit`` / ``Write`` / ``MultiEdit`` / ``NotebookEdit`` are edits, their
+  ``file_path`` / ``notebook_path`` the files edited.
+* ``user`` lines that are real prompts: not ``isMeta``, not ``isSidechain``, text content
+  (a string or ``text`` blocks; ``tool_result`` blocks are not prompts), and not a
+  slash-command wrapper or interruption notice (text starting with ``<`` or ``[``).
+* whether the session already saved to memory (``saved``): a Bash tool use running an
+  echo-memory write (``capture`` without ``--dry-run``, ``session-end ... --apply``,
+  ``reflect ... --apply``) or an MCP tool call of ``echo_capture``, or of
+  ``echo_log_session`` / ``echo_reflect`` with ``apply`` true.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+#: Global options of ``echo-memory`` that take a value (skipped when finding the verb).
+_VALUE_OPTIONS = frozenset({"--vault", "--state-dir"})
+_SAVE_TOOLS_ALWAYS = ("echo_capture",)
+_SAVE_TOOLS_WITH_APPLY = ("echo_log_session", "echo_reflect")
+
+PROMPT_MAX_CHARS = 200
+
+
+@attrs.frozen
+class TranscriptSummary:
+    """What the hooks need to know about one session's transcript."""
+
+    started_at: float | None = None  # epoch seconds of the first timestamp
+    tool_uses: int = 0
+    edits: int = 0
+    edited_files: tuple[str, ...] = ()  # in order of first edit, without repeats
+    prompts: tuple[str, ...] = ()  # one line each, at most PROMPT_MAX_CHARS
+    saved: bool = False
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """Epoch seconds of an ISO 8601 timestamp (naive ones are taken as UTC); else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = _dt.datetime.fromisoformat(value)  # 3.11+ reads a trailing Z
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    return moment.timestamp()
+
+
+def one_line(text: str, limit: int = PROMPT_MAX_CHARS) -> str:
+    """``text`` with whitespace collapsed, cut to ``limit`` characters (marked with …)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def is_save_command(command: str) -> bool:
+    """Whether a shell command line runs an echo-memory write (see the module docstring)."""
+    for segment in re.split(r"&&|\|\||;|\n|\|", command):
+        verb = _verb_of(segment.split())
+        if verb == "capture" and "--dry-run" not in segment:
+            return True
+        if verb in ("session-end", "reflect") and "--apply" in segment:
+            return True
+    return False
+
+
+def _verb_of(tokens: list[str]) -> str | None:
+    """The echo-memory verb in a command's tokens (``echo-memory [--vault X] VERB ...``)."""
+    for i, token in enumerate(tokens):
+        if token.strip("'\"").rsplit("/", 1)[-1] != "echo-memory":
+            continue
+        rest = iter(tokens[i + 1:])
+        for word in rest:
+            if word in _VALUE_OPTIONS:
+                next(rest, None)
+            elif not word.startswith("-"):
+                return word
+        return None
+    return None
+
+
+def is_save_tool(name: str, tool_input: Mapping[str, Any]) -> bool:
+    """Whether a tool call saves to echo-memory (Bash running a write, or an MCP write)."""
+    if name == "Bash":
+        command = tool_input.get("command")
+        return isinstance(command, str) and is_save_command(command)
+    if name.endswith(_SAVE_TOOLS_ALWAYS):
+        return True
+    return name.endswith(_SAVE_TOOLS_WITH_APPLY) and tool_input.get("apply") is True
+
+
+def _prompt_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        parts = [str(b["text"]) for b in content
+                 if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+        if not parts or any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return None
+        text = "\n".join(parts)
+    else:
+        return None
+    text = text.strip()
+    if not text or text[0] in "<[":
+        return None
+    return one_line(text)
+
+
+def _objects(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            yield obj
+
+
+def summarize(lines: Iterable[str]) -> TranscriptSummary:
+    """Summarize transcript ``lines`` (see the module docstring); never raises on content."""
+    started: float | None = None
+    seen_ids: set[str] = set()
+    tool_uses = edits = 0
+    files: dict[str, None] = {}
+    prompts: list[str] = []
+    saved = False
+    for obj in _objects(lines):
+        if started is None:
+            started = parse_timestamp(obj.get("timestamp"))
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        kind = obj.get("type")
+        if kind == "user" and not obj.get("isMeta") and not obj.get("isSidechain"):
+            prompt = _prompt_text(content)
+            if prompt:
+                prompts.append(prompt)
+        if kind != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            block_id = block.get("id")
+            if isinstance(block_id, str):
+                if block_id in seen_ids:
+                    continue
+                seen_ids.add(block_id)
+            name = block.get("name")
+            tool_input = block.get("input")
+            name = name if isinstance(name, str) else ""
+            tool_input = tool_input if isinstance(tool_input, dict) else {}
+            tool_uses += 1
+            if name in EDIT_TOOLS:
+                edits += 1
+                path = tool_input.get("file_path") or tool_input.get("notebook_path")
+                if isinstance(path, str) and path:
+                    files.setdefault(path, None)
+            saved = saved or is_save_tool(name, tool_input)
+    return TranscriptSummary(started, tool_uses, edits, tuple(files), tuple(prompts), saved)
+
+
+def read_transcript(path: Any) -> TranscriptSummary:
+    """Summarize the transcript file at ``path``; an empty summary when ``path`` is not a
+    string or the file cannot be read (missing, a folder, not text)."""
+    if not isinstance(path, str) or not path:
+        return TranscriptSummary()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return summarize(handle)
+    except OSError:
+        return TranscriptSummary()
