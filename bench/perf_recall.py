@@ -2,7 +2,11 @@
 
     python bench/perf_recall.py [--sizes 1000 10000 100000] [--queries 200] [--cli-runs 10]
                                 [--peers bm25s fts5 tantivy py-dict] [--out results.json]
-                                [--profile]
+                                [--profile] [--keep DIR [--reuse]]
+
+``--keep DIR`` generates the vaults under ``DIR/recall-<size>`` and keeps them; adding
+``--reuse`` re-measures a kept vault without regenerating it (``--peers`` with no names
+skips the peers).
 
 Per size, on one generated vault (``bench.synthetic_vault.build_recall_vault``: Zipfian
 vocabulary, stopwords, wikilinks, frontmatter; 70% entities, 20% sessions, 10% journal):
@@ -44,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.perf_baselines import dir_bytes, ms_stats, plain_tokens, run_peers
-from bench.synthetic_vault import build_recall_vault, draw_queries
+from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler
 from echo_core.context import EchoContext, create_context
 from echo_core.corpus import iter_corpus
 from echo_core.ops.recall import query_terms, recall
@@ -166,7 +170,11 @@ def run_size(size: int, opts: argparse.Namespace, work: Path) -> dict[str, Any]:
     env = bench_env(work)
     vault = work / "vault"
     start = time.perf_counter()
-    _, sampler = build_recall_vault(vault, work / "state-gen", size)
+    if opts.reuse and (vault / "_agent").is_dir():
+        sampler = recall_sampler()  # the vault generated earlier with the same seed
+        shutil.rmtree(work / "state", ignore_errors=True)
+    else:
+        _, sampler = build_recall_vault(vault, work / "state-gen", size)
     res: dict[str, Any] = {"notes": size, "generate_s": time.perf_counter() - start}
     queries = draw_queries(sampler, opts.queries)
     res["queries"] = {"count": len(queries), "examples": queries[:5]}
@@ -302,13 +310,17 @@ def main() -> None:
                         help="cProfile the warm linked recall loop at the largest size.")
     parser.add_argument("--out", type=Path, help="Write the results as JSON here.")
     parser.add_argument("--keep", type=Path, help="Build the vaults under this folder and keep them.")
+    parser.add_argument("--reuse", action="store_true",
+                        help="With --keep: reuse a vault already generated there (same seed) "
+                             "instead of regenerating it; its state dir is rebuilt.")
     opts = parser.parse_args()
     results = []
     for size in opts.sizes:
         if opts.keep:
             work = opts.keep / f"recall-{size}"
-            shutil.rmtree(work, ignore_errors=True)
-            work.mkdir(parents=True)
+            if not (opts.reuse and (work / "vault" / "_agent").is_dir()):
+                shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True, exist_ok=True)
             res = run_size(size, opts, work)
         else:
             with tempfile.TemporaryDirectory(prefix=f"perf-recall-{size}-") as tmp:

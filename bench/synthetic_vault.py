@@ -111,6 +111,18 @@ def _date(day: int) -> str:
     return (dt.date(2024, 1, 1) + dt.timedelta(days=day)).isoformat()
 
 
+def _recall_sampler(rng: random.Random, vocab_size: int) -> ZipfSampler:
+    words = vocabulary(vocab_size, rng)
+    rng.shuffle(words)  # rank independent of spelling
+    return ZipfSampler(words)
+
+
+def recall_sampler(seed: int = 11, vocab_size: int = 30000) -> ZipfSampler:
+    """The content-word sampler ``build_recall_vault`` uses for the same seed (draw the
+    queries of an already generated vault from it)."""
+    return _recall_sampler(random.Random(seed), vocab_size)
+
+
 def build_recall_vault(root: Path, state: Path, notes: int, seed: int = 11,
                        vocab_size: int = 30000) -> tuple[EchoContext, ZipfSampler]:
     """An initialised vault of ``notes`` corpus notes plus its entity index; returns the
@@ -120,9 +132,7 @@ def build_recall_vault(root: Path, state: Path, notes: int, seed: int = 11,
            "ECHO_CONFIG": str(state / "none.toml")}
     ctx = create_context(vault=str(root), state_dir=str(state), env=env)
     init_vault(ctx)
-    words = vocabulary(vocab_size, rng)
-    rng.shuffle(words)  # rank independent of spelling
-    sampler = ZipfSampler(words)
+    sampler = _recall_sampler(rng, vocab_size)
     index = EntityIndex()
     slugs: list[str] = []
     made: set[Path] = set()

@@ -17,10 +17,13 @@ from typing import Any
 from echo_core import clock
 from echo_core.config import Config, resolve_config, state_dir_for
 from echo_core.entities import EntityStore
+from echo_core.entity_cache import FILE_NAME as ENTITY_NAMES_FILE
+from echo_core.entity_cache import EntityNames
 from echo_core.errors import EchoError, ExitCode
+from echo_core.history import NoteHistory
 from echo_core.models import Note
 from echo_core.plugins import PluginHost, create_host
-from echo_core.protocols import Ranker, Storage, Tokenizer
+from echo_core.protocols import Queue, Ranker, Storage, Tokenizer
 from echo_core.routing import RoutingManifest, load_manifest
 from echo_core.vault import Vault
 
@@ -39,11 +42,16 @@ class EchoContext:
         self.config = config
         self.host = host
         self.env: Mapping[str, str] = os.environ if env is None else env
+        #: Set while the outbox replays queued writes: their own day, and no re-queueing.
+        self.replay_day: _dt.date | None = None
 
     # -- time ---------------------------------------------------------------------
 
     def today(self) -> _dt.date:
-        """Today's date (``ECHO_TODAY`` / ``ECHO_NOW`` pin it)."""
+        """Today's date (``ECHO_TODAY`` / ``ECHO_NOW`` pin it; a replayed write keeps the
+        day it was made)."""
+        if self.replay_day is not None:
+            return self.replay_day
         return clock.today(self.env)
 
     def now(self) -> _dt.datetime:
@@ -76,18 +84,36 @@ class EchoContext:
 
     @functools.cached_property
     def vault(self) -> Vault:
-        """The vault, with note events wired to the plugin hooks."""
+        """The vault, with note events wired to the plugin hooks and the texts it replaces
+        or deletes kept in ``history``."""
         return Vault(
             self.storage,
             self.manifest,
             on_written=self._note_written,
             on_deleted=self._note_deleted,
+            keep_prior=self._keep_prior,
         )
+
+    @functools.cached_property
+    def history(self) -> NoteHistory:
+        """The per-path version rings of this vault's notes (``<state_dir>/history``)."""
+        return NoteHistory(self.state_dir / "history")
 
     @functools.cached_property
     def entities(self) -> EntityStore:
         """The vault's entity index store (cached per process, re-read when it changes)."""
         return EntityStore(self.storage)
+
+    @functools.cached_property
+    def entity_names(self) -> EntityNames:
+        """Read-only entity name lookups (get, exact, fuzzy, document frequency) from a
+        per-machine SQLite cache in the state dir, synced with the entity store on use.
+
+        For paths that never write (recall's expansion and link resolution): a fresh
+        process skips building the full ``EntityIndex``. Capture, the gate and resolve
+        use ``entities.load()`` under the vault lock instead.
+        """
+        return EntityNames(self.storage, self.state_dir / ENTITY_NAMES_FILE)
 
     @functools.cached_property
     def tokenizer(self) -> Tokenizer:
@@ -116,6 +142,17 @@ class EchoContext:
         return registered[name]
 
     @functools.cached_property
+    def queue(self) -> Queue | None:
+        """The offline outbox (config ``queue``, default ``outbox``), or None when no
+        queue plugin is installed."""
+        queues = self.host.collect("register_queues")
+        factory = queues.get(str(self.config.raw.get("queue", "outbox")))
+        if factory is None:
+            return None
+        queue: Queue = factory(str(self.state_dir))
+        return queue
+
+    @functools.cached_property
     def state_dir(self) -> Path:
         """The per-machine state dir of this vault (created on first use)."""
         path = state_dir_for(self.config.state_base.value, self.storage.identity)
@@ -129,6 +166,16 @@ class EchoContext:
 
     def _note_deleted(self, path: str) -> None:
         self._emit("on_note_deleted", path=path, ctx=self)
+
+    def _keep_prior(self, path: str, text: str) -> None:
+        """Keep the text a write replaces; a failure is logged and the write goes on
+        (raises when the host is strict)."""
+        try:
+            self.history.keep(path, text, saved_at=self.now().isoformat(timespec="seconds"))
+        except Exception:
+            if self.host.strict:
+                raise
+            log.warning("history: could not keep the prior text of %s", path, exc_info=True)
 
     def _emit(self, hook_name: str, **kwargs: Any) -> None:
         """Call an event hook; a failing listener is logged, never fails the write."""

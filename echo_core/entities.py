@@ -13,14 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.models import Entity
-from echo_core.names import name_key, name_tokens, token_set_similarity
+from echo_core.names import name_key, name_tokens, token_set_similarity, tokens_of_words, words
 from echo_core.protocols import Storage
 
 SCHEMA_VERSION = 1
@@ -70,6 +70,58 @@ class Match:
                 "score": round(self.score, 3)}
 
 
+#: Per name of an entity (title, then aliases), its ``name_tokens``.
+NameTokens = tuple[frozenset[str], ...]
+
+
+def entity_name_tokens(entity: Entity) -> NameTokens:
+    """``name_tokens`` of each of the entity's names, title first."""
+    return tuple(name_tokens(n) for n in entity_names(entity))
+
+
+def entity_terms(entity: Entity) -> tuple[set[str], NameTokens]:
+    """``(entity_keys(entity), entity_name_tokens(entity))``, each name folded once."""
+    keys = {name_key(entity.slug)}
+    names = []
+    for name in entity_names(entity):
+        parts = words(name)
+        keys.add(" ".join(parts))
+        names.append(tokens_of_words(parts))
+    keys.discard("")
+    return keys, tuple(names)
+
+
+def name_score(query_tokens: frozenset[str], names: NameTokens) -> float:
+    """Fuzzy score of an entity for a mention: best ``token_set_similarity`` over its names."""
+    return max((token_set_similarity(query_tokens, n) for n in names), default=0.0)
+
+
+def rank_matches(query_tokens: frozenset[str], candidates: Iterable[tuple[Entity, NameTokens]],
+                 *, kind: str | None, min_score: float, limit: int) -> list[Match]:
+    """Score candidates (entity, its name tokens) for a mention: those of ``kind`` (any when
+    None) scoring >= ``min_score``, best first (ties by slug), at most ``limit``. The one
+    scoring rule of ``EntityIndex.fuzzy`` and of the name cache."""
+    matches = []
+    for entity, names in candidates:
+        if kind is not None and entity.kind != kind:
+            continue
+        score = name_score(query_tokens, names)
+        if score >= min_score:
+            matches.append(Match(entity, score))
+    matches.sort(key=lambda m: (-m.score, m.entity.slug))
+    return matches[:limit]
+
+
+def candidate_tokens(query_tokens: frozenset[str], df: Callable[[str], int],
+                     max_df: int | None) -> list[str]:
+    """The query tokens that collect fuzzy candidates: all of them, or with ``max_df``
+    only those naming at most ``max_df`` entities (a word in thousands of names says
+    little about which entity is meant; scoring still uses every query token)."""
+    if max_df is None:
+        return sorted(query_tokens)
+    return sorted(t for t in query_tokens if df(t) <= max_df)
+
+
 class EntityIndex:
     """In-memory entity index with exact-name and token lookups."""
 
@@ -78,6 +130,7 @@ class EntityIndex:
         self._by_key: dict[str, set[str]] = defaultdict(set)
         self._by_token: dict[str, set[str]] = defaultdict(set)
         self._by_path: dict[str, str] = {}
+        self._name_tokens: dict[str, NameTokens] = {}
         for entity in entities:
             self.put(entity)
 
@@ -88,13 +141,15 @@ class EntityIndex:
         """Add or replace the entry for ``entity.slug``."""
         if entity.slug in self.entities:
             self.remove(entity.slug)
-        self.entities[entity.slug] = entity
-        self._by_path[entity.path] = entity.slug
-        for key in {name_key(entity.slug), *(name_key(n) for n in entity_names(entity))}:
-            if key:
-                self._by_key[key].add(entity.slug)
-        for token in self._tokens_of(entity):
-            self._by_token[token].add(entity.slug)
+        slug = entity.slug
+        self.entities[slug] = entity
+        self._by_path[entity.path] = slug
+        keys, names = entity_terms(entity)
+        for key in keys:
+            self._by_key[key].add(slug)
+        self._name_tokens[slug] = names
+        for token in frozenset().union(*names):
+            self._by_token[token].add(slug)
 
     def remove(self, slug: str) -> None:
         """Forget ``slug`` (no-op when unknown)."""
@@ -103,21 +158,14 @@ class EntityIndex:
             return
         if self._by_path.get(entity.path) == slug:
             del self._by_path[entity.path]
-        keys = {name_key(entity.slug), *(name_key(n) for n in entity_names(entity))}
-        for index, names in ((self._by_key, keys), (self._by_token, self._tokens_of(entity))):
+        tokens = frozenset().union(*self._name_tokens.pop(slug))
+        for index, names in ((self._by_key, entity_keys(entity)), (self._by_token, tokens)):
             for name in names:
                 slugs = index.get(name)
                 if slugs is not None:
                     slugs.discard(slug)
                     if not slugs:
                         del index[name]
-
-    @staticmethod
-    def _tokens_of(entity: Entity) -> frozenset[str]:
-        out: set[str] = set()
-        for name in entity_names(entity):
-            out |= name_tokens(name)
-        return frozenset(out)
 
     def get(self, slug: str) -> Entity | None:
         """The entry for ``slug``."""
@@ -140,35 +188,57 @@ class EntityIndex:
         return len(self._by_token.get(token, ()))
 
     def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
-              limit: int = 5) -> list[Match]:
+              limit: int = 5, max_df: int | None = None) -> list[Match]:
         """Entities whose names share tokens with ``mention``, best first.
 
         Score = best ``token_set_similarity`` over the entity's names. Only entities
-        sharing at least one token are scored (work bounded by those tokens' frequency).
+        sharing at least one token are scored (work bounded by those tokens' frequency);
+        with ``max_df``, tokens naming more than ``max_df`` entities do not collect
+        candidates (see ``candidate_tokens``; exact callers leave it None).
         """
         tokens = name_tokens(mention)
         seen: set[str] = set()
-        for token in tokens:
+        for token in candidate_tokens(tokens, self.document_frequency, max_df):
             seen |= self._by_token.get(token, set())
-        matches = []
-        for slug in seen:
-            entity = self.entities[slug]
-            if kind is not None and entity.kind != kind:
-                continue
-            score = max(token_set_similarity(tokens, name_tokens(n)) for n in entity_names(entity))
-            if score >= min_score:
-                matches.append(Match(entity, score))
-        matches.sort(key=lambda m: (-m.score, m.entity.slug))
-        return matches[:limit]
+        candidates = ((self.entities[s], self._name_tokens[s]) for s in seen)
+        return rank_matches(tokens, candidates, kind=kind, min_score=min_score, limit=limit)
 
     def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
         """Tokens ``mention`` shares with any name of ``entity``."""
         tokens = name_tokens(mention)
-        return frozenset(t for n in entity_names(entity) for t in tokens & name_tokens(n))
+        stored = self._name_tokens.get(entity.slug)
+        names = stored if stored is not None and self.entities.get(entity.slug) == entity \
+            else entity_name_tokens(entity)
+        return frozenset(t for n in names for t in tokens & n)
 
     def names_by_key(self) -> dict[str, set[str]]:
         """name key -> slugs (read-only use: auto-linking scans it)."""
         return self._by_key
+
+
+def entity_keys(entity: Entity) -> set[str]:
+    """The non-empty exact-match keys of an entity: its slug's, title's and aliases'."""
+    keys = {name_key(entity.slug), *(name_key(n) for n in entity_names(entity))}
+    keys.discard("")
+    return keys
+
+
+def journal_record(line: str) -> tuple[str, str, Entity | None] | None:
+    """One journal line as ``("put", slug, entity)`` or ``("del", slug, None)``; None for
+    a blank line, a torn last line from a crash (the write it described never completed)
+    or an unknown op."""
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    op = record.get("op") if isinstance(record, dict) else None
+    if op == "put":
+        return "put", str(record["slug"]), entity_from_json(record["slug"], record["e"])
+    if op == "del":
+        return "del", str(record["slug"]), None
+    return None
 
 
 @attrs.frozen
@@ -211,7 +281,7 @@ class EntityStore:
         texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
         snapshot = texts.get(SNAPSHOT_PATH)
         if snapshot:
-            for slug, raw in self._parse_snapshot(snapshot).items():
+            for slug, raw in self.parse_snapshot(snapshot).items():
                 index.put(entity_from_json(slug, raw))
         self._journal_lines = 0
         for line in (texts.get(JOURNAL_PATH) or "").splitlines():
@@ -222,7 +292,8 @@ class EntityStore:
         return index
 
     @staticmethod
-    def _parse_snapshot(text: str) -> dict[str, Any]:
+    def parse_snapshot(text: str) -> dict[str, Any]:
+        """The ``entities`` mapping of a snapshot's text (``EchoError`` when unreadable)."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -237,14 +308,14 @@ class EntityStore:
 
     @staticmethod
     def _replay(index: EntityIndex, line: str) -> None:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            return  # a torn last line from a crash: the write it described never completed
-        if record.get("op") == "put":
-            index.put(entity_from_json(record["slug"], record["e"]))
-        elif record.get("op") == "del":
-            index.remove(str(record["slug"]))
+        record = journal_record(line)
+        if record is None:
+            return
+        _op, slug, entity = record
+        if entity is not None:
+            index.put(entity)
+        else:
+            index.remove(slug)
 
     def apply(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = ()) -> EntityIndex:
         """Record changes (caller holds the vault lock, after a fresh ``load``)."""

@@ -46,6 +46,8 @@ COMMON_WORDS = frozenset(
 
 def fold(text: str) -> str:
     """Lowercase and strip accents (NFKD), keeping letters and digits."""
+    if text.isascii():  # nothing to decompose or strip: casefold is lower for ASCII
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -74,7 +76,11 @@ def name_tokens(name: str) -> frozenset[str]:
     The articles "a"/"an" are dropped only as the first word: in "Series A" or "Vitamin A"
     the letter is what tells the name apart.
     """
-    parts = words(name)
+    return tokens_of_words(words(name))
+
+
+def tokens_of_words(parts: list[str]) -> frozenset[str]:
+    """``name_tokens`` of a name already split by ``words`` (one fold for key and tokens)."""
     if parts and parts[0] in ("a", "an") and len(parts) > 1:
         parts = parts[1:]
     return frozenset(_fold_plural(w) for w in parts if w not in NAME_STOPWORDS)

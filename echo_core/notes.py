@@ -8,7 +8,7 @@ byte outside the inserted lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from echo_core.errors import usage_error
 from echo_core.frontmatter import line_ending, parse_frontmatter, split_frontmatter
@@ -34,6 +34,7 @@ _CLOSING_HASHES_RE = re.compile(r"(?:^|[ \t]+)#+$")
 _HEADING_ARG_RE = re.compile(r"(#{1,6})[ \t]+(.+)")
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
+_TARGET_END_RE = re.compile(r"[|#]")
 
 
 def parse_note(path: str, text: str) -> Note:
@@ -249,11 +250,18 @@ def wikilinks(text: str) -> list[str]:
     inline code are ignored; embeds (``![[x]]``) count; same-note ``[[#h]]`` links do not.
     """
     seen: dict[str, None] = {}
-    for _, _, content, in_code in _scan(text, 0):
-        if in_code or "[[" not in content:
-            continue
-        for match in _WIKILINK_RE.finditer(_INLINE_CODE_RE.sub("", content)):
-            target = re.split(r"[|#]", match.group(1), maxsplit=1)[0].rstrip("\\").strip()
+    if "[[" not in text:
+        return []
+    if "```" not in text and "~~~" not in text:
+        # no fence line possible: one pass over the whole text (neither pattern crosses
+        # a line break, so this equals the line-by-line scan)
+        chunks: Iterable[str] = (_INLINE_CODE_RE.sub("", text) if "`" in text else text,)
+    else:
+        chunks = (_INLINE_CODE_RE.sub("", content) for _, _, content, in_code in _scan(text, 0)
+                  if not in_code and "[[" in content)
+    for chunk in chunks:
+        for match in _WIKILINK_RE.finditer(chunk):
+            target = _TARGET_END_RE.split(match.group(1), maxsplit=1)[0].rstrip("\\").strip()
             if target:
                 seen.setdefault(target, None)
     return list(seen)

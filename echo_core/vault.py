@@ -1,7 +1,8 @@
 """``Vault`` = a storage backend + the routing manifest + the note events.
 
 Every note write in the core goes through a ``Vault`` so that ``on_note_written`` /
-``on_note_deleted`` fire exactly once per changed note (never for a no-op).
+``on_note_deleted`` fire exactly once per changed note (never for a no-op), and so that
+``keep_prior`` (note history, SPEC §5.6) sees every text about to be replaced or deleted.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from echo_core.errors import EchoError, ExitCode
 from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Note
 from echo_core.notes import parse_note
@@ -34,6 +36,12 @@ class Vault:
 
     ``on_written(note)`` / ``on_deleted(path)`` are called after each durable change;
     the context wires them to the event hooks.
+
+    ``keep_prior(path, text)``, when given, is called *before* ``write_note`` replaces an
+    existing note whose text differs from the new one, and before ``delete_note``, with
+    the text about to go (the context wires it to the note history). It costs one extra
+    read per write (none when the caller passes ``prior``); a note that is absent or not
+    UTF-8 has nothing to keep. An exception from it aborts the write.
     """
 
     def __init__(
@@ -43,20 +51,38 @@ class Vault:
         *,
         on_written: Callable[[Note], None] = _ignore_written,
         on_deleted: Callable[[str], None] = _ignore_deleted,
+        keep_prior: Callable[[str, str], None] | None = None,
     ) -> None:
         self.storage = storage
         self.manifest = manifest
         self._on_written = on_written
         self._on_deleted = on_deleted
+        self._keep_prior = keep_prior
 
     def read_note(self, path: str) -> Note:
         """The parsed note at ``path`` (code 44 when absent, 2 for a bad path)."""
         clean = normalize_path(path)
         return parse_note(clean, self.storage.read(clean))
 
-    def write_note(self, path: str, text: str) -> Note:
-        """Atomically write the whole note and fire ``on_written``."""
+    def _current_text(self, path: str) -> str | None:
+        """The note's text, None when absent or not UTF-8 (``BackendUnavailable`` raises)."""
+        try:
+            return self.storage.read(path)
+        except EchoError as exc:
+            if exc.code in (ExitCode.NOT_FOUND, ExitCode.FAILURE):
+                return None
+            raise
+
+    def write_note(self, path: str, text: str, *, prior: str | None = None) -> Note:
+        """Atomically write the whole note and fire ``on_written``.
+
+        ``prior``: the note's current text when the caller has just read it (under the
+        vault lock); it saves the read ``keep_prior`` needs. None: read it here."""
         clean = normalize_path(path)
+        if self._keep_prior is not None:
+            before = prior if prior is not None else self._current_text(clean)
+            if before is not None and before != text:
+                self._keep_prior(clean, before)
         self.storage.write(clean, text)
         note = parse_note(clean, text)
         self._on_written(note)
@@ -85,12 +111,14 @@ class Vault:
         after = set_frontmatter_key(before, key, value)
         if after == before:
             return False
-        self.write_note(clean, after)
+        self.write_note(clean, after, prior=before)
         return True
 
     def delete_note(self, path: str) -> None:
-        """Delete the note and fire ``on_deleted``."""
+        """Delete the note (its text goes to ``keep_prior`` first) and fire ``on_deleted``."""
         clean = normalize_path(path)
+        if self._keep_prior is not None and (before := self._current_text(clean)) is not None:
+            self._keep_prior(clean, before)
         self.storage.delete(clean)
         self._on_deleted(clean)
 

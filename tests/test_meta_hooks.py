@@ -46,8 +46,6 @@ def test_contract_suites_names_only_real_hookspecs() -> None:
 #: Hooks whose built-in implementation arrives with a later issue. The test below fails as
 #: soon as one gains an implementation, so this list can only shrink.
 PENDING_BUILTINS = {
-    "register_queues": "issue 7 (queue_outbox)",
-    "register_mcp_tools": "issue 6 (transport_mcp)",
     "on_session_start": "issue 5 (load)",
     "on_session_end": "issue 5 (session-end)",
 }

@@ -130,6 +130,88 @@ def test_symlink_inside_vault_is_written_through(vault: Path) -> None:
     assert storage.read("real.md") == "v2\n"
 
 
+def _refused(action: object) -> None:
+    with pytest.raises(EchoError) as caught:
+        action()  # type: ignore[operator]
+    assert caught.value.code == ExitCode.USAGE
+    assert "symlink" in caught.value.message
+
+
+def test_a_linked_folder_deep_in_the_path_is_checked(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "x.md").write_text("secret\n")
+    (vault / "a" / "b").mkdir(parents=True)
+    (vault / "a" / "b" / "out").symlink_to(outside)
+    storage = FolderStorage(vault)
+    storage.write("a/b/fine.md", "ok\n")
+    for action in (
+        lambda: storage.read("a/b/out/sub/x.md"),
+        lambda: storage.exists("a/b/out/sub/x.md"),
+        lambda: storage.stat("a/b/out/sub/x.md"),
+        lambda: storage.delete("a/b/out/sub/x.md"),
+        lambda: storage.write("a/b/out/sub/new.md", "x\n"),
+        lambda: storage.read_many(["a/b/fine.md", "a/b/out/sub/x.md"]),
+        lambda: storage.read("a/b/out/sub/missing/deeper.md"),
+    ):
+        _refused(action)
+    assert (outside / "sub" / "x.md").read_text() == "secret\n"
+    assert not (outside / "sub" / "new.md").exists()
+
+
+def test_a_chain_of_links_is_followed_to_its_end(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret\n")
+    (vault / "hop2.md").symlink_to(outside)
+    (vault / "hop1.md").symlink_to(vault / "hop2.md")  # inside -> inside -> outside
+    (vault / "real").mkdir()
+    (vault / "real" / "n.md").write_text("inside\n")
+    (vault / "via").symlink_to(vault / "real")  # a linked folder staying inside
+    storage = FolderStorage(vault)
+    _refused(lambda: storage.read("hop1.md"))
+    assert storage.read("via/n.md") == "inside\n"
+    assert storage.read_many(["via/n.md", "real/n.md", "via/none.md"]) == {
+        "via/n.md": "inside\n", "real/n.md": "inside\n", "via/none.md": None}
+    assert storage.exists("via/n.md") and storage.stat("via/n.md").size == len("inside\n")
+
+
+def test_a_folder_swapped_for_a_link_is_caught_on_the_next_call(vault: Path, tmp_path: Path) -> None:
+    storage = FolderStorage(vault)
+    storage.write("notes/n.md", "v1\n")
+    assert storage.read_many(["notes/n.md"]) == {"notes/n.md": "v1\n"}
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "n.md").write_text("secret\n")
+    (vault / "notes" / "n.md").unlink()
+    (vault / "notes").rmdir()
+    (vault / "notes").symlink_to(outside)
+    _refused(lambda: storage.read_many(["notes/n.md"]))
+    _refused(lambda: storage.read("notes/n.md"))
+    _refused(lambda: storage.write("notes/n.md", "x\n"))
+    assert (outside / "n.md").read_text() == "secret\n"
+
+
+def test_a_vault_opened_through_a_linked_root_works(tmp_path: Path) -> None:
+    real = tmp_path / "real-vault"
+    real.mkdir()
+    (tmp_path / "link-vault").symlink_to(real)
+    storage = FolderStorage(tmp_path / "link-vault")
+    storage.write("a/n.md", "x\n")
+    assert (real / "a" / "n.md").read_text() == "x\n"
+    assert storage.read("a/n.md") == "x\n" and storage.exists("a/n.md")
+    assert storage.list() == ["a/n.md"]
+
+
+def test_a_path_through_a_file_is_missing_not_an_escape(vault: Path) -> None:
+    storage = FolderStorage(vault)
+    storage.write("f.md", "x\n")
+    assert not storage.exists("f.md/child.md")
+    assert storage.read_many(["f.md/child.md"]) == {"f.md/child.md": None}
+    with pytest.raises(EchoError) as caught:
+        storage.stat("f.md/child.md")
+    assert caught.value.code == ExitCode.NOT_FOUND
+
+
 def test_missing_root_is_unavailable_and_never_created(tmp_path: Path) -> None:
     storage = FolderStorage(tmp_path / "gone")
     with pytest.raises(BackendUnavailable):

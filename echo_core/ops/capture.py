@@ -20,6 +20,7 @@ from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
+from echo_core.protocols import BackendUnavailable
 from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH, MARKER_PATH
 
@@ -52,8 +53,22 @@ def require_initialised(ctx: EchoContext) -> None:
 def capture(ctx: EchoContext, request: CaptureRequest) -> Envelope:
     """Capture ``request`` (see module docstring). Errors: 2 invalid field, 44 unknown
     ``merge_into``, 75 lock held, 78 vault not initialised. A gate stop is an envelope
-    with ``ok=False, action="duplicate-gate"``."""
+    with ``ok=False, action="duplicate-gate"``. When the vault is unreachable the capture
+    is queued in the outbox as one record (``action="queued"``) if an outbox exists."""
     req = validate_request(request, ctx.manifest)
+    try:
+        return _capture_valid(ctx, req)
+    except BackendUnavailable as down:
+        if req.dry_run:
+            raise
+        from echo_core.ops.outbox import queue_or_raise
+
+        args = {k: (list(v) if isinstance(v, tuple) else v)
+                for k, v in attrs.asdict(req, recurse=False).items() if k != "dry_run"}
+        return queue_or_raise(ctx, "capture", args, down)
+
+
+def _capture_valid(ctx: EchoContext, req: CaptureRequest) -> Envelope:
     require_initialised(ctx)
     if req.kind is None:
         return _capture_inbox(ctx, req)

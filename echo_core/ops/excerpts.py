@@ -17,20 +17,42 @@ MIN_PIECE = 40
 TRUNCATION_MARK = "…"
 
 
+#: Lines of a body scanned for the best passage (a longer note's excerpt comes from its
+#: first ``SCAN_LINES`` content lines: tokenizing every line of a huge note per hit costs
+#: more than the rest of recall).
+SCAN_LINES = 200
+
+
 def excerpt(text: str, query_terms: set[str], tokenizer: Tokenizer, max_chars: int = EXCERPT_CHARS) -> str:
-    """The passage of the note body that best matches the query: the line with the most
-    distinct query terms (ties: earliest), extended with following lines to ``max_chars``."""
-    body = split_frontmatter(text)[1]
-    lines = [line.strip() for line in body.splitlines()]
-    lines = [line for line in lines
-             if line and not line.startswith("#") and line != "---" and not _LINK_ONLY.fullmatch(line)]
+    """The passage of the note body that best matches the query (see ``body_excerpt``)."""
+    return body_excerpt(split_frontmatter(text)[1], query_terms, tokenizer, max_chars)
+
+
+def body_excerpt(body: str, query_terms: set[str], tokenizer: Tokenizer,
+                 max_chars: int = EXCERPT_CHARS) -> str:
+    """The passage of ``body`` (a note without its frontmatter) that best matches the
+    query: the line with the most distinct query terms (ties: earliest; only the first
+    ``SCAN_LINES`` content lines are scored, and scoring stops at a line holding every
+    term), extended with following lines to ``max_chars``."""
+    lines = []
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#") and line != "---" and not (
+                "[[" in line and _LINK_ONLY.fullmatch(line)):
+            lines.append(line)
+            if len(lines) >= SCAN_LINES + max_chars:  # enough to extend any scanned line
+                break
     if not lines:
         return ""
-    best, best_score = 0, -1
-    for i, line in enumerate(lines):
-        score = len(query_terms.intersection(tokenizer.tokenize(line))) if query_terms else 0
-        if score > best_score:
-            best, best_score = i, score
+    best = 0
+    if query_terms:
+        best_score, most = 0, len(query_terms)
+        for i, line in enumerate(lines[:SCAN_LINES]):
+            score = len(query_terms.intersection(tokenizer.tokenize(line)))
+            if score > best_score:
+                best, best_score = i, score
+                if score == most:
+                    break
     out = lines[best]
     for line in lines[best + 1:]:
         if len(out) + 1 + len(line) > max_chars:

@@ -12,9 +12,15 @@ brief digest within its own budget, then the full note texts in the rest.
 
 Failures: a missing daily note or inbox is ``absent``; any other unreadable file is an
 ``error`` section and the load goes on. A vault without the marker is ``EchoError`` 78
-(run ``init``). An unreachable backend (``BackendUnavailable``) gives ``ok=False``, action
-``unreachable``, and the message "vault unreachable; proceed without memory" — the
-last-known-good cache of SPEC §4.1/§5.4 arrives with the offline-durability issue.
+(run ``init``).
+
+Last-known-good cache (SPEC §4.1, §5.4; ``echo_core.read_cache``): every successful load
+saves what it read to ``<state_dir>/read-cache``. When the backend is unreachable
+(``BackendUnavailable`` from the ping or a read), the digest is built from that cache:
+``ok=True``, action ``loaded-from-cache``, and the digest opens with an ``offline`` section
+"vault unreachable — showing last-known-good memory from <saved_at>; nothing new was
+saved". With no cache: ``ok=False``, action ``unreachable``, and the message "vault
+unreachable; proceed without memory".
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from echo_core.models import Envelope
 from echo_core.ops.daily import daily_note_path
 from echo_core.ops.digest import Read, Section, VaultSnapshot, render_digest, sections_text
 from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR
-from echo_core.protocols import BackendUnavailable, Storage
+from echo_core.protocols import BackendUnavailable
+from echo_core.read_cache import FOLDER as READ_CACHE_FOLDER
+from echo_core.read_cache import ReadCache, ReadSource, RecordingReader
 from echo_core.vault import INBOX_PATH, MARKER_PATH
 
 HEARTBEAT_PATH = "_agent/heartbeat/last-session.md"
@@ -41,6 +49,8 @@ DEFAULT_BUDGET = 8000
 MIN_BUDGET = 200
 FULL_BUDGET_FACTOR = 3
 UNREACHABLE = "vault unreachable; proceed without memory"
+FROM_CACHE = ("vault unreachable — showing last-known-good memory from {saved_at}; "
+              "nothing new was saved")
 _READ_WORKERS = 8
 
 
@@ -49,7 +59,8 @@ class LoadResult:
     """The digest (``digest``, ``chars`` <= ``budget``) and its ordered ``sections``.
 
     ``outbox`` says what the outbox step did; ``session_log`` is the log the heartbeat
-    points to (None before the first committed session).
+    points to (None before the first committed session); ``from_cache`` is when the
+    last-known-good cache the digest came from was saved (None: read from the vault).
     """
 
     brief: bool
@@ -59,6 +70,7 @@ class LoadResult:
     chars: int
     outbox: str
     session_log: str | None = None
+    from_cache: str | None = None
 
 
 def load_budget(env: Mapping[str, str], *, brief: bool) -> int:
@@ -101,7 +113,7 @@ def fire_event(echo: EchoContext, hook_name: str, **kwargs: Any) -> tuple[str, .
     return ()
 
 
-def _read(storage: Storage, path: str) -> Read:
+def _read(storage: ReadSource, path: str) -> Read:
     try:
         return Read(path, "ok", storage.read(path))
     except BackendUnavailable:
@@ -114,7 +126,7 @@ def _read(storage: Storage, path: str) -> Read:
         return Read(path, "error", error=f"{type(exc).__name__}: {exc}")
 
 
-def _list(storage: Storage, prefix: str) -> tuple[tuple[str, ...], str]:
+def _list(storage: ReadSource, prefix: str) -> tuple[tuple[str, ...], str]:
     try:
         return tuple(storage.list(prefix)), ""
     except BackendUnavailable:
@@ -123,10 +135,12 @@ def _list(storage: Storage, prefix: str) -> tuple[tuple[str, ...], str]:
         return (), (exc.message if isinstance(exc, EchoError) else f"{type(exc).__name__}: {exc}")
 
 
-def read_snapshot(ctx: EchoContext, outbox_note: str = "") -> VaultSnapshot:
+def read_snapshot(ctx: EchoContext, outbox_note: str = "",
+                  source: ReadSource | None = None) -> VaultSnapshot:
     """Read everything the digest needs, in parallel (then the session log the heartbeat
-    names). Raises ``BackendUnavailable`` when the backend is down; otherwise never."""
-    storage = ctx.vault.storage
+    names), from ``source`` (default: the vault's storage). Raises ``BackendUnavailable``
+    when the backend is down; otherwise never."""
+    storage = source if source is not None else ctx.vault.storage
     today = ctx.today()
     paths = {"marker": MARKER_PATH, "preferences": PREFERENCES_PATH, "context": CONTEXT_PATH,
              "heartbeat": HEARTBEAT_PATH, "daily": daily_note_path(today), "inbox": INBOX_PATH}
@@ -179,33 +193,76 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope:
     """Load the session digest (see module docstring). Result data: ``LoadResult``.
 
     Errors: 2 for a bad ``ECHO_LOAD_BUDGET``, 78 when the vault is not initialised or no
-    storage plugin serves it. Unreachable backend: ``ok=False``, action ``unreachable``.
-    Side effects: none on the vault; fires ``on_session_start`` once after a successful
-    digest (a failing listener is a warning)."""
+    storage plugin serves it. Unreachable backend: the digest from the last-known-good
+    cache (action ``loaded-from-cache``), else ``ok=False``, action ``unreachable``.
+    Side effects: none on the vault; saves the read cache in the state dir (a failure is
+    a warning); fires ``on_session_start`` once after a digest (a failing listener is a
+    warning)."""
     budget = load_budget(ctx.env, brief=brief)
     outbox = "not checked (vault unreachable)"
+    recorder = RecordingReader(ctx.vault.storage)
     try:
         ctx.vault.storage.ping()
         outbox, outbox_note = outbox_step(ctx)
-        snapshot = read_snapshot(ctx, outbox_note)
+        snapshot = read_snapshot(ctx, outbox_note, recorder)
     except BackendUnavailable as down:
-        message = f"{UNREACHABLE} ({down})"
-        return Envelope(False, "unreachable", message,
-                        LoadResult(brief, (), message, budget, len(message), outbox))
+        return _load_from_cache(ctx, brief=brief, budget=budget, outbox=outbox, down=down)
     if snapshot.marker.status == "absent":
         raise EchoError(f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH});"
                         " run `echo-memory init` first", ExitCode.NOT_CONFIGURED)
+    warnings = _save_read_cache(ctx, recorder)
+    return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, warnings=warnings)
+
+
+def _save_read_cache(ctx: EchoContext, recorder: RecordingReader) -> tuple[str, ...]:
+    try:
+        ReadCache(ctx.state_dir / READ_CACHE_FOLDER).save(
+            recorder.notes, saved_at=ctx.now().isoformat(timespec="seconds"),
+            listings=recorder.listings, failed=sorted(recorder.failed))
+    except OSError as exc:
+        warning = (f"the last-known-good cache was not saved ({exc}); an offline load "
+                   "will not show this memory")
+        return (warning,)
+    return ()
+
+
+def _load_from_cache(ctx: EchoContext, *, brief: bool, budget: int, outbox: str,
+                     down: BackendUnavailable) -> Envelope:
+    cached = ReadCache(ctx.state_dir / READ_CACHE_FOLDER).load()
+    if cached is None:
+        message = f"{UNREACHABLE} ({down})"
+        return Envelope(False, "unreachable", message,
+                        LoadResult(brief, (), message, budget, len(message), outbox))
+    snapshot = read_snapshot(ctx, source=cached.reader())
+    banner = Section("offline", FROM_CACHE.format(saved_at=cached.saved_at), "ok")
+    return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, banner=banner,
+                   from_cache=cached.saved_at, warnings=(f"backend unavailable: {down}",))
+
+
+def _digest(ctx: EchoContext, snapshot: VaultSnapshot, *, brief: bool, budget: int,
+            outbox: str, warnings: tuple[str, ...] = (), banner: Section | None = None,
+            from_cache: str | None = None) -> Envelope:
+    """Render ``snapshot`` (after ``banner``, whose length comes off both budgets), fire
+    ``on_session_start`` and wrap the result."""
+    reserve = len(banner.text) + len("\n\n") if banner is not None else 0
     brief_budget = load_budget(ctx.env, brief=True)
-    sections = render_digest(snapshot, brief=brief, budget=brief_budget, full_budget=budget)
+    sections = render_digest(snapshot, brief=brief, budget=brief_budget - reserve,
+                             full_budget=budget - reserve)
+    if banner is not None:
+        sections = (banner, *sections)
     digest = sections_text(list(sections))
     log_path = snapshot.session_log.path if snapshot.session_log is not None else None
-    result = LoadResult(brief, sections, digest, budget, len(digest), outbox, log_path)
-    warnings = fire_event(ctx, "on_session_start", ctx=ctx)
+    result = LoadResult(brief, sections, digest, budget, len(digest), outbox, log_path,
+                        from_cache)
+    warnings += fire_event(ctx, "on_session_start", ctx=ctx)
     trimmed = [s.name for s in sections if s.status == "truncated"]
     problems = [s.name for s in sections if s.status == "error"]
     message = f"{'brief' if brief else 'full'} digest: {len(digest)} of {budget} characters"
+    if from_cache is not None:
+        message = f"{banner.text if banner else ''}; {message}"
     if trimmed:
         message += f"; truncated: {', '.join(trimmed)}"
     if problems:
         message += f"; unreadable: {', '.join(problems)}"
-    return Envelope(True, "loaded", message, result, warnings)
+    action = "loaded" if from_cache is None else "loaded-from-cache"
+    return Envelope(True, action, message, result, warnings)

@@ -10,7 +10,9 @@ from echo_core.context import EchoContext
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Envelope
 from echo_core.notes import get_section, headings, truncate
+from echo_core.ops.outbox import queue_or_raise
 from echo_core.paths import normalize_path
+from echo_core.protocols import BackendUnavailable
 
 
 @attrs.frozen
@@ -66,6 +68,13 @@ def put_note(ctx: EchoContext, path: str, text: str) -> Envelope:
     clean = normalize_path(path)
     if not clean.endswith(".md"):
         raise usage_error(f"path {clean!r} must name a markdown note ending in .md")
+    try:
+        return _put(ctx, clean, text)
+    except BackendUnavailable as down:
+        return queue_or_raise(ctx, "put", {"path": clean, "text": text}, down)
+
+
+def _put(ctx: EchoContext, clean: str, text: str) -> Envelope:
     storage = ctx.vault.storage
     with storage.lock():
         if storage.exists(clean) and storage.read(clean) == text:
@@ -81,8 +90,11 @@ def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
     if not line.strip():
         raise usage_error("append needs a non-empty line")
     clean = normalize_path(path)
-    with ctx.vault.storage.lock():
-        changed = ctx.vault.append_line(clean, line)
+    try:
+        with ctx.vault.storage.lock():
+            changed = ctx.vault.append_line(clean, line)
+    except BackendUnavailable as down:
+        return queue_or_raise(ctx, "append", {"path": clean, "line": line}, down)
     message = f"appended to {clean}" if changed else f"{clean} already has that line"
     return Envelope(True, "appended" if changed else "unchanged", message, WriteResult(clean, changed))
 
@@ -90,8 +102,11 @@ def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
 def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any) -> Envelope:
     """Set one frontmatter key surgically (only that key's line changes)."""
     clean = normalize_path(path)
-    with ctx.vault.storage.lock():
-        changed = ctx.vault.set_frontmatter(clean, key, value)
+    try:
+        with ctx.vault.storage.lock():
+            changed = ctx.vault.set_frontmatter(clean, key, value)
+    except BackendUnavailable as down:
+        return queue_or_raise(ctx, "fm", {"path": clean, "key": key, "value": value}, down)
     message = f"set {key} on {clean}" if changed else f"{clean}: {key} already has that value"
     return Envelope(True, "updated" if changed else "unchanged", message, WriteResult(clean, changed))
 

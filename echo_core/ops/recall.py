@@ -16,7 +16,7 @@ from echo_core.errors import usage_error
 from echo_core.frontmatter import parse_frontmatter
 from echo_core.models import Envelope, Hit
 from echo_core.notes import wikilinks
-from echo_core.ops.excerpts import excerpt, pack
+from echo_core.ops.excerpts import body_excerpt, pack
 from echo_core.ops.recall_index import ensure_index
 from echo_core.protocols import PersistentRanker, WeightedTerm
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
@@ -54,55 +54,79 @@ def query_terms(ctx: EchoContext, query: str) -> tuple[list[WeightedTerm], list[
 
 def _hit(path: str, score: float, text: str | None, terms: set[str], ctx: EchoContext,
          via: str | None = None) -> Hit:
-    fm, _, _ = parse_frontmatter(text or "")
+    fm, body, _ = parse_frontmatter(text or "")
     return Hit(path=path, score=round(score, 6), type=str(fm.get("type") or ""),
                updated=str(fm.get("updated") or ""), status=str(fm.get("status") or ""),
-               excerpt=excerpt(text or "", terms, ctx.tokenizer), via=via)
+               excerpt=body_excerpt(body, terms, ctx.tokenizer), via=via)
 
 
-def _resolve_link(ctx: EchoContext, target: str, known: dict[str, str]) -> str | None:
-    """Vault path of a wikilink target (entity slug, a note stem, or a path)."""
-    target = target.split("#", 1)[0].split("|", 1)[0].strip()
-    if not target:
-        return None
-    if target in known:
-        return known[target]
-    entity = ctx.entities.load().get(target)
-    if entity is not None:
-        return entity.path
-    stem = target[:-3] if target.endswith(".md") else target
-    folders = ["", "journal/daily", "_agent/sessions", *ctx.manifest.kind_folders()]
-    for folder in folders:
-        candidate = f"{folder}/{stem}.md" if folder else f"{stem}.md"
-        if ctx.vault.storage.exists(candidate):
-            known[target] = candidate
-            return candidate
-    return None
+def _link_folders(ctx: EchoContext) -> list[str]:
+    return ["", "journal/daily", "_agent/sessions", *ctx.manifest.kind_folders()]
+
+
+def _resolve_links(ctx: EchoContext, targets: Iterable[str], known: dict[str, str | None]) -> None:
+    """Record in ``known`` the vault path of each wikilink target (entity slug, a note
+    stem, or a path), None when it names nothing: entity slugs in one lookup of the name
+    cache, the rest by probing the folders notes live in."""
+    cleaned: dict[str, str] = {}
+    for raw in targets:
+        if raw not in known:
+            cleaned[raw] = raw.split("#", 1)[0].split("|", 1)[0].strip()
+    for raw, target in list(cleaned.items()):
+        if not target:
+            known[raw] = None
+            del cleaned[raw]
+        elif target in known:
+            known[raw] = known[target]
+            del cleaned[raw]
+    if not cleaned:
+        return
+    entities = ctx.entity_names.get_many(cleaned.values())
+    for raw, target in cleaned.items():
+        entity = entities.get(target)
+        if entity is not None:
+            known[raw] = entity.path
+            continue
+        stem = target.removesuffix(".md")
+        known[raw] = None
+        for folder in _link_folders(ctx):
+            candidate = f"{folder}/{stem}.md" if folder else f"{stem}.md"
+            if ctx.vault.storage.exists(candidate):
+                known[raw] = candidate
+                break
 
 
 def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts: dict[str, str | None],
                 exclude: set[str], limit: int) -> list[tuple[str, float, str]]:
-    """Notes linked from the seeds, up to ``MAX_HOPS`` hops: (path, score, via)."""
+    """Notes linked from the seeds, up to ``MAX_HOPS`` hops: (path, score, via).
+
+    ``texts`` holds the notes read so far and gains those read here (the seeds' must be
+    in it); the last hop's notes are not read (the caller reads the ones it keeps).
+    """
     best: dict[str, tuple[float, str]] = {}
     frontier = list(seeds)
-    known = {p.rsplit("/", 1)[-1][:-3]: p for p in texts}
-    for _hop in range(MAX_HOPS):
+    known: dict[str, str | None] = {p.rsplit("/", 1)[-1][:-3]: p for p in texts}
+    links: dict[str, list[str]] = {}
+    for hop in range(MAX_HOPS):
+        for path, _score, _via in frontier:
+            text = texts.get(path)
+            if text is not None and path not in links:
+                links[path] = wikilinks(text)
+        _resolve_links(ctx, {t for p, _, _ in frontier for t in links.get(p, ())}, known)
         next_frontier: list[tuple[str, float, str]] = []
         for path, score, _via in frontier:
-            text = texts.get(path)
-            if text is None:
-                continue
-            for target in wikilinks(text):
-                linked = _resolve_link(ctx, target, known)
+            for target in links.get(path, ()):
+                linked = known.get(target)
                 if linked is None or linked in exclude or linked == path:
                     continue
                 new_score = score * HOP_DECAY
                 if linked not in best or best[linked][0] < new_score:
                     best[linked] = (new_score, path)
                     next_frontier.append((linked, new_score, path))
-        missing = [p for p, _, _ in next_frontier if p not in texts]
-        if missing:
-            texts.update(ctx.vault.storage.read_many(missing))
+        if hop + 1 < MAX_HOPS:
+            missing = list(dict.fromkeys(p for p, _, _ in next_frontier if p not in texts))
+            if missing:
+                texts.update(ctx.vault.storage.read_many(missing))
         frontier = next_frontier
     ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
     return [(path, score, via) for path, (score, via) in ranked]
@@ -131,8 +155,12 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
     linked: list[Hit] = []
     if include_linked and primary:
         seeds = [(h.path, h.score, h.path) for h in primary]
-        for path, score, via in _neighbours(ctx, seeds, dict(texts), {h.path for h in primary}, limit):
-            text = ctx.vault.storage.read_many([path]).get(path)
+        near = _neighbours(ctx, seeds, texts, {h.path for h in primary}, limit)
+        missing = [p for p, _, _ in near if p not in texts]
+        if missing:
+            texts.update(ctx.vault.storage.read_many(missing))
+        for path, score, via in near:
+            text = texts.get(path)
             if text is not None:
                 linked.append(_hit(path, score, text, wanted, ctx, via=via))
     truncated, dropped = False, 0

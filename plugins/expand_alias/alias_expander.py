@@ -11,11 +11,16 @@ from echo_core.protocols import WeightedTerm
 MIN_SCORE = 0.5
 TOP_ENTITIES = 2
 WEIGHT = 0.5
+#: Query words in more entity names than this do not collect candidates: a word shared
+#: by hundreds of names does not say which entity the query means, and collecting them
+#: all made expansion cost O(entities) on common words. Scoring still uses every word.
+MAX_DF = 200
 
 
 class AliasExpander:
-    """``expand(query, ctx)`` with ``ctx`` an ``EchoContext`` (uses its entity index and
-    tokenizer). ``boost_only`` terms never bring in a document on their own."""
+    """``expand(query, ctx)`` with ``ctx`` an ``EchoContext`` (uses its entity name cache,
+    ``ctx.entity_names``, and tokenizer). ``boost_only`` terms never bring in a document
+    on their own."""
 
     def __init__(self, weight: float = WEIGHT, boost_only: bool = False) -> None:
         self.weight = weight
@@ -29,12 +34,12 @@ class AliasExpander:
         """
         if not query.strip() or context is None:
             return []
-        index = context.entities.load()
+        names = context.entity_names
         tokenizer = context.tokenizer
         own = set(tokenizer.tokenize(query))
         query_tokens = name_tokens(query)
         out: dict[str, WeightedTerm] = {}
-        for match in index.fuzzy(query, min_score=MIN_SCORE, limit=TOP_ENTITIES):
+        for match in names.fuzzy(query, min_score=MIN_SCORE, limit=TOP_ENTITIES, max_df=MAX_DF):
             for name in entity_names(match.entity):
                 if token_set_similarity(query_tokens, name_tokens(name)) >= MIN_SCORE:
                     continue  # the name the query used: its words are already query terms

@@ -1,8 +1,9 @@
 """``PorterLiteTokenizer``: lowercase words, stopwords removed, length > 1, stemmed.
 
 The same at index and query time (SPEC §3.1). One compiled-regex ``findall`` over the
-lowercased text, then one loop calling the cached ``stem``; no per-token allocation beyond
-the result list.
+lowercased text (an ASCII-only pattern for ASCII text: same words, half the cost), then one
+loop mapping each word to its term through a word -> term dict (stopwords and dropped
+words included), so a word seen before costs one dict lookup.
 """
 
 from __future__ import annotations
@@ -19,6 +20,18 @@ __all__ = ["PorterLiteTokenizer"]
 #: A word: a run of letters or digits in any script (``\w`` without the underscore), so
 #: hyphens, underscores, slashes and punctuation split words ("follow-up" -> follow, up).
 _WORD = re.compile(r"[^\W_]+")
+#: The same words in lowercased ASCII text (``[^\W_]`` is exactly ``[a-z0-9]`` there).
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+#: word -> term, "" for a dropped word (stopword, one character). Bounded: cleared when full.
+_TERMS: dict[str, str] = {}
+_TERMS_MAX = 1 << 18
+
+
+def _term(word: str) -> str:
+    """The term of one lowercased word, "" when the word is dropped."""
+    if len(word) <= 1 or word in STOPWORDS:
+        return ""
+    return stem(IRREGULAR_FORMS.get(word, word))
 
 
 class PorterLiteTokenizer:
@@ -37,13 +50,24 @@ class PorterLiteTokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         """Index terms of ``text`` in order (see the class docstring)."""
-        if not text.isascii():
+        if text.isascii():
+            words = _ASCII_WORD.findall(text.lower().replace("'", ""))
+        else:
             text = unicodedata.normalize("NFKC", text)
-        words = _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
-        stopwords = STOPWORDS
-        stem_ = stem
-        base = IRREGULAR_FORMS.get
-        return [stem_(base(w, w)) for w in words if len(w) > 1 and w not in stopwords]
+            words = _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
+        terms = _TERMS
+        get = terms.get
+        out: list[str] = []
+        append = out.append
+        for word in words:
+            term = get(word)
+            if term is None:
+                if len(terms) >= _TERMS_MAX:
+                    terms.clear()
+                term = terms[word] = _term(word)
+            if term:
+                append(term)
+        return out
 
     def __repr__(self) -> str:
         return "PorterLiteTokenizer()"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat as _stat
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -65,6 +66,7 @@ class FolderStorage:
         self, root: str | os.PathLike[str], *, stale_after: float = DEFAULT_STALE_AFTER
     ) -> None:
         self.root = Path(root).expanduser().resolve()
+        self._prefix = str(self.root).rstrip("/\\")  # joined with "/" + relative path
         self.identity = f"file:{self.root}"
         self.stale_after = float(stale_after)
 
@@ -73,16 +75,52 @@ class FolderStorage:
 
     # --- paths ------------------------------------------------------------------------
 
-    def _target(self, path: str) -> tuple[str, Path]:
-        """``(clean vault path, real filesystem path)``; refuses escapes (exit 2)."""
+    def _target(self, path: str, dirs: dict[str, bool] | None = None) -> tuple[str, Path]:
+        """``(clean vault path, real filesystem path)``; refuses escapes (exit 2).
+
+        The clean path has no ``..`` and the root is resolved, so the joined path can only
+        leave the root through a symlink: each existing component below the root is
+        ``lstat``-ed, and only when one is a link is the path resolved (``realpath``) and
+        checked. ``dirs`` (one batch's memo of folder -> is a link) spares re-checking the
+        folders shared by the paths of one ``read_many``; nothing is cached across calls.
+        """
         rel = normalize_path(path)
-        real = Path(os.path.realpath(self.root / rel))
+        full = f"{self._prefix}/{rel}"
+        if not self._through_link(rel, dirs):
+            return rel, Path(full)
+        real = Path(os.path.realpath(full))
         if real != self.root and self.root not in real.parents:
             raise usage_error(
                 f"path {path!r} resolves outside the vault through a symlink (to {real}); "
                 "move the file into the vault or remove the link"
             )
         return rel, real
+
+    def _through_link(self, rel: str, dirs: dict[str, bool] | None) -> bool:
+        """Whether an existing component of ``rel`` (below the root) is a symlink, or
+        could not be checked; components past a missing one cannot be links."""
+        parts = rel.split("/")
+        current = self._prefix
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            current = f"{current}/{part}"
+            if dirs is not None and i < last:
+                known = dirs.get(current)
+                if known is not None:
+                    if known:
+                        return True
+                    continue
+            try:
+                is_link = _stat.S_ISLNK(os.lstat(current).st_mode)
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            except OSError:
+                return True  # unreadable: let realpath decide
+            if dirs is not None and i < last:
+                dirs[current] = is_link
+            if is_link:
+                return True
+        return False
 
     def _require_root(self) -> None:
         if not self.root.is_dir():
@@ -100,7 +138,8 @@ class FolderStorage:
 
     def _read_text(self, rel: str, real: Path) -> str:
         try:
-            data = real.read_bytes()
+            with open(real, "rb") as fh:
+                data = fh.read()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             raise not_found(
                 f"no file {rel!r} in the vault {self.root}; check the path "
@@ -120,7 +159,8 @@ class FolderStorage:
 
         Bad paths raise (exit 2) before anything is read.
         """
-        targets = [(given, *self._target(given)) for given in paths]
+        dirs: dict[str, bool] = {}
+        targets = [(given, *self._target(given, dirs)) for given in paths]
         result: dict[str, str | None] = {}
         for given, rel, real in targets:
             try:
@@ -143,7 +183,7 @@ class FolderStorage:
             st = real.stat()
         except (FileNotFoundError, NotADirectoryError):
             st = None
-        if st is None or not real.is_file():
+        if st is None or not _stat.S_ISREG(st.st_mode):
             raise not_found(f"no file {rel!r} in the vault {self.root}; check the path")
         return FileStat(path=rel, size=st.st_size, mtime=st.st_mtime)
 

@@ -13,12 +13,14 @@ SKILLS_PART_NAME = "claude-code:transport_cli"
 @hookimpl
 def register_commands(cli: Any) -> None:
     """Add every built-in verb: vault, capture, entity, recall, scope, session, raw-note,
-    triage and build verbs."""
+    history/backup, triage and build verbs."""
     from plugins.transport_cli import (
         build_commands,
         capture_commands,
         entity_commands,
+        history_commands,
         note_commands,
+        outbox_commands,
         recall_commands,
         scope_commands,
         session_commands,
@@ -33,7 +35,9 @@ def register_commands(cli: Any) -> None:
     scope_commands.add_to(cli)
     session_commands.add_to(cli)
     note_commands.add_to(cli)
+    history_commands.add_to(cli)
     triage_commands.add_to(cli)
+    outbox_commands.add_to(cli)
     build_commands.add_to(cli)
 
 

@@ -1,0 +1,252 @@
+"""MCP server throughput: concurrent clients calling ``echo_recall`` over streamable HTTP.
+
+    python bench/perf_mcp.py [--notes 10000] [--clients 16] [--seconds 30]
+                             [--client sdk|raw|both] [--keep DIR [--reuse]] [--out FILE]
+
+Generates a recall vault (``bench.synthetic_vault.build_recall_vault``: Zipfian
+vocabulary, stopwords, wikilinks; 70% entities, 20% sessions, 10% journal), starts
+``echo-memory serve`` on a free loopback port with a bearer token (its warm-up builds
+the recall index), then runs ``--clients`` concurrent clients in one asyncio process for
+``--seconds`` (after a 2 s warm-up that is not counted), each calling ``echo_recall``
+(default limit 8, linked notes on) with queries drawn from the vault's vocabulary.
+
+Clients: ``sdk`` = the MCP SDK's ``Client`` over ``streamable_http_client`` (one session
+per client, the 2026-07-28 protocol it negotiates); ``raw`` = a bare JSON-RPC
+``tools/call`` POST with httpx2 (legacy protocol header, no client-side validation), to
+separate the server's cost from the SDK client's. Both share the machine's cores with
+the server, so the report gives the server's and the client's CPU seconds.
+
+Reports calls/s, latency p50/p95/p99/max (ms) and errors (``is_error`` results and
+exceptions). Goal (issue): >= 500 calls/s, p99 <= 50 ms, 0 errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import anyio
+import httpx2
+
+from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler
+
+TODAY = "2026-03-01"
+TOKEN = "bench-token-" + "0" * 20
+GOALS = {"calls_per_s": (500.0, ">="), "p99_ms": (50.0, "<="), "errors": (0, "<=")}
+WARMUP_S = 2.0
+CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` and all its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = _stat(current)
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        todo.extend(children.get(current, []))
+    return total
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_server(vault: Path, state: Path, work: Path,
+                 workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("ECHO_MCP_")})
+    env.update({"ECHO_TODAY": TODAY, "HOME": str(work / "home"),
+                "ECHO_CONFIG": str(work / "none.toml"), "ECHO_MCP_TOKEN": TOKEN})
+    port = free_port()
+    log = (work / "serve.log").open("wb")
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "--workers", str(workers),
+                             "--vault", str(vault), "--state-dir", str(state)], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=ROOT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"serve exited {proc.returncode}: {(work / 'serve.log').read_text()}")
+        try:
+            if httpx2.get(f"{base}/health", timeout=1).status_code == 200:
+                time.sleep(1.0 if workers > 1 else 0.0)  # let every worker process come up
+                return proc, base
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("serve did not come up in 600 s")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+async def sdk_worker(url: str, queries: list[str], seed: int, stop_at: float, count_from: float,
+                     lat: list[float], errors: list[str]) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    rng = random.Random(seed)
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        while (now := time.perf_counter()) < stop_at:
+            try:
+                result = await client.call_tool("echo_recall", {"query": rng.choice(queries)})
+                failed = bool(result.is_error)
+            except Exception as exc:  # noqa: BLE001 - counted, reported
+                failed, result = True, exc
+            if now >= count_from:
+                lat.append((time.perf_counter() - now) * 1000)
+                if failed:
+                    errors.append(repr(result)[:200])
+
+
+async def raw_worker(url: str, queries: list[str], seed: int, stop_at: float, count_from: float,
+                     lat: list[float], errors: list[str]) -> None:
+    rng = random.Random(seed)
+    headers = {"Authorization": f"Bearer {TOKEN}", "MCP-Protocol-Version": "2025-06-18",
+               "Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        n = 0
+        while (now := time.perf_counter()) < stop_at:
+            n += 1
+            body = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+                "name": "echo_recall", "arguments": {"query": rng.choice(queries)}}}
+            try:
+                reply = await http.post(url, json=body)
+                data = reply.json()
+                failed = reply.status_code != 200 or "error" in data or data["result"]["isError"]
+                detail = reply.text
+            except Exception as exc:  # noqa: BLE001 - counted, reported
+                failed, detail = True, repr(exc)
+            if now >= count_from:
+                lat.append((time.perf_counter() - now) * 1000)
+                if failed:
+                    errors.append(detail[:200])
+
+
+def run_load(kind: str, url: str, queries: list[str], clients: int, seconds: float,
+             server_pid: int) -> dict[str, Any]:
+    lat: list[float] = []
+    errors: list[str] = []
+    worker = sdk_worker if kind == "sdk" else raw_worker
+
+    async def main() -> None:
+        count_from = time.perf_counter() + WARMUP_S
+        stop_at = count_from + seconds
+        async with anyio.create_task_group() as group:
+            for i in range(clients):
+                group.start_soon(worker, url, queries, i, stop_at, count_from, lat, errors)
+
+    load_before = round(os.getloadavg()[0], 2)
+    cpu_server, cpu_client = cpu_seconds(server_pid), own_cpu()
+    started = time.perf_counter()
+    anyio.run(main)
+    wall = time.perf_counter() - started
+    return {"client": kind, "clients": clients, "seconds": seconds, "calls": len(lat),
+            "calls_per_s": round(len(lat) / seconds, 1),
+            "p50_ms": round(percentile(lat, 0.50), 2), "p95_ms": round(percentile(lat, 0.95), 2),
+            "p99_ms": round(percentile(lat, 0.99), 2), "max_ms": round(max(lat, default=0), 2),
+            "errors": len(errors), "error_samples": errors[:3],
+            "server_cpu_s": round(cpu_seconds(server_pid) - cpu_server, 1),
+            "client_cpu_s": round(own_cpu() - cpu_client, 1), "wall_s": round(wall, 1),
+            "load_before": load_before, "load_after": round(os.getloadavg()[0], 2)}
+
+
+def report(res: dict[str, Any]) -> None:
+    print(f"\n{res['client']} clients x{res['clients']}, {res['seconds']:.0f} s, "
+          f"{res['workers']} server process(es): "
+          f"{res['calls']} calls, {res['calls_per_s']} calls/s")
+    print(f"  latency ms: p50 {res['p50_ms']}  p95 {res['p95_ms']}  p99 {res['p99_ms']}  "
+          f"max {res['max_ms']};  errors {res['errors']}")
+    print(f"  CPU over {res['wall_s']} s wall: server {res['server_cpu_s']} s, "
+          f"client {res['client_cpu_s']} s ({os.cpu_count()} cores; load average "
+          f"{res['load_before']} before, {res['load_after']} after)")
+    for key, (goal, op) in GOALS.items():
+        value = res[key]
+        met = value >= goal if op == ">=" else value <= goal
+        print(f"  goal {key} {op} {goal}: {value} {'MET' if met else 'MISSED'}")
+    for sample in res["error_samples"]:
+        print(f"  error sample: {sample}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=10000)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--client", choices=("sdk", "raw", "both"), default="both")
+    parser.add_argument("--workers", type=int, default=1, help="`serve --workers` processes")
+    parser.add_argument("--keep", type=Path, help="generate (or --reuse) the vault here")
+    parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--out", type=Path)
+    opts = parser.parse_args()
+    work = opts.keep or Path(tempfile.mkdtemp(prefix="perf-mcp-"))
+    vault, state = work / f"recall-{opts.notes}", work / f"state-{opts.notes}"
+    if not (opts.reuse and vault.is_dir()):
+        shutil.rmtree(vault, ignore_errors=True)
+        shutil.rmtree(state, ignore_errors=True)
+        started = time.perf_counter()
+        build_recall_vault(vault, state, opts.notes)
+        print(f"generated {opts.notes} notes in {time.perf_counter() - started:.1f} s")
+    queries = draw_queries(recall_sampler(), 2000)
+    started = time.perf_counter()
+    proc, base = start_server(vault, state, work, opts.workers)
+    print(f"server up (index warm-up included) in {time.perf_counter() - started:.1f} s: {base}")
+    results = []
+    try:
+        for kind in (("sdk", "raw") if opts.client == "both" else (opts.client,)):
+            res = run_load(kind, f"{base}/mcp", queries, opts.clients, opts.seconds, proc.pid)
+            res["workers"] = opts.workers
+            report(res)
+            results.append(res)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        if opts.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    if opts.out:
+        opts.out.write_text(json.dumps({"notes": opts.notes, "cores": os.cpu_count(),
+                                        "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

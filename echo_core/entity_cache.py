@@ -1,0 +1,424 @@
+"""A persistent, per-machine name index of the vault's entities: SQLite in the state dir.
+
+``EntityStore.load()`` builds the whole in-memory ``EntityIndex`` (every entity, every
+name key and token), which a one-shot process pays in full: about a second at 70k
+entities. ``EntityNames`` answers the read-only lookups of the hot paths that never write
+— recall's alias expansion and link resolution — from a SQLite file instead, so a fresh
+process pays a few indexed queries. Capture, the duplicate gate and resolve keep using
+the in-memory ``EntityIndex`` under the vault lock (correctness first).
+
+The cache mirrors the vault's entity store (snapshot ``_agent/index/entities.json`` +
+journal ``entities.journal.ndjson``) and is checked against it on every lookup by the
+size and mtime of both files:
+
+* unchanged: nothing to do (two ``stat`` calls);
+* only the journal grew (a capture appended lines, here or in another process): just
+  the new lines are replayed, after checking the part already replayed is unchanged;
+* anything else (the snapshot changed: compaction or a sweep; the journal shrank or was
+  rewritten; the cache is new, of another schema or unreadable): rebuilt from both files.
+
+Syncing is a write transaction (``BEGIN IMMEDIATE``), so concurrent processes serialise
+and the second finds the work done; readers never see a half-applied sync (WAL). A
+corrupt cache file is deleted and rebuilt; when the state dir cannot hold it (read-only,
+locked for too long) the process falls back to a private in-memory copy. Lookups have
+exactly the semantics of ``EntityIndex`` (the scoring code is shared).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+from echo_core.entities import (
+    JOURNAL_PATH,
+    SNAPSHOT_PATH,
+    EntityStore,
+    Match,
+    NameTokens,
+    candidate_tokens,
+    entity_from_json,
+    entity_keys,
+    entity_terms,
+    journal_record,
+    rank_matches,
+)
+from echo_core.errors import EchoError, ExitCode
+from echo_core.models import Entity
+from echo_core.names import name_key, name_tokens
+from echo_core.protocols import Storage
+
+log = logging.getLogger("echo_memory")
+
+#: Bumped when the tables change; a cache of another version is rebuilt.
+CACHE_SCHEMA = 1
+FILE_NAME = "entity-names.sqlite3"
+#: Seconds a sync waits for another process's sync before giving up (then: in memory).
+BUSY_TIMEOUT = 30.0
+_CHUNK = 500  # bound on SQL parameters per IN (...) query
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entities(
+    id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+    kind TEXT NOT NULL, title TEXT NOT NULL, aliases TEXT NOT NULL, h TEXT NOT NULL,
+    names TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS name_keys(
+    key TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(key, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS name_tokens(
+    token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(token, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS token_df(token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+"""
+_TABLES = ("meta", "entities", "name_keys", "name_tokens", "token_df")
+_ENTITY_COLUMNS = "slug, path, kind, title, aliases, h, names"
+
+Stat = tuple[int, float] | None
+_T = TypeVar("_T")
+
+
+def _encode_names(names: NameTokens) -> str:
+    """Tokens never hold whitespace: names joined by tabs, tokens by spaces (sorted)."""
+    return "\t".join(" ".join(sorted(n)) for n in names)
+
+
+def _decode_names(text: str) -> NameTokens:
+    return tuple(frozenset(part.split()) for part in text.split("\t"))
+
+
+def _entity_row(entity: Entity, names: NameTokens = ()) -> tuple[str, ...]:
+    """The stored columns of an entity (``names`` encoded last)."""
+    aliases = json.dumps(list(entity.aliases), ensure_ascii=False) if entity.aliases else "[]"
+    return (entity.slug, entity.path, entity.kind, entity.title, aliases, entity.h,
+            _encode_names(names))
+
+
+def _row_entity(row: Sequence[Any]) -> Entity:
+    return Entity(slug=row[0], path=row[1], kind=row[2], title=row[3],
+                  aliases=tuple(json.loads(row[4])), h=row[5])
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start:start + _CHUNK]
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """A file that is not (or no longer) a usable database, as opposed to a busy one."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return not isinstance(exc, sqlite3.OperationalError)
+
+
+class EntityNames:
+    """Read-only name lookups over the vault's entity store, cached in SQLite at ``path``
+    (``None``: in memory, rebuilt per process). Thread-safe; see the module docstring."""
+
+    def __init__(self, storage: Storage, path: Path | None) -> None:
+        self.storage = storage
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._seen: tuple[Stat, Stat] | None = None  # signature last found in sync
+        self._lock = threading.RLock()
+
+    # -- lookups (same semantics as EntityIndex) ---------------------------------------
+
+    def get(self, slug: str) -> Entity | None:
+        """The entry for ``slug``."""
+        return self.get_many([slug]).get(slug)
+
+    def get_many(self, slugs: Iterable[str]) -> dict[str, Entity]:
+        """The entries of those ``slugs`` that exist (one sync, one query per 500)."""
+        wanted = sorted(set(slugs))
+        if not wanted:
+            return {}
+        rows = self._query(lambda db: [
+            row for chunk in _chunks(wanted)
+            for row in db.execute(
+                f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE slug IN "
+                f"({','.join('?' * len(chunk))})", chunk)])
+        return {row[0]: _row_entity(row) for row in rows}
+
+    def exact(self, mention: str, kind: str | None = None) -> list[Entity]:
+        """Entities whose slug, title or alias equals ``mention`` up to case, hyphens,
+        spaces and punctuation; restricted to ``kind`` when given. Sorted by slug."""
+        key = name_key(mention)
+        rows = self._query(lambda db: db.execute(
+            f"SELECT {', '.join('e.' + c for c in _ENTITY_COLUMNS.split(', '))} "
+            "FROM name_keys k JOIN entities e ON e.id = k.id WHERE k.key = ? "
+            "ORDER BY e.slug", (key,)).fetchall())
+        found = [_row_entity(row) for row in rows]
+        return [e for e in found if kind is None or e.kind == kind]
+
+    def document_frequency(self, token: str) -> int:
+        """How many entities have ``token`` among their name tokens."""
+        return int(self._query(lambda db: self._df(db, [token])).get(token, 0))
+
+    def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
+              limit: int = 5, max_df: int | None = None) -> list[Match]:
+        """Entities whose names share tokens with ``mention``, best first (exactly
+        ``EntityIndex.fuzzy``, ``max_df`` included)."""
+        tokens = name_tokens(mention)
+        if not tokens:
+            return []
+
+        def run(db: sqlite3.Connection) -> list[Any]:
+            dfs = self._df(db, sorted(tokens)) if max_df is not None else {}
+            chosen = candidate_tokens(tokens, lambda t: dfs.get(t, 0), max_df)
+            if not chosen:
+                return []
+            sql = (f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id IN "
+                   f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(chosen))}))")
+            params: list[str] = list(chosen)
+            if kind is not None:
+                sql += " AND kind = ?"
+                params.append(kind)
+            return db.execute(sql, params).fetchall()
+
+        rows = self._query(run)
+        candidates = ((_row_entity(row), _decode_names(row[6])) for row in rows)
+        return rank_matches(tokens, candidates, kind=kind, min_score=min_score, limit=limit)
+
+    def __len__(self) -> int:
+        return int(self._query(lambda db: db.execute("SELECT COUNT(*) FROM entities").fetchone()[0]))
+
+    def close(self) -> None:
+        """Close the database connection (reopened on the next lookup)."""
+        with self._lock:
+            if self._db is not None:
+                with suppress(sqlite3.Error):
+                    self._db.close()
+            self._db, self._seen = None, None
+
+    @staticmethod
+    def _df(db: sqlite3.Connection, tokens: Sequence[str]) -> dict[str, int]:
+        return {t: n for chunk in _chunks(tokens) for t, n in db.execute(
+            f"SELECT token, n FROM token_df WHERE token IN ({','.join('?' * len(chunk))})", chunk)}
+
+    # -- database ----------------------------------------------------------------------
+
+    def _query(self, run: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Sync, then ``run(db)``; a corrupt file is rebuilt once, other database
+        failures fall back to memory."""
+        with self._lock:
+            for attempt in range(3):
+                try:
+                    db = self._connection()
+                    self._sync(db)
+                    return run(db)
+                except sqlite3.DatabaseError as exc:
+                    if attempt == 2 or self.path is None:
+                        raise
+                    self._recover(exc)
+            raise AssertionError("unreachable")
+
+    def _recover(self, exc: sqlite3.DatabaseError) -> None:
+        self.close()
+        assert self.path is not None
+        if _is_corrupt(exc):
+            log.warning("entity name cache %s is unreadable (%s); rebuilding it", self.path, exc)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with suppress(FileNotFoundError):
+                    Path(f"{self.path}{suffix}").unlink()
+        else:
+            log.warning("entity name cache %s unusable (%s); using memory", self.path, exc)
+            self.path = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        if self.path is None:
+            db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise sqlite3.OperationalError(f"cannot create {self.path.parent}: {exc}") from exc
+            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, check_same_thread=False,
+                                 isolation_level=None)
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if self.path is not None and version == CACHE_SCHEMA:
+                # a corrupt file can open fine and fail only here
+                db.execute("SELECT v FROM meta WHERE k = 'sync'").fetchall()
+            elif version != CACHE_SCHEMA:
+                db.execute("BEGIN IMMEDIATE")
+                if db.execute("PRAGMA user_version").fetchone()[0] != CACHE_SCHEMA:
+                    for table in _TABLES:
+                        db.execute(f"DROP TABLE IF EXISTS {table}")
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    db.execute(f"PRAGMA user_version = {CACHE_SCHEMA}")
+                db.execute("COMMIT")
+            if self.path is not None:
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                db.close()
+            raise
+        self._db = db
+        return db
+
+    # -- sync --------------------------------------------------------------------------
+
+    def _stat(self, path: str) -> Stat:
+        try:
+            st = self.storage.stat(path)
+        except EchoError as exc:
+            if exc.code == ExitCode.NOT_FOUND:
+                return None
+            raise
+        return (st.size, st.mtime)
+
+    def _sync(self, db: sqlite3.Connection) -> None:
+        """Bring the cache up to the store's current state (see the module docstring)."""
+        signature = (self._stat(SNAPSHOT_PATH), self._stat(JOURNAL_PATH))
+        if signature == self._seen:
+            return
+        if self._stored(db).get("signature") == _plain(signature):
+            self._seen = signature
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            stored = self._stored(db)  # another process may have synced meanwhile
+            if stored.get("signature") != _plain(signature) and not self._replay_journal(
+                    db, stored, signature):
+                self._rebuild(db, signature)
+            db.execute("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        self._seen = signature
+
+    @staticmethod
+    def _stored(db: sqlite3.Connection) -> dict[str, Any]:
+        row = db.execute("SELECT v FROM meta WHERE k = 'sync'").fetchone()
+        if row is None:
+            return {}
+        data = json.loads(row[0])
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def _save(db: sqlite3.Connection, signature: tuple[Stat, Stat], journal: str) -> None:
+        done = journal[:journal.rfind("\n") + 1]  # complete lines only
+        state = {"signature": _plain(signature), "offset": len(done),
+                 "prefix": hashlib.sha256(done.encode("utf-8")).hexdigest()}
+        db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sync', ?)", (json.dumps(state),))
+
+    def _replay_journal(self, db: sqlite3.Connection, stored: dict[str, Any],
+                        signature: tuple[Stat, Stat]) -> bool:
+        """Apply only the journal lines added since the last sync; False when that is not
+        possible (the snapshot changed, or the replayed part of the journal did)."""
+        if not stored or stored.get("signature", [None])[0] != _plain(signature)[0]:
+            return False
+        offset = stored.get("offset")
+        if not isinstance(offset, int):
+            return False
+        journal = self._read(JOURNAL_PATH)
+        if len(journal) < offset or hashlib.sha256(
+                journal[:offset].encode("utf-8")).hexdigest() != stored.get("prefix"):
+            return False
+        end = journal.rfind("\n") + 1
+        for line in journal[offset:end].splitlines():
+            record = journal_record(line)
+            if record is None:
+                continue
+            _op, slug, entity = record
+            self._remove(db, slug)
+            if entity is not None:
+                self._insert(db, [entity])
+        self._save(db, signature, journal)
+        return True
+
+    def _read(self, path: str) -> str:
+        try:
+            return self.storage.read(path)
+        except EchoError as exc:
+            if exc.code == ExitCode.NOT_FOUND:
+                return ""
+            raise
+
+    def _rebuild(self, db: sqlite3.Connection, signature: tuple[Stat, Stat]) -> None:
+        """Re-read both files and make the cache equal to them. Only entries that differ
+        are rewritten: after a compaction (same entities, new snapshot) that is none."""
+        texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        entities: dict[str, Entity] = {}
+        snapshot = texts.get(SNAPSHOT_PATH)
+        if snapshot:
+            for slug, raw in EntityStore.parse_snapshot(snapshot).items():
+                entities[slug] = entity_from_json(slug, raw)
+        journal = texts.get(JOURNAL_PATH) or ""
+        for line in journal.splitlines():
+            record = journal_record(line)
+            if record is None:
+                continue
+            _op, slug, entity = record
+            entities.pop(slug, None)
+            if entity is not None:
+                entities[slug] = entity
+        cached = {row[0]: row for row in db.execute(
+            "SELECT slug, path, kind, title, aliases, h FROM entities")}
+        if not cached:
+            self._insert(db, [entities[s] for s in sorted(entities)])
+        else:
+            stale = [slug for slug, row in cached.items()
+                     if slug not in entities or _entity_row(entities[slug])[:6] != row]
+            for slug in stale:
+                self._remove(db, slug)
+            fresh = set(stale) | (entities.keys() - cached.keys())
+            self._insert(db, [entities[s] for s in sorted(fresh) if s in entities])
+        self._save(db, signature, journal)
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, entities: Sequence[Entity]) -> None:
+        """Add entities (none of them present)."""
+        next_id = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM entities").fetchone()[0])
+        rows: list[tuple[Any, ...]] = []
+        keys: list[tuple[str, int]] = []
+        tokens: list[tuple[str, int]] = []
+        df: dict[str, int] = {}
+        for number, entity in enumerate(entities, next_id):
+            entity_keys_, names = entity_terms(entity)
+            rows.append((number, *_entity_row(entity, names)))
+            keys.extend((key, number) for key in entity_keys_)
+            for token in frozenset().union(*names):
+                tokens.append((token, number))
+                df[token] = df.get(token, 0) + 1
+        db.executemany(f"INSERT INTO entities(id, {_ENTITY_COLUMNS}) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        keys.sort()
+        tokens.sort()
+        db.executemany("INSERT INTO name_keys VALUES (?, ?)", keys)
+        db.executemany("INSERT INTO name_tokens VALUES (?, ?)", tokens)
+        db.executemany("INSERT INTO token_df VALUES (?, ?) ON CONFLICT(token) "
+                       "DO UPDATE SET n = n + excluded.n", sorted(df.items()))
+
+    @staticmethod
+    def _remove(db: sqlite3.Connection, slug: str) -> None:
+        row = db.execute(f"SELECT id, {_ENTITY_COLUMNS} FROM entities WHERE slug = ?",
+                         (slug,)).fetchone()
+        if row is None:
+            return
+        number, entity = row[0], _row_entity(row[1:])
+        tokens = sorted(frozenset().union(*_decode_names(row[7])))
+        db.execute("DELETE FROM entities WHERE id = ?", (number,))
+        db.executemany("DELETE FROM name_keys WHERE key = ? AND id = ?",
+                       [(key, number) for key in entity_keys(entity)])
+        db.executemany("DELETE FROM name_tokens WHERE token = ? AND id = ?",
+                       [(token, number) for token in tokens])
+        db.executemany("UPDATE token_df SET n = n - 1 WHERE token = ?", [(t,) for t in tokens])
+        db.executemany("DELETE FROM token_df WHERE token = ? AND n <= 0", [(t,) for t in tokens])
+
+
+def _plain(signature: tuple[Stat, Stat]) -> list[list[float] | None]:
+    """The signature as JSON reads it back (lists, not tuples)."""
+    return [list(part) if part is not None else None for part in signature]

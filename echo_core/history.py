@@ -1,0 +1,209 @@
+"""Note history (SPEC §5.6): the prior texts of overwritten notes, per path, in the state dir.
+
+Layout, under the folder given (``<state_dir>/history``)::
+
+    <sha256(path)[:16]>/versions.ndjson  one line per kept version, oldest first:
+                                         {"path", "version_id", "sha", "saved_at", "size",
+                                          "headline"}
+    <sha256(path)[:16]>/<sha256(text)>   one blob per distinct text, the exact UTF-8 bytes
+
+Contracts:
+
+* Content-addressed: a text is stored once per path. Keeping a text the ring already
+  holds moves its entry to the newest position (with the new ``saved_at``) and writes no
+  new blob.
+* A ring: at most ``ring_size`` (20) versions per path; the oldest entry and its blob are
+  dropped beyond that.
+* Cheap: a keep writes the blob (when new) and appends one line; no rename, no fsync
+  (history guards against bad edits, not power cuts: the note write itself is durable).
+  The log is compacted (atomically, temp file + rename) when it has more than twice
+  ``ring_size`` lines. Damage is detected, never served: an unparsable (torn) line is
+  skipped; a blob whose SHA-256 is wrong is a 44 for ``text``, and one of the wrong size
+  is rewritten by the next ``keep`` of that text.
+* What is versioned is decided by ``Vault`` (see ``echo_core.vault``): every note write
+  through ``Vault.write_note`` that replaces a different text (whole-note overwrites,
+  section replaces, frontmatter edits) and ``Vault.delete_note``. Appends only add a line,
+  so they are not versioned. Derived files written through the storage directly (the
+  entity index snapshot and journal) are not notes and are never versioned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import attrs
+
+from echo_core.errors import not_found
+
+RING_SIZE = 20
+INDEX_NAME = "versions.ndjson"
+MIN_PREFIX = 4
+HEADLINE_CHARS = 80
+_SHA = re.compile(r"[0-9a-f]{64}")
+_ID_CHARS = 12
+
+
+@attrs.frozen
+class Version:
+    """One kept text of a note: ``version_id`` (the first 12 hex digits of ``sha``, the
+    SHA-256 of its UTF-8 bytes), when it was kept, its size in bytes and its first
+    heading or first non-empty line (``headline``)."""
+
+    version_id: str
+    sha: str
+    saved_at: str
+    size: int
+    headline: str = ""
+
+
+def path_key(path: str) -> str:
+    """The folder name of ``path``'s ring: the first 16 hex digits of its SHA-256."""
+    return hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
+
+
+def headline(text: str) -> str:
+    """The first ``#`` heading after any frontmatter block, else the first non-empty line
+    (at most 80 characters)."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":
+        for i, line in enumerate(lines[1:], start=1):
+            if line.strip() in ("---", "..."):
+                lines = lines[i + 1:]
+                break
+    body = [line.strip() for line in lines if line.strip()]
+    first = next((line for line in body if line.startswith("#")), body[0] if body else "")
+    return first[:HEADLINE_CHARS]
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _line(path: str, version: Version) -> str:
+    return json.dumps({"path": path, **attrs.asdict(version)}, ensure_ascii=False) + "\n"
+
+
+def _ring(records: list[Version], size: int) -> list[Version]:
+    """The newest ``size`` distinct texts of ``records`` (oldest first); a text kept again
+    counts at its latest position."""
+    latest: dict[str, Version] = {}
+    for version in records:
+        latest.pop(version.sha, None)
+        latest[version.sha] = version
+    return list(latest.values())[-size:]
+
+
+class NoteHistory:
+    """The version rings of one vault, kept in ``folder`` (created on first ``keep``).
+
+    Safe for threads of one process; processes writing the same note are serialised by
+    the vault lock their writes hold."""
+
+    def __init__(self, folder: Path, *, ring_size: int = RING_SIZE) -> None:
+        self.folder = folder
+        self.ring_size = ring_size
+        self._lock = threading.Lock()
+
+    def _dir(self, path: str) -> Path:
+        return self.folder / path_key(path)
+
+    def _records(self, path: str) -> list[Version]:
+        """Every parsable line of ``path``'s log, oldest first ([] when absent)."""
+        try:
+            raw = (self._dir(path) / INDEX_NAME).read_text("utf-8")
+        except OSError:
+            return []
+        records: list[Version] = []
+        for line in raw.splitlines():
+            try:
+                item = json.loads(line)
+                if item.get("path") != path or not _SHA.fullmatch(str(item["sha"])):
+                    continue
+                records.append(Version(str(item["version_id"]), str(item["sha"]),
+                                       str(item["saved_at"]), int(item["size"]),
+                                       str(item.get("headline", ""))))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # a torn or foreign line
+        return records
+
+    def keep(self, path: str, text: str, *, saved_at: str) -> Version:
+        """Keep ``text`` as the newest version of ``path`` (see the module contracts).
+
+        Returns its ``Version``. Errors: ``OSError`` when the state dir is not writable."""
+        data = text.encode("utf-8")
+        sha = hashlib.sha256(data).hexdigest()
+        version = Version(sha[:_ID_CHARS], sha, saved_at, len(data), headline(text))
+        folder = self._dir(path)
+        with self._lock:
+            folder.mkdir(parents=True, exist_ok=True)
+            records = self._records(path)
+            blob = folder / sha
+            try:
+                intact = blob.stat().st_size == len(data)
+            except OSError:
+                intact = False
+            if not intact:
+                blob.write_bytes(data)
+            with open(folder / INDEX_NAME, "a", encoding="utf-8") as log:
+                log.write(_line(path, version))
+            before = _ring(records, self.ring_size)
+            records.append(version)
+            after = _ring(records, self.ring_size)
+            kept = {v.sha for v in after}
+            for gone in (v for v in before if v.sha not in kept):
+                (folder / gone.sha).unlink(missing_ok=True)
+            if len(records) > 2 * self.ring_size:
+                self._compact(path, folder, after)
+        return version
+
+    def _compact(self, path: str, folder: Path, ring: list[Version]) -> None:
+        """Rewrite the log as ``ring`` and delete blobs it does not name."""
+        _write_atomic(folder / INDEX_NAME, "".join(_line(path, v) for v in ring).encode())
+        kept = {v.sha for v in ring}
+        for child in folder.iterdir():
+            if _SHA.fullmatch(child.name) and child.name not in kept:
+                child.unlink(missing_ok=True)
+
+    def versions(self, path: str) -> list[Version]:
+        """The kept versions of ``path``, newest first ([] when none)."""
+        return list(reversed(_ring(self._records(path), self.ring_size)))
+
+    def find(self, path: str, version_id: str) -> Version:
+        """The version of ``path`` whose id starts with ``version_id`` (at least 4 hex
+        digits, case-insensitive). Errors: 44 naming the path when it has no history, or
+        the version (with the ids there are) when none or several match."""
+        versions = self.versions(path)
+        if not versions:
+            raise not_found(f"no history for {path!r}: no earlier version of it was kept "
+                            "(versions are kept when a note is overwritten); check the path")
+        wanted = version_id.strip().lower()
+        matches = [v for v in versions if len(wanted) >= MIN_PREFIX and v.sha.startswith(wanted)]
+        if len(matches) == 1:
+            return matches[0]
+        known = ", ".join(v.version_id for v in versions)
+        why = "matches several versions" if matches else "is not a version"
+        raise not_found(f"{version_id!r} {why} of {path!r}; its versions (newest first): "
+                        f"{known}; run `echo-memory history {path}`")
+
+    def text(self, path: str, version: Version) -> str:
+        """The exact text of ``version``. Errors: 44 when its blob is gone or damaged."""
+        try:
+            data = (self._dir(path) / version.sha).read_bytes()
+        except OSError:
+            data = None
+        if data is None or hashlib.sha256(data).hexdigest() != version.sha:
+            raise not_found(f"version {version.version_id} of {path!r} is listed but its "
+                            f"text is missing or damaged in {self._dir(path)}; pick another "
+                            "version")
+        return data.decode("utf-8")

@@ -1,0 +1,179 @@
+"""``backup`` (SPEC §5.6): a dated zip of the whole vault, then rotation.
+
+Every file is read through the storage (``list`` + ``read_many``), so any backend can be
+backed up; hidden files and folders (a path part starting with ``.``) are left out, and so
+are earlier backups of this vault lying inside it. Each file goes in byte-identical (its
+UTF-8 text as the storage returns it, line endings untouched). The storage API is text
+only: a file it cannot read (not UTF-8, e.g. an image attachment) is skipped and reported.
+
+The zip is ``echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip`` (``ctx.now()``; ``-2``,
+``-3``... when that name is taken) in ``<state_dir>/backups`` or ``out``, written to a
+temp file, fsynced and renamed. Then only the newest ``keep`` backups of this vault in that
+folder are kept; no other file there is touched. The vault lock is not held: each file is
+whole (writes are atomic) but a write landing during the backup may be in it or not.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import zipfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import EchoError, usage_error
+from echo_core.models import Envelope
+from echo_core.protocols import Storage
+
+DEFAULT_KEEP = 30
+BACKUPS_FOLDER = "backups"
+_CHUNK = 64
+_STAMP = "%Y-%m-%d-%H%M%S"
+
+
+@attrs.frozen
+class SkippedFile:
+    """A vault file left out of the backup, and why."""
+
+    path: str
+    reason: str
+
+
+@attrs.frozen
+class BackupResult:
+    """The backup written: its ``path``, the ``files`` and ``bytes`` (uncompressed) in
+    it, the zip's own size, what was skipped, and the older backups rotation removed."""
+
+    path: str
+    files: int
+    bytes: int
+    zip_bytes: int
+    skipped: tuple[SkippedFile, ...]
+    removed: tuple[str, ...]
+    keep: int
+
+
+def vault_name(vault: str) -> str:
+    """A file-name-safe name for the vault: the last part of its path or URL."""
+    _, sep, rest = vault.partition("://")
+    tail = (rest if sep else vault).rstrip("/\\")
+    tail = re.split(r"[/\\]", tail)[-1] if tail else ""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-.")
+    return name or "vault"
+
+
+def backup_pattern(name: str) -> re.Pattern[str]:
+    """Matches this vault's backup file names; groups: the timestamp and the suffix."""
+    return re.compile(rf"echo-memory-{re.escape(name)}-(\d{{4}}-\d{{2}}-\d{{2}}-\d{{6}})"
+                      r"(?:-(\d+))?\.zip")
+
+
+def _hidden(path: str) -> bool:
+    return any(part.startswith(".") for part in path.split("/"))
+
+
+def _read_all(storage: Storage, paths: Sequence[str],
+              skipped: list[SkippedFile]) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` of each readable file, ``_CHUNK`` at a time; the rest is skipped."""
+    for start in range(0, len(paths), _CHUNK):
+        chunk = paths[start:start + _CHUNK]
+        try:
+            texts = storage.read_many(chunk)
+        except EchoError:  # one unreadable file fails the batch: read these one by one
+            texts = {}
+            for path in chunk:
+                try:
+                    texts[path] = storage.read(path)
+                except EchoError as exc:
+                    skipped.append(SkippedFile(path, exc.message))
+        for path in chunk:
+            text = texts.get(path)
+            if text is not None:
+                yield path, text
+            elif path in texts:
+                skipped.append(SkippedFile(path, "deleted while the backup ran"))
+
+
+def _free_name(folder: Path, name: str, stamp: str) -> Path:
+    target = folder / f"echo-memory-{name}-{stamp}.zip"
+    n = 2
+    while target.exists():
+        target = folder / f"echo-memory-{name}-{stamp}-{n}.zip"
+        n += 1
+    return target
+
+
+def rotate(folder: Path, name: str, keep: int) -> tuple[str, ...]:
+    """Delete all but the newest ``keep`` backups of vault ``name`` in ``folder``; return
+    the names removed (oldest first)."""
+    pattern = backup_pattern(name)
+    found = []
+    for child in folder.iterdir():
+        match = pattern.fullmatch(child.name)
+        if match and child.is_file():
+            found.append(((match.group(1), int(match.group(2) or 1)), child))
+    found.sort()
+    doomed = [child for _, child in found[:max(0, len(found) - keep)]]
+    for child in doomed:
+        child.unlink(missing_ok=True)
+    return tuple(child.name for child in doomed)
+
+
+def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
+                 out: str | None = None) -> Envelope:
+    """Write a dated zip of the vault and keep the newest ``keep`` (see module docstring).
+
+    Errors: 2 when ``keep`` < 1 or ``out`` is not a usable folder; ``BackendUnavailable``
+    when the backend is down (no zip is left behind). Side effects: the zip; rotation."""
+    if keep < 1:
+        raise usage_error(f"--keep must be at least 1 (got {keep}); the default is {DEFAULT_KEEP}")
+    folder = Path(out).expanduser() if out else ctx.state_dir / BACKUPS_FOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise usage_error(f"cannot use {str(folder)!r} for backups ({exc.strerror}); "
+                          "give a writable folder with --out") from None
+    name = vault_name(ctx.config.vault.value)
+    now = ctx.now()
+    storage = ctx.vault.storage
+    pattern = backup_pattern(name)
+    paths = [p for p in storage.list("")
+             if not _hidden(p) and not pattern.fullmatch(p.rsplit("/", 1)[-1])]
+    target = _free_name(folder, name, now.strftime(_STAMP))
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    skipped: list[SkippedFile] = []
+    files = size = 0
+    try:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path, text in _read_all(storage, paths, skipped):
+                data = text.encode("utf-8")
+                info = zipfile.ZipInfo(path, date_time=_zip_time(now))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, data)
+                files += 1
+                size += len(data)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    removed = rotate(folder, name, keep)
+    result = BackupResult(str(target), files, size, target.stat().st_size, tuple(skipped),
+                          removed, keep)
+    message = f"backed up {files} files ({size} bytes) to {target}"
+    if skipped:
+        message += f"; skipped {len(skipped)} unreadable: " + ", ".join(s.path for s in skipped)
+    if removed:
+        message += f"; removed {len(removed)} older backup(s), keeping the newest {keep}"
+    return Envelope(True, "backed-up", message, result)
+
+
+def _zip_time(now: _dt.datetime) -> tuple[int, int, int, int, int, int]:
+    year = max(1980, now.year)  # the zip format starts in 1980
+    return (year, now.month, now.day, now.hour, now.minute, now.second)

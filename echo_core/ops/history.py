@@ -1,0 +1,115 @@
+"""``history <path>`` and ``restore <path> <version>`` (SPEC §5.6).
+
+The versions themselves are kept by ``Vault`` through ``EchoContext.history``
+(``echo_core.history``): the prior text of every note write that replaces a different
+text, and of every delete. A restore is an ordinary note write, so the text it replaces
+becomes a version too (a restore can be undone by restoring that version).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.errors import EchoError, ExitCode, not_found
+from echo_core.history import Version
+from echo_core.models import Envelope
+from echo_core.paths import normalize_path
+
+
+@attrs.frozen
+class HistoryResult:
+    """The kept versions of ``path``, newest first; ``exists``: the note is there now."""
+
+    path: str
+    versions: tuple[Version, ...]
+    exists: bool
+
+
+def _exists(ctx: EchoContext, path: str) -> bool:
+    try:
+        return ctx.vault.storage.exists(path)
+    except EchoError:
+        return False
+
+
+def note_history(ctx: EchoContext, path: str) -> Envelope:
+    """List the kept versions of the note at ``path`` (newest first). Reads only.
+
+    Errors: 2 for a bad path; 44 naming the path when it has no versions and no note.
+    A note that exists but was never overwritten lists no versions (``ok``)."""
+    clean = normalize_path(path)
+    versions = tuple(ctx.history.versions(clean))
+    exists = _exists(ctx, clean)
+    if not versions and not exists:
+        raise not_found(f"no note and no history at {clean!r}; check the path "
+                        "(`echo-memory ls` lists the vault)")
+    if versions:
+        message = f"{len(versions)} earlier version(s) of {clean}, newest first"
+    else:
+        message = f"{clean}: no earlier versions kept yet (one is kept whenever it is overwritten)"
+    return Envelope(True, "listed", message, HistoryResult(clean, versions, exists))
+
+
+@attrs.frozen
+class RestoreResult:
+    """A restore (or its preview): the unified ``diff`` from the current text to the
+    version's; ``restored`` is True only when the note was written."""
+
+    path: str
+    version_id: str
+    saved_at: str
+    diff: str
+    restored: bool
+
+
+def unified_diff(path: str, current: str | None, version: Version, text: str) -> str:
+    """The unified diff turning ``current`` (None: no note) into ``text``."""
+    lines = difflib.unified_diff(
+        (current or "").splitlines(keepends=True), text.splitlines(keepends=True),
+        fromfile=f"{path} (current)" if current is not None else f"{path} (absent)",
+        tofile=f"{path} @ {version.version_id} ({version.saved_at})")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+def _current(ctx: EchoContext, path: str) -> str | None:
+    try:
+        return ctx.vault.storage.read(path)
+    except EchoError as exc:
+        if exc.code == ExitCode.NOT_FOUND:
+            return None
+        raise
+
+
+def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool) -> Envelope:
+    """Restore ``path`` to the kept version ``version_id`` (an id or a unique prefix of at
+    least 4 hex digits).
+
+    Without ``confirm``: a preview (action ``preview``) with the diff; nothing changes.
+    With it: the note is written under the vault lock (action ``restored``; the text it
+    replaces is kept as a new version). The same text: action ``unchanged``.
+    Errors: 2 for a bad path; 44 naming the path (no history) or the version."""
+    clean = normalize_path(path)
+    version = ctx.history.find(clean, version_id)
+    text = ctx.history.text(clean, version)
+    with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
+        current = _current(ctx, clean)
+        diff = unified_diff(clean, current, version, text)
+        write = confirm and current != text
+        if write:
+            ctx.vault.write_note(clean, text, prior=current)
+    result = RestoreResult(clean, version.version_id, version.saved_at, diff, write)
+    which = f"version {version.version_id} ({version.saved_at})"
+    if current == text:
+        return Envelope(True, "unchanged", f"{clean} already has the text of {which}; "
+                        "nothing to restore", result)
+    if not confirm:
+        return Envelope(True, "preview", f"preview only: run again with --yes to restore "
+                        f"{clean} to {which}", result)
+    undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
+            if current is not None else "")
+    return Envelope(True, "restored", f"restored {clean} to {which}{undo}", result)

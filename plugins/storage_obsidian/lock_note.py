@@ -1,0 +1,284 @@
+"""The vault lock of an Obsidian vault: an ADVISORY lock note written through the API.
+
+The Local REST API has no locking and no create-if-absent, so the lock is the hidden note
+``_agent/.lock.md`` holding JSON ``{pid, host, created, token}``, taken with Fischer's
+timed mutual-exclusion protocol:
+
+1. GET the note. If it is absent or stale, PUT our record over it; else wait and retry.
+2. If GET-to-PUT took longer than ``settle / 2`` seconds, our write may have landed after
+   someone else's check: withdraw (DELETE our record if still ours) and retry.
+3. Sleep ``settle`` seconds, GET again: the lock is ours only if the note still holds our
+   token (every contender that saw the lock free wrote within ``settle / 2`` of its look,
+   so the last writer wins and everybody else sees the loser's token vanish).
+
+Stale: the owner is on this host and its pid is gone, the note is older than
+``stale_after`` seconds, or it is not a lock record. Breaking a stale lock uses the same
+protocol and warns (``StaleLockWarning``). Release deletes the note (permanently) only if
+it still holds our token. Within one process the lock is re-entrant per thread and
+threads exclude each other (state shared by every storage of the same vault identity).
+
+Honest limits: this is advisory. It excludes cooperating echo-memory processes when each
+GET->PUT round trip stays under ``settle / 2``; a process frozen between its look and its
+write for longer (laptop sleep, debugger) can still overlap, and clients that ignore the
+note (Obsidian itself, other tools) are not excluded at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.protocols import BackendUnavailable
+
+LOCK_PATH = "_agent/.lock.md"
+DEFAULT_STALE_AFTER = 600.0
+DEFAULT_SETTLE = 0.2
+
+
+class StaleLockWarning(UserWarning):
+    """A stale lock note was broken, or ours was taken while we held it."""
+
+
+class LockNoteIO(Protocol):
+    """What the lock needs from the storage: raw access to the lock note."""
+
+    identity: str
+
+    def read_lock_note(self) -> str | None:
+        """Text of the lock note, ``None`` when absent."""
+        ...
+
+    def write_lock_note(self, text: str) -> None:
+        """Create or replace the lock note."""
+        ...
+
+    def delete_lock_note(self) -> None:
+        """Remove the lock note permanently (no error when absent)."""
+        ...
+
+
+class _Owner:
+    """One reading of the lock note."""
+
+    def __init__(self, text: str) -> None:
+        owner: dict[str, Any] = {}
+        try:
+            loaded = json.loads(text)
+            if isinstance(loaded, dict):
+                owner = loaded
+        except ValueError:
+            owner = {}
+        self.owner = owner
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.owner.get("token")) and isinstance(self.owner.get("created"), (int, float))
+
+    @property
+    def token(self) -> str:
+        return str(self.owner.get("token", ""))
+
+    @property
+    def pid(self) -> int:
+        pid = self.owner.get("pid")
+        return pid if isinstance(pid, int) else -1
+
+    @property
+    def host(self) -> str:
+        return str(self.owner.get("host", "?"))
+
+    def age(self) -> float:
+        created = self.owner.get("created")
+        if not isinstance(created, (int, float)):
+            return 0.0
+        return max(0.0, time.time() - float(created))
+
+    def describe(self) -> str:
+        if not self.valid:
+            return "an unreadable lock record"
+        return f"pid {self.pid} on host {self.host}, {self.age():.1f} s old"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists (not ours) or unknown: never break a lock on a guess
+    return True
+
+
+class NoteLock:
+    """The process-wide lock state of one vault (see the module docstring)."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._token = ""
+        self._host = socket.gethostname()
+
+    @contextlib.contextmanager
+    def hold(
+        self,
+        io: LockNoteIO,
+        timeout: float = 10.0,
+        stale_after: float = DEFAULT_STALE_AFTER,
+        settle: float = DEFAULT_SETTLE,
+    ) -> Iterator[None]:
+        """Hold the vault lock for the ``with`` block; ``EchoError`` 75 after ``timeout``."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        if not self._thread_lock.acquire(timeout=max(0.0, timeout)):
+            raise EchoError(
+                f"vault lock of {self.identity} is held by another thread of this process "
+                f"(pid {os.getpid()}); wait for it to finish and retry",
+                ExitCode.LOCK_HELD,
+            )
+        try:
+            if self._depth == 0:
+                self._token = self._acquire(io, deadline, stale_after, settle)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release(io, self._token)
+                    self._token = ""
+        finally:
+            self._thread_lock.release()
+
+    def _record(self, token: str) -> str:
+        record = {"pid": os.getpid(), "host": self._host, "created": time.time(), "token": token}
+        return json.dumps(record) + "\n"
+
+    def _stale_reason(self, seen: _Owner, stale_after: float) -> str | None:
+        if not seen.valid:
+            return "it is not a lock record"
+        if seen.host == self._host and not _pid_alive(seen.pid):
+            return "its owner is no longer running"
+        if seen.age() > stale_after:
+            return f"it is older than {stale_after:.0f} s"
+        return None
+
+    def _acquire(self, io: LockNoteIO, deadline: float, stale_after: float, settle: float) -> str:
+        token = secrets.token_hex(16)
+        delay, grace = 0.01, 3
+        while True:
+            outcome, seen = self._attempt(io, token, stale_after, settle)
+            if outcome == "taken":
+                return token
+            if outcome == "slow" and grace > 0 and time.monotonic() >= deadline:
+                grace -= 1  # the lock looked free: try again rather than call it held
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining > 0:
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, 0.1)
+                continue
+            if outcome == "slow":
+                raise EchoError(
+                    f"could not take the free vault lock note {LOCK_PATH} of {self.identity}: "
+                    f"each look-then-write took longer than lock_settle / 2 ({settle / 2:g} s), "
+                    "too slow to be safe; retry, or raise the lock_settle option",
+                    ExitCode.LOCK_HELD,
+                )
+            owner = "another process" if seen is None else seen.describe()
+            raise EchoError(
+                f"vault lock note {LOCK_PATH} of {self.identity} is held by {owner}; wait "
+                "for that process to finish and retry. If it is gone, the lock is broken "
+                f"automatically once it is {stale_after:.0f} s old, or delete the note "
+                f"{LOCK_PATH} in the vault by hand",
+                ExitCode.LOCK_HELD,
+            )
+
+    def _attempt(
+        self, io: LockNoteIO, token: str, stale_after: float, settle: float
+    ) -> tuple[str, _Owner | None]:
+        """One round of the protocol: ``(outcome, owner last seen)``; outcome is
+        ``taken``, ``held`` (a live owner), ``lost`` (another writer won) or ``slow``."""
+        looked = time.monotonic()
+        text = io.read_lock_note()
+        seen = None if text is None else _Owner(text)
+        reason = None if seen is None else self._stale_reason(seen, stale_after)
+        if seen is not None and reason is None:
+            return "held", seen
+        io.write_lock_note(self._record(token))
+        if seen is not None:  # the stale record is gone now, whoever wins
+            warnings.warn(
+                f"broke stale vault lock note {LOCK_PATH} of {self.identity} held by "
+                f"{seen.describe()} ({reason})",
+                StaleLockWarning,
+                stacklevel=5,
+            )
+        if time.monotonic() - looked > settle / 2:
+            self._withdraw(io, token)  # our write may have landed after another's look
+            return "slow", None
+        time.sleep(settle)
+        now = io.read_lock_note()
+        if now is not None and _Owner(now).token == token:
+            return "taken", None
+        return "lost", None if now is None else _Owner(now)
+
+    def _withdraw(self, io: LockNoteIO, token: str) -> None:
+        now = io.read_lock_note()
+        if now is not None and _Owner(now).token == token:
+            io.delete_lock_note()
+
+    def _release(self, io: LockNoteIO, token: str) -> None:
+        try:
+            now = io.read_lock_note()
+            if now is not None and _Owner(now).token == token:
+                io.delete_lock_note()
+                return
+        except (BackendUnavailable, EchoError) as exc:
+            warnings.warn(
+                f"could not remove the vault lock note {LOCK_PATH} of {self.identity} "
+                f"({exc}); it is broken automatically once stale",
+                StaleLockWarning,
+                stacklevel=4,
+            )
+            return
+        owner = "nobody" if now is None else _Owner(now).describe()
+        warnings.warn(
+            f"vault lock note {LOCK_PATH} of {self.identity} was taken from this process "
+            f"while held (now: {owner}); another process judged it stale - raise "
+            "stale_after if operations run long",
+            StaleLockWarning,
+            stacklevel=4,
+        )
+
+
+_REGISTRY: dict[str, NoteLock] = {}
+_REGISTRY_GUARD = threading.Lock()
+
+
+def note_lock_for(identity: str) -> NoteLock:
+    """The process-wide ``NoteLock`` of the vault ``identity`` (shared by its storages)."""
+    with _REGISTRY_GUARD:
+        lock = _REGISTRY.get(identity)
+        if lock is None:
+            lock = _REGISTRY[identity] = NoteLock(identity)
+        return lock
+
+
+def _forget_after_fork() -> None:
+    global _REGISTRY_GUARD
+    _REGISTRY.clear()  # a forked child holds none of its parent's locks
+    _REGISTRY_GUARD = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)

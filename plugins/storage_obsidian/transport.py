@@ -1,0 +1,287 @@
+"""HTTP plumbing of the Obsidian backend: one pooled ``httpx.Client``, TLS trust, and the
+mapping of the Local REST API's failures to echo-memory's errors.
+
+Error mapping (every request goes through ``ObsidianHttp.send``):
+
+* connection refused, DNS failure, timeouts, a connection broken mid-request, and any
+  5xx answer -> ``BackendUnavailable`` (the message names the server and the cause);
+* 401 / 403 -> ``EchoError`` 78 ("check the API key", naming where the key comes from);
+* a TLS certificate that fails verification -> ``EchoError`` 78 naming the options that
+  trust it (``ca_file``) or pin it (``cert_fingerprint``); verification is never skipped;
+* other statuses are returned to the caller, which maps 404 / 400 / 405 per operation
+  (``api_error`` builds the message from the API's ``{errorCode, message}`` body).
+
+httpx is imported here, and this module is imported only when an Obsidian vault is
+opened; ``require_httpx`` turns a missing httpx into a clear ``EchoError`` (78).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import ssl
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.protocols import BackendUnavailable
+
+if TYPE_CHECKING:
+    import httpx
+
+FINGERPRINT_PREFIX = "sha256:"
+KEY_HINT = (
+    "set OBSIDIAN_API_KEY, or `key` / `key_env` under [backends.obsidian] in the config "
+    "file (the key is shown in Obsidian under Settings -> Local REST API)"
+)
+TRUST_HINT = (
+    "the Local REST API serves a self-signed certificate: download it from "
+    "{base}/obsidian-local-rest-api.crt (or Obsidian's plugin settings) and set "
+    '`ca_file = "/path/obsidian.crt"` under [backends.obsidian], or pin it with '
+    '`cert_fingerprint = "sha256:<hex>"` (openssl x509 -noout -fingerprint -sha256 -in '
+    "obsidian.crt)"
+)
+
+
+def require_httpx() -> Any:
+    """Import and return the ``httpx`` module, or raise ``EchoError`` (78) saying how to
+    install it."""
+    try:
+        import httpx
+    except ImportError:
+        raise EchoError(
+            "the Obsidian backend needs the httpx package, which is not installed; "
+            "install it with: pip install 'echo-memory[obsidian]'",
+            ExitCode.NOT_CONFIGURED,
+        ) from None
+    return httpx
+
+
+def normalize_fingerprint(text: str) -> str:
+    """``"sha256:AB:cd..."`` -> ``"sha256:abcd..."`` (64 hex digits), else ``EchoError`` 78."""
+    body = text.strip()
+    if body.lower().startswith(FINGERPRINT_PREFIX):
+        body = body[len(FINGERPRINT_PREFIX) :]
+    digits = body.replace(":", "").replace(" ", "").lower()
+    if len(digits) != 64 or any(c not in "0123456789abcdef" for c in digits):
+        raise EchoError(
+            f"cert_fingerprint {text!r} is not a SHA-256 fingerprint; give it as "
+            '"sha256:" followed by 64 hex digits (colons allowed)',
+            ExitCode.NOT_CONFIGURED,
+        )
+    return FINGERPRINT_PREFIX + digits
+
+
+class CertificatePinMismatch(ssl.SSLCertVerificationError):
+    """The server's certificate does not have the pinned SHA-256 fingerprint."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(f"certificate fingerprint {actual} does not match the pin {expected}")
+        self.expected = expected
+        self.actual = actual
+
+
+def pinned_context(fingerprint: str) -> ssl.SSLContext:
+    """A TLS client context that accepts exactly the certificate with ``fingerprint``.
+
+    Chain and hostname checks are replaced by the pin (the certificate is self-signed);
+    the pin is checked right after every handshake, before any request byte is sent.
+    """
+    expected = normalize_fingerprint(fingerprint)
+
+    class _PinnedSocket(ssl.SSLSocket):
+        def do_handshake(self, block: bool = False) -> None:
+            super().do_handshake(block)
+            der = self.getpeercert(binary_form=True) or b""
+            actual = FINGERPRINT_PREFIX + hashlib.sha256(der).hexdigest()
+            if actual != expected:
+                self.close()
+                raise CertificatePinMismatch(expected, actual)
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.sslsocket_class = _PinnedSocket
+    return context
+
+
+def tls_verify(verify: bool | str) -> bool | ssl.SSLContext:
+    """What ``httpx`` gets as ``verify``: the system/certifi trust (``True``), a context
+    trusting one CA file, or a pinned context (``"sha256:..."``).
+
+    ``False`` is refused (``EchoError`` 78): verification is never switched off.
+    """
+    if verify is True:
+        return True
+    if verify is False or not isinstance(verify, str) or not verify.strip():
+        raise EchoError(
+            "TLS verification cannot be turned off for the Obsidian backend; trust its "
+            'certificate with `ca_file = "/path/obsidian.crt"` or pin it with '
+            '`cert_fingerprint = "sha256:..."` under [backends.obsidian], or use the '
+            "plain-HTTP port with an obsidian+http:// vault URL",
+            ExitCode.NOT_CONFIGURED,
+        )
+    if verify.strip().lower().startswith(FINGERPRINT_PREFIX):
+        return pinned_context(verify)
+    try:
+        return ssl.create_default_context(cafile=verify)
+    except (OSError, ssl.SSLError) as exc:
+        raise EchoError(
+            f"ca_file {verify!r} cannot be used as a certificate ({exc}); point ca_file "
+            "at the PEM certificate of the Obsidian Local REST API",
+            ExitCode.NOT_CONFIGURED,
+        ) from None
+
+
+#: For plain-HTTP servers: httpx wants a context, but none is ever used (nothing to load).
+_UNUSED_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def _tls_failure(exc: BaseException) -> ssl.SSLError | None:
+    """The TLS verification error behind a connect error, if that is what it was."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return current
+        if isinstance(current, ssl.SSLError) and "CERTIFICATE_VERIFY_FAILED" in str(current):
+            return current
+        current = current.__cause__ or current.__context__
+    if "CERTIFICATE_VERIFY_FAILED" in str(exc) or "does not match the pin" in str(exc):
+        return ssl.SSLError(str(exc))
+    return None
+
+
+#: "No value" for ``patch_instruction`` (``None`` is a JSON value: null).
+UNSET: Any = object()
+
+
+def patch_instruction(
+    operation: str,
+    target_type: str,
+    target: str | Sequence[str] | None,
+    content: str | None = None,
+    value: Any = UNSET,
+    create_target_if_missing: bool = False,
+) -> dict[str, Any]:
+    """The JSON body of a 5.x PATCH: a heading ``target`` is an array of heading texts
+    (a lone string becomes a one-element array); block and frontmatter targets are
+    strings. ``content`` carries markdown, ``value`` JSON (frontmatter values)."""
+    if target is not None and not isinstance(target, str):
+        target = list(target)
+    elif target_type == "heading" and isinstance(target, str):
+        target = [target]
+    instruction: dict[str, Any] = {
+        "operation": operation, "targetType": target_type, "target": target,
+    }
+    if content is not None:
+        instruction["content"] = content
+    if value is not UNSET:
+        instruction["value"] = value
+    if create_target_if_missing:
+        instruction["createTargetIfMissing"] = True
+    return instruction
+
+
+def api_error(response: httpx.Response) -> str:
+    """``"<status> <errorCode>: <message>"`` from an API error body (best effort)."""
+    detail = ""
+    try:
+        body = json.loads(response.content.decode("utf-8"))
+        if isinstance(body, dict):
+            detail = f" {body.get('errorCode', '')}: {body.get('message', '')}".rstrip(": ")
+    except (UnicodeDecodeError, ValueError):
+        detail = ""
+    return f"{response.status_code}{detail}"
+
+
+class ObsidianHttp:
+    """One pooled HTTP client to one Local REST API server (thread-safe).
+
+    ``send`` returns the response for any status below 500 other than 401/403, and raises
+    the mapped error otherwise (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        verify: bool | str = True,
+        timeout: float = 10.0,
+        max_connections: int = 8,
+    ) -> None:
+        module = require_httpx()
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self._client: httpx.Client = module.Client(
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {api_key}"},
+            verify=tls_verify(verify) if self.base_url.startswith("https:") else _UNUSED_TLS,
+            timeout=module.Timeout(self.timeout),
+            limits=module.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
+            trust_env=False,  # no proxies from the environment for a local service
+        )
+        self._httpx = module
+
+    def close(self) -> None:
+        """Close the pooled connections (the object is unusable afterwards)."""
+        self._client.close()
+
+    def send(
+        self,
+        method: str,
+        url_path: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send one request to ``url_path`` (already percent-encoded) and read the body."""
+        errors = self._httpx
+        where = f"Obsidian Local REST API at {self.base_url}"
+        try:
+            response: httpx.Response = self._client.request(
+                method, url_path, headers=headers, content=content, params=params
+            )
+        except errors.TimeoutException as exc:
+            raise BackendUnavailable(
+                f"{where} did not answer {method} {url_path} within {self.timeout:g} s "
+                f"({type(exc).__name__}); check that Obsidian is running and responsive, "
+                "or raise the `timeout` option"
+            ) from exc
+        except errors.ConnectError as exc:
+            tls = _tls_failure(exc)
+            if tls is not None:
+                raise EchoError(
+                    f"TLS verification of {where} failed ({tls}); "
+                    + TRUST_HINT.format(base=self.base_url),
+                    ExitCode.NOT_CONFIGURED,
+                ) from exc
+            raise BackendUnavailable(
+                f"cannot connect to {where} ({exc or type(exc).__name__}); check that "
+                "Obsidian is running with the Local REST API plugin enabled and that the "
+                "vault URL's host and port are right"
+            ) from exc
+        except (errors.TransportError, ssl.SSLError) as exc:
+            raise BackendUnavailable(
+                f"the connection to {where} broke during {method} {url_path} "
+                f"({type(exc).__name__}: {exc}); the request may not have been applied - "
+                "retry when Obsidian is reachable"
+            ) from exc
+        if response.status_code in (401, 403):
+            raise EchoError(
+                f"{where} refused the API key ({api_error(response)}); check the API key: "
+                + KEY_HINT,
+                ExitCode.NOT_CONFIGURED,
+            )
+        if response.status_code >= 500:
+            raise BackendUnavailable(
+                f"{where} failed on {method} {url_path} ({api_error(response)}); "
+                "retry later, or check Obsidian's developer console for the error"
+            )
+        return response

@@ -1,0 +1,161 @@
+"""Tool results: what an operation's envelope or error becomes on the wire.
+
+Every result carries ``structured_content`` (a JSON object: the envelope's ``to_dict()``,
+or ``{"ok": false, "action": "error", "message", "error": {code, exit, message}}``) and a
+text block of 1-3 short lines summarising it. ``Outcome.label`` is the word the call log
+records (``ok``, ``not-ok:<action>``, ``error:<code>``) — never arguments or bodies.
+
+Error map (SPEC §6.2): an ``EchoError`` -> ``is_error`` with its code name (``not-found``,
+``usage``...); the backend unreachable -> ``is_error`` with code ``unavailable``: on a read
+"proceed without memory", on a write "nothing was written". Writes the operations queue
+themselves in the offline outbox (capture, append, when an outbox plugin is installed)
+come back as an ``ok`` envelope with ``action="queued"``: data, not an error. A gate stop
+is NOT an error either (``ok=false``, ``action="duplicate-gate"``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+from mcp.types import CallToolResult, TextContent
+
+from echo_core.errors import CODE_NAMES, EchoError, ExitCode
+from echo_core.models import Envelope, to_jsonable
+
+UNREACHABLE_READ = "vault unreachable; proceed without memory"
+UNREACHABLE_WRITE = ("vault unreachable; nothing was written (this write could not be queued "
+                     "offline): retry once the vault is back")
+GATE_HINT = ("not saved: pass merge_into=<slug> to update the existing note, or force=true "
+             "if it really is a different thing")
+MAX_LINE = 300
+MAX_LINES = 3
+
+
+@attrs.frozen
+class Outcome:
+    """A tool result and the one-word label the call log records."""
+
+    result: CallToolResult
+    label: str
+
+
+def _clip(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= MAX_LINE else line[: MAX_LINE - 1].rstrip() + "…"
+
+
+def summary_text(*lines: str) -> str:
+    """At most three non-empty lines, each at most 300 characters."""
+    kept = [_clip(part) for line in lines for part in line.splitlines() if part.strip()]
+    return "\n".join(kept[:MAX_LINES])
+
+
+def _result(structured: dict[str, Any], text: str, *, is_error: bool) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=structured, is_error=is_error)
+
+
+def envelope_outcome(envelope: Envelope) -> Outcome:
+    """An operation's envelope: data, even when ``ok`` is false (a gate stop, a failed
+    health check), except ``action="unreachable"`` (load with the vault down: an error)."""
+    data = envelope.to_dict()
+    if envelope.action == "unreachable":
+        message = envelope.message or UNREACHABLE_READ
+        data["error"] = {"code": CODE_NAMES[ExitCode.UNAVAILABLE],
+                         "exit": int(ExitCode.UNAVAILABLE), "message": message}
+        return Outcome(_result(data, summary_text(f"error (unavailable): {message}"),
+                               is_error=True), "error:unavailable")
+    extra = [GATE_HINT] if envelope.action == "duplicate-gate" else []
+    if envelope.warnings:
+        extra.append(f"{len(envelope.warnings)} warning(s): see warnings")
+    head = (envelope.message or envelope.action).splitlines() or [envelope.action]
+    text = summary_text(*head[: max(1, MAX_LINES - len(extra))], *extra)
+    label = "ok" if envelope.ok else f"not-ok:{envelope.action}"
+    return Outcome(_result(data, text, is_error=False), label)
+
+
+def error_outcome(code: ExitCode, message: str, fields: Sequence[str] = ()) -> Outcome:
+    """An ``is_error`` result with code name ``code`` and ``message`` (saying what to do)."""
+    name = CODE_NAMES[code]
+    error: dict[str, Any] = {"code": name, "exit": int(code), "message": message}
+    if fields:
+        error["fields"] = list(fields)
+    data = {"ok": False, "action": "error", "message": message, "error": error}
+    return Outcome(_result(data, summary_text(f"error ({name}): {message}"), is_error=True),
+                   f"error:{name}")
+
+
+def echo_error_outcome(exc: EchoError) -> Outcome:
+    """An ``EchoError`` as an ``is_error`` result keeping its code."""
+    return error_outcome(exc.code, exc.message)
+
+
+def unreachable_outcome(detail: str, *, write: bool) -> Outcome:
+    """The backend is down: "proceed without memory" on a read, "nothing was written" on
+    a write."""
+    base = UNREACHABLE_WRITE if write else UNREACHABLE_READ
+    return error_outcome(ExitCode.UNAVAILABLE, f"{base} ({detail})" if detail else base)
+
+
+def internal_outcome(exc: BaseException) -> Outcome:
+    """An unexpected failure: the type only (details stay in the server log)."""
+    return error_outcome(ExitCode.FAILURE, f"internal error ({type(exc).__name__}); the "
+                                           "server log has details. Retry, or report a bug")
+
+
+def value_outcome(value: Any) -> Outcome:
+    """Whatever a tool function returned: an ``Envelope`` (built-ins), a ``CallToolResult``
+    (passed through), a mapping (structured as is), or anything else (JSON text)."""
+    if isinstance(value, Envelope):
+        return envelope_outcome(value)
+    if isinstance(value, CallToolResult):
+        return Outcome(value, "error:tool" if value.is_error else "ok")
+    data = to_jsonable(value)
+    if isinstance(data, Mapping):
+        structured = dict(data)
+        ok = structured.get("ok", True) is not False
+        head = str(structured.get("message") or json.dumps(structured, ensure_ascii=False))
+        return Outcome(_result(structured, summary_text(head), is_error=False),
+                       "ok" if ok else "not-ok:result")
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return Outcome(_result({"ok": True, "result": data}, summary_text(text or "(empty)"),
+                           is_error=False), "ok")
+
+
+def _location(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "arguments"
+
+
+def validation_outcome(tool: str, errors: Sequence[Mapping[str, Any]],
+                       allowed: Sequence[str]) -> Outcome:
+    """Invalid arguments: one ``usage`` error naming every offending field (never values).
+
+    ``errors`` are pydantic error dicts; an unknown top-level parameter lists the allowed
+    ones."""
+    problems: list[str] = []
+    fields: list[str] = []
+    for err in errors:
+        loc = tuple(err.get("loc", ()))
+        where = _location(loc)
+        kind = err.get("type", "")
+        if kind == "extra_forbidden":
+            scope = "parameter" if len(loc) == 1 else "field"
+            hint = f" (allowed: {', '.join(allowed)})" if len(loc) == 1 else ""
+            problems.append(f"{where}: unknown {scope}{hint}")
+        elif kind == "missing":
+            problems.append(f"{where}: required")
+        else:
+            problems.append(f"{where}: {err.get('msg', 'invalid value')}")
+        if where not in fields:
+            fields.append(where)
+    shown = "; ".join(problems[:8]) + (f"; ... {len(problems) - 8} more" if len(problems) > 8 else "")
+    return error_outcome(ExitCode.USAGE, f"invalid arguments for {tool}: {shown}", fields)

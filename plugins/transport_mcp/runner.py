@@ -1,0 +1,155 @@
+"""``ToolRunner``: runs tool functions off the event loop, with the right context and lock.
+
+Concurrency contract:
+
+* Operations are synchronous; each call runs in a worker thread (reads and writes have
+  separate fixed pools, so queued writes never starve reads). The pools' threads live as
+  long as the runner, so their contexts do too.
+* An ``EchoContext`` is not thread-safe: every worker thread builds its own (lazily, in a
+  ``threading.local``) from ``context_factory``; all of them share one ``PluginHost``.
+* Reads take no in-process lock and run in parallel. A write keyed by a note path takes
+  that path's lock; other writes (entity-level: capture, link, triage, log_session,
+  set_scope) take the one write lock. Waiting longer than ``lock_timeout`` is
+  ``EchoError`` 75. The cross-process vault lock, taken by the operations themselves,
+  still guards the vault and its index against other processes.
+* Every call logs one line on ``echo_memory.mcp``: ``tool=<name> ms=<n> outcome=<label>``
+  (never arguments, bodies or credentials).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from echo_core.context import EchoContext
+from echo_core.errors import EchoError, ExitCode
+from echo_core.protocols import BackendUnavailable
+from plugins.transport_mcp.access import AccessPlan, plan_for
+from plugins.transport_mcp.results import (
+    Outcome,
+    echo_error_outcome,
+    internal_outcome,
+    unreachable_outcome,
+    value_outcome,
+)
+
+log = logging.getLogger("echo_memory.mcp")
+T = TypeVar("T")
+DEFAULT_READ_WORKERS = 8
+DEFAULT_WRITE_WORKERS = 4
+DEFAULT_LOCK_TIMEOUT = 60.0
+
+
+class ToolRunner:
+    """Executes tool calls (see module docstring). ``close()`` stops the worker pools."""
+
+    def __init__(self, context_factory: Callable[[], EchoContext], *,
+                 read_workers: int = DEFAULT_READ_WORKERS,
+                 write_workers: int = DEFAULT_WRITE_WORKERS,
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self._factory = context_factory
+        self._local = threading.local()
+        self._reads = ThreadPoolExecutor(max(1, read_workers), thread_name_prefix="echo-mcp-read")
+        self._writes = ThreadPoolExecutor(max(1, write_workers),
+                                          thread_name_prefix="echo-mcp-write")
+        self._write_lock = threading.Lock()
+        self._path_locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._lock_timeout = lock_timeout
+        self.contexts_built = 0
+
+    # -- contexts and locks ----------------------------------------------------------
+
+    def context(self) -> EchoContext:
+        """This thread's own context (built on first use)."""
+        ctx: EchoContext | None = getattr(self._local, "ctx", None)
+        if ctx is None:
+            ctx = self._factory()
+            self._local.ctx = ctx
+            with self._guard:
+                self.contexts_built += 1
+        return ctx
+
+    def _path_lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            lock = self._path_locks.get(key)
+            if lock is None:
+                lock = self._path_locks[key] = threading.Lock()
+            return lock
+
+    @contextlib.contextmanager
+    def _hold(self, plan: AccessPlan) -> Iterator[None]:
+        if not plan.is_write:
+            yield
+            return
+        lock = self._write_lock if plan.lock_key is None else self._path_lock(plan.lock_key)
+        if not lock.acquire(timeout=self._lock_timeout):
+            what = f"note {plan.lock_key}" if plan.lock_key else "the vault"
+            raise EchoError(f"another write to {what} has been running for over "
+                            f"{self._lock_timeout:.0f} s in this server; retry shortly",
+                            ExitCode.LOCK_HELD)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # -- calls -----------------------------------------------------------------------
+
+    async def call(self, name: str, function: Callable[..., Any],
+                   arguments: Mapping[str, Any]) -> Outcome:
+        """Run ``function(ctx, **arguments)`` in a worker thread and convert its result.
+
+        Never raises for an operation failure: ``EchoError``, ``BackendUnavailable`` and
+        crashes become error outcomes (see ``results``). Logs one line."""
+        start = time.perf_counter()
+        try:
+            plan = plan_for(function, arguments)
+        except EchoError as exc:
+            outcome = echo_error_outcome(exc)
+        else:
+            pool = self._writes if plan.is_write else self._reads
+            loop = asyncio.get_running_loop()
+            outcome = await loop.run_in_executor(pool, self._run, name, function,
+                                                 dict(arguments), plan)
+        self.log_call(name, start, outcome.label)
+        return outcome
+
+    def _run(self, name: str, function: Callable[..., Any], arguments: dict[str, Any],
+             plan: AccessPlan) -> Outcome:
+        """In a worker thread: lock, call, convert (conversion stays off the loop too)."""
+        try:
+            with self._hold(plan):
+                value = function(self.context(), **arguments)
+            return value_outcome(value)
+        except EchoError as exc:
+            return echo_error_outcome(exc)
+        except BackendUnavailable as exc:
+            return unreachable_outcome(str(exc), write=plan.is_write)
+        except Exception as exc:  # a crash becomes an error result, logged here
+            log.error("tool=%s crashed: %s", name, type(exc).__name__, exc_info=exc)
+            return internal_outcome(exc)
+
+    async def read(self, function: Callable[[EchoContext], T]) -> T:
+        """Run ``function(ctx)`` in a read worker (for ``/health`` and warm-up)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, lambda: function(self.context()))
+
+    def read_sync(self, function: Callable[[EchoContext], T]) -> T:
+        """Blocking ``read`` for callers outside an event loop (start-up warm-up)."""
+        return self._reads.submit(lambda: function(self.context())).result()
+
+    @staticmethod
+    def log_call(name: str, start: float, label: str) -> None:
+        """The one log line of a call: tool, milliseconds since ``start``, outcome."""
+        log.info("tool=%s ms=%.1f outcome=%s", name, (time.perf_counter() - start) * 1000, label)
+
+    def close(self) -> None:
+        """Stop the worker pools (running calls finish; queued ones are dropped)."""
+        self._reads.shutdown(wait=False, cancel_futures=True)
+        self._writes.shutdown(wait=False, cancel_futures=True)

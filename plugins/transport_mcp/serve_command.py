@@ -1,0 +1,47 @@
+"""``echo-memory serve``: the MCP server command. Imports nothing heavy until it runs."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from echo_core.cli_kit import AppState, common_options
+from echo_core.errors import EchoError
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",
+              help="Address to listen on. Anything but loopback needs ECHO_MCP_TOKEN set.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
+              help="TCP port for streamable HTTP.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 32),
+              help="HTTP server processes (more use more cores; each has its own threads).")
+@click.option("--stdio", is_flag=True, help="Speak MCP over stdin/stdout instead of HTTP.")
+@common_options
+def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> None:
+    """Serve memory to MCP clients (Claude Code, ...): streamable HTTP on /mcp, or stdio.
+
+    HTTP is stateless with JSON responses and needs 'Authorization: Bearer <token>': the
+    token is $ECHO_MCP_TOKEN, else the mcp-token file in the state dir (created with mode
+    600 on first run). GET /health is open. ECHO_MCP_TOOLS=core serves only load, recall,
+    capture, triage_inbox, log_session and health. The start-up banner (stderr; one JSON
+    object with --json) says how to register the server with Claude Code. Threads per
+    process: ECHO_MCP_READ_WORKERS (default 8), ECHO_MCP_WRITE_WORKERS (default 4).
+
+    \b
+    Examples:
+      echo-memory serve                      http://127.0.0.1:8765/mcp
+      echo-memory serve --stdio              for `claude mcp add echo -- echo-memory serve --stdio`
+    """
+    state = click.get_current_context().find_object(AppState)
+    if state is None:
+        raise EchoError("no echo-memory app state; run `echo-memory serve`")
+    from plugins.transport_mcp.serving import serve_http, serve_stdio
+
+    if stdio:
+        serve_stdio(state.host, os.environ, vault=state.vault, state_dir=state.state_dir,
+                    as_json=as_json)
+    else:
+        serve_http(state.host, os.environ, host=host, port=port, vault=state.vault,
+                   state_dir=state.state_dir, as_json=as_json, workers=workers)

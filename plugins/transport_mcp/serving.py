@@ -1,0 +1,206 @@
+"""Running the server: ``serve_http`` (streamable HTTP via uvicorn) and ``serve_stdio``.
+
+Both: configure logging on stderr (``echo_memory.mcp`` at INFO: one line per call; the
+SDK and uvicorn at WARNING, no access log), build one ``ToolRunner`` whose worker
+contexts share the CLI's plugin host, build the server, print the banner on stderr, warm
+up (one context, the recall index rebuilt if absent — so parallel first calls do not all
+rebuild it), then serve until interrupted. Stdout is never written (stdio speaks MCP).
+
+HTTP refuses a non-loopback bind unless ``ECHO_MCP_TOKEN`` is set (``EchoError`` 2): a
+generated token file is fine on this machine, an exposed port needs a chosen secret.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from echo_core.config import resolve_config
+from echo_core.context import EchoContext, create_context
+from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.plugins import PluginHost
+from echo_core.protocols import BackendUnavailable
+from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, resolve_token
+from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
+from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
+
+log = logging.getLogger("echo_memory.mcp")
+READ_WORKERS_ENV = "ECHO_MCP_READ_WORKERS"
+WRITE_WORKERS_ENV = "ECHO_MCP_WRITE_WORKERS"
+WORKER_ENV = "ECHO_MCP_WORKER_CONFIG"
+
+
+def configure_logging(stream: TextIO | None = None) -> None:
+    """Log lines on stderr: ours at INFO, everything else at WARNING."""
+    logging.basicConfig(level=logging.WARNING, stream=stream or sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("echo_memory.mcp").setLevel(logging.INFO)
+
+
+def make_runner(host: PluginHost, env: Mapping[str, str], vault: str | None,
+                state_dir: str | None) -> ToolRunner:
+    """A runner whose worker contexts are built like the CLI's (flags > env > config)."""
+
+    def factory() -> EchoContext:
+        return create_context(vault=vault, state_dir=state_dir, env=env, host=host)
+
+    return ToolRunner(factory, read_workers=_workers(env, READ_WORKERS_ENV, DEFAULT_READ_WORKERS),
+                      write_workers=_workers(env, WRITE_WORKERS_ENV, DEFAULT_WRITE_WORKERS))
+
+
+def _workers(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= 64:
+        raise usage_error(f"{name}={raw!r}: give a whole number of threads from 1 to 64")
+    return int(raw)
+
+
+def warm_up(runner: ToolRunner) -> str:
+    """Open one context and make sure the recall index exists; a one-line report (a vault
+    that is down or not initialised is reported, not fatal)."""
+    from echo_core.ops.recall_index import ensure_index
+
+    def work(ctx: EchoContext) -> str:
+        started = time.perf_counter()
+        ctx.storage.ping()
+        rebuilt = ensure_index(ctx)
+        took = time.perf_counter() - started
+        return f"recall index rebuilt in {took:.1f} s" if rebuilt else "recall index ready"
+
+    try:
+        return runner.read_sync(work)
+    except (EchoError, BackendUnavailable, OSError) as exc:
+        detail = exc.message if isinstance(exc, EchoError) else str(exc)
+        return f"warm-up skipped: {detail}"
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def claude_command(url: str, token: BearerToken) -> str:
+    """The ``claude mcp add`` line; the secret appears only when it was just created."""
+    if token.origin == "created":
+        secret = token.secret
+    elif token.origin == "file":
+        secret = f"$(cat {token.path})"
+    else:
+        secret = f"${TOKEN_ENV}"
+    return f'claude mcp add --transport http echo {url} --header "Authorization: Bearer {secret}"'
+
+
+def _print(lines: list[str], payload: dict[str, Any], as_json: bool) -> None:
+    text = json.dumps(payload, ensure_ascii=False) if as_json else "\n".join(lines)
+    print(text, file=sys.stderr, flush=True)
+
+
+def _server(plugin_host: PluginHost, env: Mapping[str, str], vault: str | None,
+            state_dir: str | None) -> EchoMcpServer:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise EchoError("the MCP server needs the MCP SDK: pip install 'echo-memory[mcp]'",
+                        ExitCode.NOT_CONFIGURED) from None
+    runner = make_runner(plugin_host, env, vault, state_dir)
+    try:
+        return build_server(plugin_host, runner, env=env)
+    except BaseException:
+        runner.close()
+        raise
+
+
+def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, port: int,
+               vault: str | None = None, state_dir: str | None = None,
+               as_json: bool = False, workers: int = 1) -> None:
+    """Serve streamable HTTP on ``host:port`` until interrupted (see module docstring).
+
+    ``workers`` > 1 runs that many server processes on the port (uvicorn's supervisor;
+    each builds its app with ``worker_app``): CPython runs one thread of Python at a time,
+    so processes are what use several cores. Writes from different processes serialise
+    on the cross-process vault lock."""
+    if not is_loopback(host) and not env.get(TOKEN_ENV, "").strip():
+        raise usage_error(
+            f"refusing to listen on {host}: it is reachable from other machines. Set "
+            f"{TOKEN_ENV} to a long random secret (e.g. `openssl rand -hex 32`) and pass it "
+            "to clients, or bind to 127.0.0.1")
+    profile_from_env(env)  # an unknown profile fails before anything starts
+    configure_logging()
+    config = resolve_config(vault=vault, state_dir=state_dir, env=env)
+    token = resolve_token(env, config.state_base.value)
+    server = _server(plugin_host, env, vault, state_dir)
+    base = f"http://{_url_host(host)}:{port}"
+    url = f"{base}/mcp"
+    command = claude_command(url, token)
+    where = {"env": f"from {TOKEN_ENV}", "file": f"from {token.path}",
+             "created": f"created now in {token.path} (mode 600; shown once, below)"}[token.origin]
+    _print([f"echo-memory MCP server: {url} (health: {base}/health)",
+            (f"tools: {len(server.tool_names)} ({profile_from_env(env)} profile); "
+             f"{workers} process(es); bearer token {where}"),
+            "register with Claude Code:", f"  {command}"],
+           {"transport": "http", "url": url, "health": f"{base}/health",
+            "tools": list(server.tool_names), "workers": workers,
+            "token_origin": token.origin,
+            "token_file": str(token.path) if token.path else None, "claude_code": command},
+           as_json)
+    try:
+        log.info("warm-up: %s", warm_up(server.runner))
+        import uvicorn
+
+        if workers == 1:
+            from plugins.transport_mcp.http_app import build_http_app
+
+            uvicorn.run(build_http_app(server, token.secret, host=host), host=host, port=port,
+                        log_level="warning", access_log=False, lifespan="on")
+        else:
+            os.environ[WORKER_ENV] = json.dumps({"host": host, "vault": vault,
+                                                 "state_dir": state_dir})
+            uvicorn.run(f"{__name__}:worker_app", factory=True, workers=workers, host=host,
+                        port=port, log_level="warning", access_log=False, lifespan="on")
+    finally:
+        server.runner.close()
+
+
+def worker_app() -> Any:
+    """The ASGI app of one ``--workers`` process (a uvicorn factory), configured from
+    ``ECHO_MCP_WORKER_CONFIG`` (set by ``serve_http``) and the inherited environment."""
+    from echo_core.plugins import create_host
+    from plugins.transport_mcp.http_app import build_http_app
+
+    spec = json.loads(os.environ[WORKER_ENV])
+    configure_logging()
+    config = resolve_config(vault=spec["vault"], state_dir=spec["state_dir"], env=os.environ)
+    plugin_host = create_host(disabled=config.disabled, env=os.environ)
+    token = resolve_token(os.environ, config.state_base.value)
+    server = _server(plugin_host, os.environ, spec["vault"], spec["state_dir"])
+    return build_http_app(server, token.secret, host=spec["host"])
+
+
+def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
+                vault: str | None = None, state_dir: str | None = None,
+                as_json: bool = False) -> None:
+    """Serve MCP over stdin/stdout until the client closes it (see module docstring)."""
+    configure_logging()
+    server = _server(plugin_host, env, vault, state_dir)
+    flags = "".join(f" --{name} {value}" for name, value in
+                    (("vault", vault), ("state-dir", state_dir)) if value)
+    command = f"claude mcp add echo -- echo-memory serve --stdio{flags}"
+    _print([(f"echo-memory MCP server on stdio: {len(server.tool_names)} tools "
+             f"({profile_from_env(env)} profile)"), f"register with Claude Code: {command}"],
+           {"transport": "stdio", "tools": list(server.tool_names), "claude_code": command},
+           as_json)
+    try:
+        log.info("warm-up: %s", warm_up(server.runner))
+        import anyio
+
+        anyio.run(server.run_stdio_async)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.runner.close()

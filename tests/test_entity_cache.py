@@ -1,0 +1,251 @@
+"""The persistent entity name cache (``ctx.entity_names``): same answers as the in-memory
+``EntityIndex``, kept in sync with the vault's entity store across processes, journal
+growth, compaction and a corrupt or unusable cache file."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+import echo_core.entities
+from echo_core.context import EchoContext
+from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, EntityIndex, EntityStore
+from echo_core.entity_cache import EntityNames
+from echo_core.models import Entity
+from echo_core.names import name_tokens
+from tests.capture_kit import VaultBox
+
+REPO = Path(__file__).resolve().parent.parent
+
+ENTITIES = [
+    Entity(slug="vantage-systems", path="resources/companies/vantage-systems.md", kind="company",
+           title="Vantage Systems", aliases=("VS Corp", "Vantage")),
+    Entity(slug="vantage-point", path="resources/concepts/vantage-point.md", kind="concept",
+           title="Vantage Point"),
+    Entity(slug="ada-lovelace", path="resources/people/ada-lovelace.md", kind="person",
+           title="Ada Lovelace", aliases=("Countess of Lovelace",)),
+    Entity(slug="kubernetes", path="resources/concepts/kubernetes.md", kind="concept",
+           title="Kubernetes", aliases=("k8s",)),
+    Entity(slug="cafe-creme", path="resources/concepts/cafe-creme.md", kind="concept",
+           title="Café Crème", aliases=("Cafés Crèmes",)),
+    Entity(slug="series-a", path="resources/concepts/series-a.md", kind="concept",
+           title="Series A"),
+] + [
+    Entity(slug=f"systems-lab-{i}", path=f"resources/companies/systems-lab-{i}.md",
+           kind="company", title=f"Systems Lab {i}") for i in range(6)
+]
+
+MENTIONS = ["Vantage Systems", "vantage", "VS Corp pricing", "systems", "systems lab 3",
+            "lovelace", "Countess", "k8s rollout", "cafe creme", "CAFES CREMES", "series a",
+            "a", "the", "", "nothing known here", "Vantage-Systems!", "lab"]
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> VaultBox:
+    return VaultBox(tmp_path).init()
+
+
+def _apply(ctx: EchoContext, puts: Sequence[Entity] = (), deletes: Sequence[str] = ()) -> None:
+    with ctx.storage.lock():
+        ctx.entities.load()
+        ctx.entities.apply(puts=puts, deletes=deletes)
+
+
+def _same_answers(names: EntityNames, index: EntityIndex) -> None:
+    """Every lookup of the cache equals the in-memory index's."""
+    assert len(names) == len(index)
+    assert names.get_many(index.entities) == index.entities
+    for slug, entity in index.entities.items():
+        assert names.get(slug) == entity
+    assert names.get("no-such-slug") is None
+    tokens = {t for e in index.entities.values() for n in (e.title, *e.aliases) for t in name_tokens(n)}
+    for token in tokens | {"absent"}:
+        assert names.document_frequency(token) == index.document_frequency(token), token
+    for mention in MENTIONS:
+        for kind in (None, "company", "concept"):
+            assert names.exact(mention, kind) == index.exact(mention, kind), (mention, kind)
+            for max_df in (None, 1, 3):
+                for min_score in (0.5, 0.8):
+                    got = names.fuzzy(mention, kind=kind, min_score=min_score, limit=50, max_df=max_df)
+                    want = index.fuzzy(mention, kind=kind, min_score=min_score, limit=50, max_df=max_df)
+                    assert got == want, (mention, kind, max_df, min_score)
+
+
+def test_lookups_equal_the_in_memory_index(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    assert (box.state).exists()
+    _same_answers(ctx.entity_names, box.index())
+    assert ctx.entity_names.path is not None and ctx.entity_names.path.is_file()
+
+
+def test_a_fresh_process_reads_the_cache_without_loading_the_store(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    _apply(box.ctx(), ENTITIES)
+    box.ctx().entity_names.get("kubernetes")  # builds the cache file
+
+    def no_load(self: EntityStore) -> EntityIndex:
+        raise AssertionError("the entity store must not be loaded")
+
+    monkeypatch.setattr(EntityStore, "load", no_load)
+    monkeypatch.setattr(EntityNames, "_rebuild", no_load)
+    ctx = box.ctx()
+    assert ctx.entity_names.get("kubernetes") == ENTITIES[3]
+    assert [m.entity.slug for m in ctx.entity_names.fuzzy("VS Corp", limit=1)] == ["vantage-systems"]
+
+
+def test_a_capture_in_another_process_is_seen(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    assert ctx.entity_names.exact("Grace Hopper") == []
+    script = (
+        "import json, sys\n"
+        "from echo_core.context import create_context\n"
+        "from echo_core.models import CaptureRequest\n"
+        "from echo_core.ops.capture import capture\n"
+        "a = json.loads(sys.argv[1])\n"
+        "ctx = create_context(vault=a['vault'], state_dir=a['state'], env=a['env'])\n"
+        "env = capture(ctx, CaptureRequest(title='Grace Hopper', kind='person', body='COBOL.'))\n"
+        "assert env.ok, env\n"
+    )
+    spec = {"vault": str(box.vault), "state": str(box.state), "env": box.env()}
+    env = {**os.environ, **box.env()}
+    proc = subprocess.run([sys.executable, "-c", script, json.dumps(spec)], cwd=REPO, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    found = ctx.entity_names.exact("grace hopper", "person")
+    assert [e.slug for e in found] == ["grace-hopper"]
+    _same_answers(ctx.entity_names, box.index())
+
+
+def test_journal_growth_replays_only_the_new_lines(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    names = box.ctx().entity_names
+    names.get("kubernetes")
+
+    def no_rebuild(*args: object) -> None:
+        raise AssertionError("journal growth must not rebuild the cache")
+
+    monkeypatch.setattr(EntityNames, "_rebuild", no_rebuild)
+    renamed = Entity(slug="kubernetes", path="resources/concepts/kubernetes.md", kind="concept",
+                     title="Kubernetes", aliases=("kube",))
+    _apply(ctx, [renamed], deletes=["series-a"])
+    assert names.get("kubernetes") == renamed
+    assert names.get("series-a") is None
+    assert names.exact("k8s") == [] and names.exact("kube") == [renamed]
+    assert names.document_frequency("k8s") == 0
+    _same_answers(names, box.index())
+
+
+def test_compaction_is_followed(box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(echo_core.entities, "COMPACT_AFTER", 4)
+    ctx = box.ctx()
+    names = box.ctx().entity_names
+    for entity in ENTITIES[:3]:
+        _apply(ctx, [entity])
+        names.get(entity.slug)
+    snapshot_before = (box.vault / SNAPSHOT_PATH).read_text()
+    for entity in ENTITIES[3:]:
+        _apply(ctx, [entity])
+    _apply(ctx, deletes=["vantage-point"])
+    assert (box.vault / SNAPSHOT_PATH).read_text() != snapshot_before  # compacted
+    assert (box.vault / JOURNAL_PATH).read_text().count("\n") < 4
+    assert names.get("vantage-point") is None
+    _same_answers(names, box.index())
+
+
+def test_a_rewritten_journal_forces_a_full_resync(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES[:2])
+    names = box.ctx().entity_names
+    assert names.get("vantage-point") is not None
+    # the same number of bytes, different content: the replayed prefix no longer matches
+    journal = box.vault / JOURNAL_PATH
+    text = journal.read_text()
+    journal.write_text(text.replace("vantage-point", "vantage-pxint"))
+    os.utime(journal, ns=(1, 1))
+    assert names.get("vantage-point") is None
+    assert names.get("vantage-pxint") is not None
+    _same_answers(names, EntityStore(ctx.storage).load())
+
+
+def test_a_corrupt_cache_is_rebuilt(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    path = ctx.entity_names.path
+    assert path is not None
+    ctx.entity_names.get("kubernetes")
+    ctx.entity_names.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 500)
+    fresh = box.ctx().entity_names
+    assert fresh.get("kubernetes") == ENTITIES[3]
+    _same_answers(fresh, box.index())
+    with sqlite3.connect(path) as db:  # a valid database again
+        assert db.execute("SELECT COUNT(*) FROM entities").fetchone()[0] == len(box.index())
+
+
+def test_a_cache_of_another_schema_is_rebuilt(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    path = ctx.entity_names.path
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE entities(whatever TEXT)")
+        db.execute("PRAGMA user_version = 999")
+    _same_answers(box.ctx().entity_names, box.index())
+
+
+def test_an_unusable_cache_path_falls_back_to_memory(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    blocked = box.root / "blocked"
+    blocked.mkdir()  # a folder where the database file should be: cannot be opened
+    names = EntityNames(ctx.storage, blocked)
+    assert names.get("kubernetes") == ENTITIES[3]
+    assert names.path is None
+    _same_answers(names, box.index())
+
+
+def test_an_empty_vault_has_no_names(box: VaultBox) -> None:
+    names = box.ctx().entity_names
+    assert names.get("anything") is None
+    assert names.fuzzy("anything") == []
+    assert names.document_frequency("anything") == 0
+
+
+def test_max_df_only_limits_which_words_collect_candidates() -> None:
+    index = EntityIndex(ENTITIES)
+    assert index.document_frequency("system") == 7
+    # "systems" names 7 entities: over the cap it collects none, so only "vantage" does
+    capped = index.fuzzy("vantage systems", max_df=3, limit=10)
+    assert {m.entity.slug for m in capped} == {"vantage-systems", "vantage-point"}
+    # ... but every query word still counts in the score
+    assert capped[0].entity.slug == "vantage-systems" and capped[0].score == 1.0
+    uncapped = index.fuzzy("vantage systems", limit=10)
+    assert {m.entity.slug for m in uncapped} >= {f"systems-lab-{i}" for i in range(6)}
+    assert index.fuzzy("systems", max_df=3) == []
+    assert index.fuzzy("systems", max_df=7) == index.fuzzy("systems")
+
+
+def test_removing_and_replacing_keeps_the_index_consistent() -> None:
+    index = EntityIndex(ENTITIES)
+    index.put(Entity(slug="kubernetes", path="x/kubernetes.md", kind="concept", title="K8s Platform"))
+    index.remove("vantage-systems")
+    fresh = EntityIndex([e for e in index.entities.values()])
+    for mention in MENTIONS:
+        assert index.fuzzy(mention, limit=50) == fresh.fuzzy(mention, limit=50)
+        assert index.exact(mention) == fresh.exact(mention)
+    assert index.names_by_key() == fresh.names_by_key()
+    assert index.document_frequency("kubernete") == 0

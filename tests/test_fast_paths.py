@@ -1,0 +1,74 @@
+"""Fast paths give the results of the straightforward code they replace: ``wikilinks``
+without fences (one regex pass) and the tokenizer's ASCII regex and word -> term cache."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from echo_core.notes import _INLINE_CODE_RE, _WIKILINK_RE, _scan, wikilinks
+from plugins.stem_porterlite import tokenizer as tokenizer_module
+from plugins.stem_porterlite.irregular import IRREGULAR_FORMS
+from plugins.stem_porterlite.stemmer import stem
+from plugins.stem_porterlite.stopwords import STOPWORDS
+from plugins.stem_porterlite.tokenizer import PorterLiteTokenizer
+
+
+def wikilinks_by_lines(text: str) -> list[str]:
+    """The line-by-line scan (fences tracked), as ``wikilinks`` did before its fast path."""
+    seen: dict[str, None] = {}
+    for _, _, content, in_code in _scan(text, 0):
+        if in_code or "[[" not in content:
+            continue
+        for match in _WIKILINK_RE.finditer(_INLINE_CODE_RE.sub("", content)):
+            target = re.split(r"[|#]", match.group(1), maxsplit=1)[0].rstrip("\\").strip()
+            if target:
+                seen.setdefault(target, None)
+    return list(seen)
+
+
+PIECES = ["[[", "]]", "[", "]", "`", "``", "```", "~~~", "~~", "\n", "\r\n", "\r", " ", "|", "#",
+          "\\", "a", "b", "note", "Vantage", "x-y", "!", "![[", "    ", "é", "\t"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+@example("see [[a]] and `[[code]]` and [[b|alias]] [[c#h]]\r\n[[a]]\n")
+@example("``` \n[[in-fence]]\n```\n[[after]]\n")
+@example("[[a\r]]\n`x\r`[[y]]\n")
+def test_wikilinks_equal_the_line_scan(text: str) -> None:
+    assert wikilinks(text) == wikilinks_by_lines(text)
+
+
+def tokenize_reference(text: str) -> list[str]:
+    """The tokenizer before its ASCII pattern and term cache."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    words = re.findall(r"[^\W_]+", text.lower().replace("'", "").replace("\u2019", ""))
+    return [stem(IRREGULAR_FORMS.get(w, w)) for w in words if len(w) > 1 and w not in STOPWORDS]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(
+    st.text(max_size=80),
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=120),
+    st.lists(st.sampled_from(["went", "the", "a", "Running", "don't", "x_y", "A1", "ﬁle",
+                              "Ünïcode", "’s", "Alice's", "42", "—", "studies", " "]),
+             max_size=20).map(" ".join),
+))
+def test_tokenizer_equals_the_reference(text: str) -> None:
+    tokenizer = PorterLiteTokenizer()
+    assert tokenizer.tokenize(text) == tokenize_reference(text)
+    assert tokenizer.tokenize(text) == tokenize_reference(text)  # now from the cache
+
+
+def test_term_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokenizer_module, "_TERMS", {})
+    monkeypatch.setattr(tokenizer_module, "_TERMS_MAX", 8)
+    text = " ".join(f"word{i}x" for i in range(50))
+    assert PorterLiteTokenizer().tokenize(text) == tokenize_reference(text)
+    assert len(tokenizer_module._TERMS) <= 8
