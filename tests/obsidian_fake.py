@@ -23,22 +23,17 @@ listens again on the same port.
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import socketserver
 import ssl
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
-from urllib.parse import unquote
-
-import yaml
 
 from tests.obsidian_fake_api import MARKDOWN, FakeApi, error
 from tests.obsidian_fake_vault import FakeVault
-
 
 
 @dataclass
@@ -63,6 +58,7 @@ class Fault:
     method: str | None = None
     path: str | None = None
     times: int = 1
+    skip: int = 0  # let this many matching requests through first
     status: int = 503
     delay: float = 0.0
 
@@ -137,6 +133,9 @@ class FakeObsidian:
         with self._guard:
             for fault in self.faults:
                 if (fault.method in (None, method)) and (fault.path is None or fault.path in target):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        return None
                     fault.times -= 1
                     if fault.times <= 0:
                         self.faults.remove(fault)

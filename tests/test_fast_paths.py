@@ -68,7 +68,12 @@ def test_tokenizer_equals_the_reference(text: str) -> None:
 
 def test_term_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokenizer_module, "_TERMS", {})
-    monkeypatch.setattr(tokenizer_module, "_TERMS_MAX", 8)
-    text = " ".join(f"word{i}x" for i in range(50))
-    assert PorterLiteTokenizer().tokenize(text) == tokenize_reference(text)
-    assert len(tokenizer_module._TERMS) <= 8
+    monkeypatch.setattr(tokenizer_module, "_BYTE_TERMS", {})
+    monkeypatch.setattr(tokenizer_module, "_TERMS_MAX", 60)
+    for n in range(4):
+        for text in (" ".join(f"word{i}x{n}" for i in range(50)),  # ASCII: bytes keys
+                     " ".join(f"wörd{i}x{n}" for i in range(50))):  # other: str keys
+            assert PorterLiteTokenizer().tokenize(text) == tokenize_reference(text)
+            assert PorterLiteTokenizer().tokenize(text) == tokenize_reference(text)
+        assert len(tokenizer_module._BYTE_TERMS) <= 60
+        assert len(tokenizer_module._TERMS) <= 60

@@ -287,26 +287,23 @@ def test_load_fires_on_session_start_once(box: VaultBox) -> None:
 
 
 def test_outbox_step_says_no_outbox_plugin(box: VaultBox) -> None:
-    assert "no outbox plugin installed" in load(box.ctx(), brief=True).data.outbox
+    data = load(box.ctx(ECHO_DISABLE_PLUGINS="queue_outbox"), brief=True).data
+    assert "no outbox plugin installed" in data.outbox
 
 
-class FakeQueue:
-    def pending(self) -> list[Mapping[str, Any]]:
-        return [{"op": "capture"}, {"op": "capture"}]
+def test_load_flushes_queued_writes_first(box: VaultBox) -> None:
+    from echo_core.ops.outbox import idempotency_key
 
-
-class QueuePlugin:
-    @hookimpl
-    def register_queues(self, register: Callable[[str, Any], None]) -> None:
-        register("fake", lambda state_dir: FakeQueue())
-
-
-def test_outbox_step_reports_a_queues_pending_count(box: VaultBox) -> None:
     ctx = box.ctx()
-    assert ctx.host.add("fake-queue", QueuePlugin())
+    args = {"title": "Queued Idea", "kind": "concept", "body": "made offline"}
+    assert ctx.queue is not None
+    ctx.queue.put({"op": "capture", "args": args, "day": "2026-03-01",
+                   "idempotency_key": idempotency_key("capture", args, "2026-03-01")})
     data = load(ctx, brief=True).data
-    assert "fake: 2 pending" in data.outbox
-    assert "outbox: 2 queued writes not yet synced" in data.digest
+    assert "1 synced" in data.outbox
+    assert "outbox: 1 queued writes synced now" in data.digest
+    assert "made offline" in (box.vault / "resources/concepts/queued-idea.md").read_text()
+    assert "created concept [[queued-idea]]" in data.digest  # the digest saw the replay
 
 
 # --- CLI ------------------------------------------------------------------------------

@@ -278,3 +278,33 @@ def test_colliding_term_keys_merge_the_same_way_in_base_and_delta(
     for words in QUERIES:
         assert_same(ranking(upserted, words), ranking(built, words))
 
+
+
+# --- top_k -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.05, 0.3, 0.5, 0.51, 0.9, 1.0])
+@pytest.mark.parametrize("limit", [1, 8, 50])
+def test_top_k_keeps_the_best_positive_scores_at_any_density(density: float, limit: int) -> None:
+    """Whichever selection runs (positives only, or the whole array), the result is the
+    positive scores above the cut, best first, ties at the cut included, index order
+    among equals."""
+    import numpy as np
+
+    from plugins.recall_bm25.scoring import top_k
+
+    rng = np.random.default_rng(int(density * 1000) + limit)
+    for values in (rng.random(2000), rng.choice([0.25, 0.5, 1.0], 2000)):  # distinct / tied
+        scores = values * (rng.random(2000) < density)
+        found = top_k(scores, limit).tolist()
+        positive = sorted((i for i in range(2000) if scores[i] > 0), key=lambda i: (-scores[i], i))
+        if len(positive) <= limit:
+            assert found == positive
+            continue
+        cut = scores[positive[limit - 1]]
+        expected = [i for i in positive if scores[i] >= cut]
+        if len(expected) <= limit + 256:
+            assert found == expected
+        else:  # too many ties at the cut: exactly `limit` of the best scores
+            assert len(found) == limit
+            assert sorted(scores[found].tolist(), reverse=True) == [scores[i] for i in positive[:limit]]

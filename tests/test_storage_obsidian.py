@@ -15,6 +15,7 @@ from types import ModuleType
 import pytest
 
 from echo_core.errors import EchoError, ExitCode
+from echo_core.protocols import BackendUnavailable
 from echo_core.testing import PluginContract
 from echo_core.testing.storage_contract import StorageContract, StorageSpec, probe_lock_in_child
 from plugins import storage_obsidian
@@ -324,6 +325,33 @@ def test_slow_lock_write_is_withdrawn_and_retried(
         pass
     puts = [ex for ex in obsidian_fake.exchanges if ex.method == "PUT"]
     assert len(puts) == 2  # the slow attempt was not trusted
+
+
+def test_lock_note_left_by_a_failed_request_is_reclaimed_by_this_process(
+    obsidian_fake: FakeObsidian, obsidian_storage: ObsidianStorage
+) -> None:
+    obsidian_fake.inject("status", method="GET", path=".lock.md", skip=1, times=2)
+    # the read-back fails, and so does the cleanup: our record stays behind
+    with pytest.raises(BackendUnavailable), obsidian_storage.lock(timeout=1.0):
+        pass
+    assert json.loads(obsidian_fake.vault.files[LOCK_PATH][0])["pid"] == os.getpid()
+    with (
+        pytest.warns(StaleLockWarning, match="this process left it behind"),
+        obsidian_storage.lock(timeout=1.0),
+    ):
+        pass
+    assert LOCK_PATH not in obsidian_fake.vault.files
+
+
+def test_release_leaves_a_lock_note_taken_over_by_someone_else(
+    obsidian_fake: FakeObsidian, obsidian_storage: ObsidianStorage
+) -> None:
+    with (
+        pytest.warns(StaleLockWarning, match="taken from this process"),
+        obsidian_storage.lock(timeout=1.0),
+    ):
+        _plant(obsidian_fake, pid=os.getppid(), host="elsewhere", created=time.time())
+    assert json.loads(obsidian_fake.vault.files[LOCK_PATH][0])["host"] == "elsewhere"
 
 
 def test_lock_error_in_other_process_names_this_owner(obsidian_fake: FakeObsidian) -> None:

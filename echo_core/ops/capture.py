@@ -169,7 +169,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     vault = ctx.vault
     today = ctx.today()
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
-    text = vault.storage.read(target.path)
+    original = text = vault.storage.read(target.path)
     changed = False
     if req.body:
         text, changed = append_under_heading(text, route.log_heading,
@@ -189,7 +189,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                                       near_duplicates=near, changed=False))
     text = set_frontmatter_key(text, "updated", today)
     text, links = _autolink(ctx, index, target.path, target.slug, text, req.body)
-    vault.write_note(target.path, text)
+    vault.write_note(target.path, text, prior=original)
     entity = attrs.evolve(target, aliases=target.aliases + tuple(learned), h=content_hash(text))
     ctx.entities.apply(puts=[entity])
     append_agent_log(vault, today, f"- {today.isoformat()}: updated {target.kind} "

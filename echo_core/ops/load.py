@@ -1,7 +1,7 @@
 """``load`` / ``load --brief`` (SPEC §4.1): what an agent reads at the start of a session.
 
-Steps: ping the backend; the outbox flush (no outbox plugin ships yet: the step reports
-that, or a registered queue's pending count, and replays nothing); read in parallel the
+Steps: ping the backend; flush the outbox (queued offline writes replay first, so the
+digest sees them); read in parallel the
 marker, operator preferences, current context, heartbeat, today's daily note, the inbox
 and the sessions listing, then the session log the heartbeat points to; render the digest
 (``echo_core.ops.digest``); fire ``on_session_start`` once.
@@ -161,32 +161,33 @@ def read_snapshot(ctx: EchoContext, outbox_note: str = "",
 
 
 def outbox_step(ctx: EchoContext) -> tuple[str, str]:
-    """The outbox flush: ``(status for the result, note for the digest or "")``.
+    """The outbox flush (SPEC §4.1: first): ``(status for the result, note for the digest
+    or "")``. Replays queued writes through ``echo_core.ops.outbox.flush``; never fails a
+    load (a failure is reported in the status)."""
+    from echo_core.ops.outbox import flush
 
-    No replay happens yet (the outbox issue adds it): with no queue plugin this says so;
-    with one, it reports the pending count when the queue offers ``pending()``."""
     try:
-        queues = ctx.host.collect("register_queues")
+        if ctx.queue is None:
+            return "no outbox plugin installed; nothing to flush", ""
+        result = flush(ctx).data
     except Exception as exc:  # noqa: BLE001 - the outbox step never fails a load
-        return f"outbox check failed: {exc}", ""
-    if not queues:
-        return "no outbox plugin installed; nothing to flush", ""
-    notes: list[str] = []
-    waiting = 0
-    for name, factory in sorted(queues.items()):
-        try:
-            queue = factory(str(ctx.state_dir))
-            pending = len(queue.pending()) if hasattr(queue, "pending") else None
-        except Exception as exc:  # noqa: BLE001 - the outbox step never fails a load
-            notes.append(f"{name}: unreadable ({type(exc).__name__}: {exc})")
-            continue
-        if pending is None:
-            notes.append(f"{name}: pending count unknown")
-        else:
-            waiting += pending
-            notes.append(f"{name}: {pending} pending")
-    status = "not flushed yet (replay comes with the outbox issue); " + ", ".join(notes)
-    return status, (f"outbox: {waiting} queued writes not yet synced" if waiting else "")
+        return f"outbox flush failed: {type(exc).__name__}: {exc}", ""
+    status = (f"flushed: {result.synced} synced, {result.pending} pending, "
+              f"{result.needs_attention} need attention")
+    if not (result.synced or result.pending or result.needs_attention):
+        return status, ""
+    note = (f"outbox: {result.synced} queued writes synced now, {result.pending} still "
+            f"waiting, {result.needs_attention} need attention (`echo-memory flush` lists them)")
+    return status, note
+
+
+def _offline_outbox(ctx: EchoContext) -> str:
+    try:
+        queue = ctx.queue
+        return ("not checked (vault unreachable)" if queue is None else
+                f"not flushed (vault unreachable); {len(queue.pending())} writes waiting")
+    except Exception:  # noqa: BLE001
+        return "not checked (vault unreachable)"
 
 
 def load(ctx: EchoContext, *, brief: bool) -> Envelope:
@@ -206,7 +207,8 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope:
         outbox, outbox_note = outbox_step(ctx)
         snapshot = read_snapshot(ctx, outbox_note, recorder)
     except BackendUnavailable as down:
-        return _load_from_cache(ctx, brief=brief, budget=budget, outbox=outbox, down=down)
+        return _load_from_cache(ctx, brief=brief, budget=budget, outbox=_offline_outbox(ctx),
+                                down=down)
     if snapshot.marker.status == "absent":
         raise EchoError(f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH});"
                         " run `echo-memory init` first", ExitCode.NOT_CONFIGURED)

@@ -77,9 +77,10 @@ def put_note(ctx: EchoContext, path: str, text: str) -> Envelope:
 def _put(ctx: EchoContext, clean: str, text: str) -> Envelope:
     storage = ctx.vault.storage
     with storage.lock():
-        if storage.exists(clean) and storage.read(clean) == text:
+        current = storage.read(clean) if storage.exists(clean) else None
+        if current == text:
             return Envelope(True, "unchanged", f"{clean} unchanged", WriteResult(clean, False, len(text)))
-        ctx.vault.write_note(clean, text)
+        ctx.vault.write_note(clean, text, prior=current)
     return Envelope(True, "written", f"wrote {clean} ({len(text)} chars)", WriteResult(clean, True, len(text)))
 
 

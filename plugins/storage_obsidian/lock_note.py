@@ -12,7 +12,8 @@ timed mutual-exclusion protocol:
    so the last writer wins and everybody else sees the loser's token vanish).
 
 Stale: the owner is on this host and its pid is gone, the note is older than
-``stale_after`` seconds, or it is not a lock record. Breaking a stale lock uses the same
+``stale_after`` seconds, it is not a lock record, or this process wrote it and lost track
+of it (a request failed mid-protocol). Breaking a stale lock uses the same
 protocol and warns (``StaleLockWarning``). Release deletes the note (permanently) only if
 it still holds our token. Within one process the lock is re-entrant per thread and
 threads exclude each other (state shared by every storage of the same vault identity).
@@ -128,6 +129,7 @@ class NoteLock:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._token = ""
+        self._written: set[str] = set()  # tokens we wrote and have not yet removed
         self._host = socket.gethostname()
 
     @contextlib.contextmanager
@@ -167,6 +169,8 @@ class NoteLock:
     def _stale_reason(self, seen: _Owner, stale_after: float) -> str | None:
         if not seen.valid:
             return "it is not a lock record"
+        if seen.token in self._written:
+            return "this process left it behind after a failed request"
         if seen.host == self._host and not _pid_alive(seen.pid):
             return "its owner is no longer running"
         if seen.age() > stale_after:
@@ -215,6 +219,7 @@ class NoteLock:
         reason = None if seen is None else self._stale_reason(seen, stale_after)
         if seen is not None and reason is None:
             return "held", seen
+        self._written.add(token)
         io.write_lock_note(self._record(token))
         if seen is not None:  # the stale record is gone now, whoever wins
             warnings.warn(
@@ -223,11 +228,16 @@ class NoteLock:
                 StaleLockWarning,
                 stacklevel=5,
             )
-        if time.monotonic() - looked > settle / 2:
-            self._withdraw(io, token)  # our write may have landed after another's look
-            return "slow", None
-        time.sleep(settle)
-        now = io.read_lock_note()
+        try:
+            if time.monotonic() - looked > settle / 2:
+                self._withdraw(io, token)  # our write may have landed after another's look
+                return "slow", None
+            time.sleep(settle)
+            now = io.read_lock_note()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._withdraw(io, token)  # best effort; else _written marks it ours
+            raise
         if now is not None and _Owner(now).token == token:
             return "taken", None
         return "lost", None if now is None else _Owner(now)
@@ -236,12 +246,14 @@ class NoteLock:
         now = io.read_lock_note()
         if now is not None and _Owner(now).token == token:
             io.delete_lock_note()
+        self._written.discard(token)
 
     def _release(self, io: LockNoteIO, token: str) -> None:
         try:
             now = io.read_lock_note()
             if now is not None and _Owner(now).token == token:
                 io.delete_lock_note()
+                self._written.discard(token)
                 return
         except (BackendUnavailable, EchoError) as exc:
             warnings.warn(
@@ -251,6 +263,7 @@ class NoteLock:
                 stacklevel=4,
             )
             return
+        self._written.discard(token)  # the note is not ours any more
         owner = "nobody" if now is None else _Owner(now).describe()
         warnings.warn(
             f"vault lock note {LOCK_PATH} of {self.identity} was taken from this process "

@@ -75,7 +75,8 @@ def _hidden(name: str) -> bool:
 
 
 class ObsidianStorage:
-    """A vault behind the Local REST API at ``base_url`` (``https://host:27124``).
+    """A vault behind the Local REST API at ``base_url`` (``https://host:27124``; an
+    ``obsidian+`` prefix is accepted). The API key goes in a bearer header only.
 
     ``verify``: ``True`` (system trust), a CA file path (the plugin's certificate), or a
     ``"sha256:<hex>"`` pin; ``False`` is refused. ``timeout`` bounds every request (s);
@@ -94,7 +95,7 @@ class ObsidianStorage:
         stale_after: float = DEFAULT_STALE_AFTER,
         lock_settle: float = DEFAULT_SETTLE,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = base_url.removeprefix("obsidian+").rstrip("/")
         self.identity = f"obsidian+{self.base_url}"
         self.concurrency = max(1, int(concurrency))
         self.stale_after = float(stale_after)
@@ -140,7 +141,7 @@ class ObsidianStorage:
     def _get_text(self, rel: str) -> str | None:
         """The file's exact text, ``None`` when absent."""
         response = self._http.send("GET", vault_url_path(rel), headers={"Accept": "text/markdown"})
-        if response.status_code == 404:
+        if response.status_code in (404, 405):  # absent, or a folder: not a file
             return None
         if response.status_code != 200:
             raise self._unexpected(response, "read", rel)
@@ -192,7 +193,7 @@ class ObsidianStorage:
         """Size in bytes and mtime (epoch seconds) from the note's JSON form; 44 when absent."""
         rel = normalize_path(path)
         response = self._http.send("GET", vault_url_path(rel), headers={"Accept": NOTE_JSON})
-        if response.status_code == 404:
+        if response.status_code in (404, 405):
             raise not_found(f"no file {self._where(rel)}; check the path")
         if response.status_code != 200:
             raise self._unexpected(response, "stat", rel)
