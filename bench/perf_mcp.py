@@ -119,6 +119,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+ARGS: dict[str, Any] = {}  # extra echo_recall arguments (--no-linked)
+
+
 async def sdk_worker(url: str, queries: list[str], seed: int, stop_at: float, count_from: float,
                      lat: list[float], errors: list[str]) -> None:
     from mcp import Client
@@ -129,7 +132,8 @@ async def sdk_worker(url: str, queries: list[str], seed: int, stop_at: float, co
             Client(streamable_http_client(url, http_client=http)) as client:
         while (now := time.perf_counter()) < stop_at:
             try:
-                result = await client.call_tool("echo_recall", {"query": rng.choice(queries)})
+                result = await client.call_tool("echo_recall",
+                                                {"query": rng.choice(queries), **ARGS})
                 failed = bool(result.is_error)
             except Exception as exc:  # noqa: BLE001 - counted, reported
                 failed, result = True, exc
@@ -149,7 +153,7 @@ async def raw_worker(url: str, queries: list[str], seed: int, stop_at: float, co
         while (now := time.perf_counter()) < stop_at:
             n += 1
             body = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
-                "name": "echo_recall", "arguments": {"query": rng.choice(queries)}}}
+                "name": "echo_recall", "arguments": {"query": rng.choice(queries), **ARGS}}}
             try:
                 reply = await http.post(url, json=body)
                 data = reply.json()
@@ -193,7 +197,7 @@ def run_load(kind: str, url: str, queries: list[str], clients: int, seconds: flo
 
 def report(res: dict[str, Any]) -> None:
     print(f"\n{res['client']} clients x{res['clients']}, {res['seconds']:.0f} s, "
-          f"{res['workers']} server process(es): "
+          f"{res['workers']} server process(es), include_linked={res['include_linked']}: "
           f"{res['calls']} calls, {res['calls_per_s']} calls/s")
     print(f"  latency ms: p50 {res['p50_ms']}  p95 {res['p95_ms']}  p99 {res['p99_ms']}  "
           f"max {res['max_ms']};  errors {res['errors']}")
@@ -215,6 +219,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--client", choices=("sdk", "raw", "both"), default="both")
     parser.add_argument("--workers", type=int, default=1, help="`serve --workers` processes")
+    parser.add_argument("--no-linked", action="store_true", help="include_linked=false")
     parser.add_argument("--keep", type=Path, help="generate (or --reuse) the vault here")
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--out", type=Path)
@@ -228,6 +233,8 @@ def main() -> None:
         build_recall_vault(vault, state, opts.notes)
         print(f"generated {opts.notes} notes in {time.perf_counter() - started:.1f} s")
     queries = draw_queries(recall_sampler(), 2000)
+    if opts.no_linked:
+        ARGS["include_linked"] = False
     started = time.perf_counter()
     proc, base = start_server(vault, state, work, opts.workers)
     print(f"server up (index warm-up included) in {time.perf_counter() - started:.1f} s: {base}")
@@ -236,6 +243,7 @@ def main() -> None:
         for kind in (("sdk", "raw") if opts.client == "both" else (opts.client,)):
             res = run_load(kind, f"{base}/mcp", queries, opts.clients, opts.seconds, proc.pid)
             res["workers"] = opts.workers
+            res["include_linked"] = not opts.no_linked
             report(res)
             results.append(res)
     finally:

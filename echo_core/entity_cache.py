@@ -99,8 +99,8 @@ def _entity_row(entity: Entity, names: NameTokens = ()) -> tuple[str, ...]:
 
 
 def _row_entity(row: Sequence[Any]) -> Entity:
-    return Entity(slug=row[0], path=row[1], kind=row[2], title=row[3],
-                  aliases=tuple(json.loads(row[4])), h=row[5])
+    aliases = tuple(json.loads(row[4])) if row[4] != "[]" else ()
+    return Entity(slug=row[0], path=row[1], kind=row[2], title=row[3], aliases=aliases, h=row[5])
 
 
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:

@@ -59,10 +59,12 @@ def test_killed_capture_processes_leave_no_torn_note_and_lose_no_acknowledged_ca
         proc = subprocess.Popen(
             [sys.executable, "-c", "from tests.crash_worker import main; main()", spec],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env, cwd=REPO)
-        time.sleep(rng.uniform(0.25, 0.6))
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # wait until it is capturing (load-independent)
+        time.sleep(rng.uniform(0.0, 0.08))  # then kill at a random instant of the loop
         proc.send_signal(signal.SIGKILL)
-        out, _ = proc.communicate()
-        lines = out.decode("utf-8").splitlines()
+        rest, _ = proc.communicate()
+        lines = (first + rest).decode("utf-8").splitlines()
         acked.extend(json.loads(line) for line in lines if line.endswith("}"))
         killed_mid_run += bool(lines)
         if run % 20 == 19:

@@ -212,6 +212,50 @@ def test_a_path_through_a_file_is_missing_not_an_escape(vault: Path) -> None:
     assert caught.value.code == ExitCode.NOT_FOUND
 
 
+def _list_by_walk(root: Path, prefix: str = "") -> list[str]:
+    """``list`` as an ``os.walk`` over pathlib (its implementation before ``scandir``)."""
+    if any(part.startswith(".") for part in prefix.split("/")):
+        return []
+    base = root / prefix if prefix else root
+    real_base = Path(os.path.realpath(base))
+    if not real_base.is_dir() or (real_base != root and root not in real_base.parents):
+        return []
+    found = []
+    for folder, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            full = Path(folder) / name
+            if name.startswith("."):
+                continue
+            if full.is_symlink():
+                real = Path(os.path.realpath(full))
+                if root not in real.parents or not real.is_file():
+                    continue
+            found.append(full.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def test_listing_skips_hidden_entries_and_links_leading_out(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "o.md").write_text("o\n")
+    for rel in ("a.md", "b/c.md", "b/d/e.md", "b/.hidden/x.md", ".obsidian/w.json", "b/.t.tmp",
+                "z/y/x/w.md"):
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text("x\n")
+    (vault / "b" / "in-link.md").symlink_to(vault / "a.md")
+    (vault / "b" / "out-link.md").symlink_to(outside / "o.md")
+    (vault / "b" / "broken.md").symlink_to(vault / "nowhere.md")
+    (vault / "b" / "dir-in").symlink_to(vault / "z")
+    (vault / "b" / "dir-out").symlink_to(outside)
+    (vault / "b" / "dir-loop").symlink_to(vault / "b")
+    storage = FolderStorage(vault)
+    assert storage.list() == [
+        "a.md", "b/c.md", "b/d/e.md", "b/in-link.md", "z/y/x/w.md"]
+    for prefix in ("", "b", "b/d", "z", "b/dir-in", "b/dir-out", "a.md", "missing", "b/.hidden"):
+        assert storage.list(prefix) == _list_by_walk(storage.root, prefix), prefix
+
+
 def test_missing_root_is_unavailable_and_never_created(tmp_path: Path) -> None:
     storage = FolderStorage(tmp_path / "gone")
     with pytest.raises(BackendUnavailable):

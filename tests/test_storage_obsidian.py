@@ -195,7 +195,7 @@ def test_read_many_reads_concurrently_within_the_bound(obsidian_fake: FakeObsidi
         storage.write(path, f"{path}\n")
     obsidian_fake.inject("slow", method="GET", delay=0.05, times=9)
     assert storage.read_many(paths) == {path: f"{path}\n" for path in paths}
-    assert obsidian_fake.max_in_flight == 3
+    assert 1 < obsidian_fake.max_in_flight <= 3  # concurrent, and bounded
     storage.close()
 
 

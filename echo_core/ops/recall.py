@@ -7,6 +7,7 @@ neighbours along wikilinks are added up to ``MAX_HOPS`` hops at ``HOP_DECAY`` pe
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 
 import attrs
@@ -102,12 +103,24 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
 
     ``texts`` holds the notes read so far and gains those read here (the seeds' must be
     in it); the last hop's notes are not read (the caller reads the ones it keeps).
+
+    A note is expanded (read, its links resolved) only if what it links to could still
+    make the ``limit`` kept: its neighbours score at most its score x ``HOP_DECAY``, and
+    the ``limit``-th best score so far only rises, so a note whose neighbours would score
+    strictly below it cannot change the result.
     """
     best: dict[str, tuple[float, str]] = {}
     frontier = list(seeds)
     known: dict[str, str | None] = {p.rsplit("/", 1)[-1][:-3]: p for p in texts}
     links: dict[str, list[str]] = {}
     for hop in range(MAX_HOPS):
+        if hop:
+            if len(best) >= limit:
+                cut = heapq.nlargest(limit, (score for score, _ in best.values()))[-1]
+                frontier = [f for f in frontier if f[1] * HOP_DECAY >= cut]
+            missing = list(dict.fromkeys(p for p, _, _ in frontier if p not in texts))
+            if missing:
+                texts.update(ctx.vault.storage.read_many(missing))
         for path, _score, _via in frontier:
             text = texts.get(path)
             if text is not None and path not in links:
@@ -123,10 +136,6 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
                 if linked not in best or best[linked][0] < new_score:
                     best[linked] = (new_score, path)
                     next_frontier.append((linked, new_score, path))
-        if hop + 1 < MAX_HOPS:
-            missing = list(dict.fromkeys(p for p, _, _ in next_frontier if p not in texts))
-            if missing:
-                texts.update(ctx.vault.storage.read_many(missing))
         frontier = next_frontier
     ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
     return [(path, score, via) for path, (score, via) in ranked]

@@ -9,7 +9,8 @@ timed mutual-exclusion protocol:
    someone else's check: withdraw (DELETE our record if still ours) and retry.
 3. Sleep ``settle`` seconds, GET again: the lock is ours only if the note still holds our
    token (every contender that saw the lock free wrote within ``settle / 2`` of its look,
-   so the last writer wins and everybody else sees the loser's token vanish).
+   so all those writes land before anyone reads back: the last writer wins, and every
+   other writer sees its token replaced).
 
 Stale: the owner is on this host and its pid is gone, the note is older than
 ``stale_after`` seconds, it is not a lock record, or this process wrote it and lost track
@@ -18,10 +19,13 @@ protocol and warns (``StaleLockWarning``). Release deletes the note (permanently
 it still holds our token. Within one process the lock is re-entrant per thread and
 threads exclude each other (state shared by every storage of the same vault identity).
 
-Honest limits: this is advisory. It excludes cooperating echo-memory processes when each
-GET->PUT round trip stays under ``settle / 2``; a process frozen between its look and its
-write for longer (laptop sleep, debugger) can still overlap, and clients that ignore the
-note (Obsidian itself, other tools) are not excluded at all.
+Honest limits: this is advisory, because the API has no atomic create. It excludes
+cooperating echo-memory processes while their look-then-write stays under ``settle / 2``.
+A slower one (a stalled network, a suspended laptop) detects it and withdraws, but its
+late write may already have replaced the record of a holder that got in meanwhile, and
+then a third process can get in too. A holder stalled longer than ``stale_after`` loses
+the lock (it is warned at release); ``stale_after`` compares clocks of different hosts.
+Clients that ignore the note (Obsidian itself, other tools) are not excluded at all.
 """
 
 from __future__ import annotations

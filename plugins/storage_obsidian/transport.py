@@ -242,19 +242,19 @@ class ObsidianHttp:
         params: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """Send one request to ``url_path`` (already percent-encoded) and read the body."""
-        errors = self._httpx
+        httpx_errors = self._httpx
         where = f"Obsidian Local REST API at {self.base_url}"
         try:
             response: httpx.Response = self._client.request(
                 method, url_path, headers=headers, content=content, params=params
             )
-        except errors.TimeoutException as exc:
+        except httpx_errors.TimeoutException as exc:
             raise BackendUnavailable(
                 f"{where} did not answer {method} {url_path} within {self.timeout:g} s "
                 f"({type(exc).__name__}); check that Obsidian is running and responsive, "
                 "or raise the `timeout` option"
             ) from exc
-        except errors.ConnectError as exc:
+        except httpx_errors.ConnectError as exc:
             tls = _tls_failure(exc)
             if tls is not None:
                 raise EchoError(
@@ -267,11 +267,11 @@ class ObsidianHttp:
                 "Obsidian is running with the Local REST API plugin enabled and that the "
                 "vault URL's host and port are right"
             ) from exc
-        except (errors.TransportError, ssl.SSLError) as exc:
+        except (httpx_errors.TransportError, ssl.SSLError) as exc:
             raise BackendUnavailable(
                 f"the connection to {where} broke during {method} {url_path} "
-                f"({type(exc).__name__}: {exc}); the request may not have been applied - "
-                "retry when Obsidian is reachable"
+                f"({type(exc).__name__}: {exc}); it may or may not have been applied - check, "
+                "then retry when Obsidian is reachable"
             ) from exc
         if response.status_code in (401, 403):
             raise EchoError(
