@@ -150,7 +150,8 @@ def _fast_scalar(text: str) -> Any:
     if special is not _NO_FAST:
         return special
     if _FAST_WORDS_RE.fullmatch(text):
-        return text if not _YAML_UNSAFE_RE.search(text) else _NO_FAST
+        safe = (text.isascii() and text.isprintable()) or not _YAML_UNSAFE_RE.search(text)
+        return text if safe else _NO_FAST
     if _FAST_DATE_RE.fullmatch(text):
         return text
     if _FAST_INT_RE.fullmatch(text):
