@@ -73,13 +73,16 @@ class Vault:
                 return None
             raise
 
-    def write_note(self, path: str, text: str, *, prior: str | None = None) -> Note:
+    def write_note(self, path: str, text: str, *, prior: str | None = None,
+                   keep_history: bool = True) -> Note:
         """Atomically write the whole note and fire ``on_written``.
 
         ``prior``: the note's current text when the caller has just read it (under the
-        vault lock); it saves the read ``keep_prior`` needs. None: read it here."""
+        vault lock); it saves the read ``keep_prior`` needs. None: read it here.
+        ``keep_history=False`` is for pure insertions of system lines (the agent log), which
+        lose nothing and would otherwise flood the history ring."""
         clean = normalize_path(path)
-        if self._keep_prior is not None:
+        if self._keep_prior is not None and keep_history:
             before = prior if prior is not None else self._current_text(clean)
             if before is not None and before != text:
                 self._keep_prior(clean, before)

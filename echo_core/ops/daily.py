@@ -26,5 +26,5 @@ def append_agent_log(vault: Vault, day: _dt.date, line: str) -> bool:
         text = render_template("daily", date=day.isoformat(), title=day.isoformat())
     new_text, changed = append_under_heading(text, AGENT_LOG_HEADING, [line])
     if changed:
-        vault.write_note(path, new_text)
+        vault.write_note(path, new_text, keep_history=False)
     return changed
