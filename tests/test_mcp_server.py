@@ -18,6 +18,7 @@ from echo_core.errors import EchoError
 from echo_core.hookspecs import hookimpl
 from echo_core.models import Envelope
 from echo_core.protocols import McpTool
+from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS
 from plugins.transport_mcp.server import EchoMcpServer
 from tests.capture_kit import TODAY, VaultBox
 from tests.mcp_kit import (
@@ -302,4 +303,4 @@ def test_parallel_reads_agree_and_each_worker_has_its_own_context(
 
     answers = with_client(server, body)
     assert len(answers) == 32 and all(a == answers[0] for a in answers) and answers[0]
-    assert 1 <= server.runner.contexts_built <= 8 + 4
+    assert 1 <= server.runner.contexts_built <= DEFAULT_READ_WORKERS + DEFAULT_WRITE_WORKERS

@@ -41,7 +41,7 @@ from plugins.transport_mcp.results import (
 
 log = logging.getLogger("echo_memory.mcp")
 T = TypeVar("T")
-DEFAULT_READ_WORKERS = 8
+DEFAULT_READ_WORKERS = 4  # CPU-bound ops share one GIL: more threads measured slower
 DEFAULT_WRITE_WORKERS = 4
 DEFAULT_LOCK_TIMEOUT = 60.0
 

@@ -27,7 +27,7 @@ def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> Non
     600 on first run). GET /health is open. ECHO_MCP_TOOLS=core serves only load, recall,
     capture, triage_inbox, log_session and health. The start-up banner (stderr; one JSON
     object with --json) says how to register the server with Claude Code. Threads per
-    process: ECHO_MCP_READ_WORKERS (default 8), ECHO_MCP_WRITE_WORKERS (default 4).
+    process: ECHO_MCP_READ_WORKERS (default 4), ECHO_MCP_WRITE_WORKERS (default 4).
 
     \b
     Examples:
