@@ -283,3 +283,25 @@ class TestCliSkillsPart(BuildTargetContract):
 
 def test_skills_cover_every_verb_the_spec_names() -> None:
     assert {s.name for s in SKILLS} == SKILL_NAMES
+
+
+# --- .mcp.json (transport_mcp's part) -----------------------------------------------------
+
+
+def test_mcp_json_starts_the_installed_server_over_stdio(tmp_path: Path) -> None:
+    from plugins.transport_mcp.build_part import McpJsonPart
+
+    written = McpJsonPart().contribute(str(tmp_path), None)
+    assert written == [".mcp.json"]
+    doc = json.loads((tmp_path / ".mcp.json").read_text())
+    server = doc["mcpServers"]["echo"]
+    assert isinstance(server["command"], str) and isinstance(server["args"], list)
+    assert "serve --stdio" in " ".join(server["args"]) and "/work/" not in json.dumps(doc)
+
+
+class TestMcpJsonPart(BuildTargetContract):
+    @pytest.fixture
+    def build_part(self) -> Any:
+        from plugins.transport_mcp.build_part import McpJsonPart
+
+        return McpJsonPart()

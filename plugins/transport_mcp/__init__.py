@@ -47,3 +47,11 @@ def register_mcp_tools(register: Register) -> None:
                         "pip install 'echo-memory[mcp]'", ExitCode.NOT_CONFIGURED) from exc
     for tool in (*READ_TOOLS, *WRITE_TOOLS):
         register(tool.name, tool)
+
+
+@hookimpl
+def register_build_targets(register: Register) -> None:
+    """Contribute ``.mcp.json`` (the stdio server entry) to the ``claude-code`` target."""
+    from plugins.transport_mcp.build_part import McpJsonPart
+
+    register("claude-code:transport_mcp", McpJsonPart())
