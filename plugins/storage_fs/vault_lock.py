@@ -22,39 +22,19 @@ import json
 import os
 import secrets
 import socket
-import threading
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from echo_core.errors import EchoError, ExitCode
+from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
 from echo_core.protocols import BackendUnavailable
 
 LOCK_DIR = "_agent"
 LOCK_NAME = ".lock"
 BREAK_NAME = ".lock.break"
 DEFAULT_STALE_AFTER = 600.0
-
-
-class StaleLockWarning(UserWarning):
-    """A stale vault lock (dead owner or too old) was broken."""
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether a process with ``pid`` exists on this host."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    except OSError:
-        return True  # unknown: never break a lock on a guess
-    return True
 
 
 class _Observed:
@@ -114,36 +94,15 @@ class VaultLock:
         self.root = root
         self.lock_dir = root / LOCK_DIR
         self.path = self.lock_dir / LOCK_NAME
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._token = ""
+        self._hold = ReentrantHold(str(self.path))
         self._host = socket.gethostname()
 
-    @contextlib.contextmanager
     def hold(
         self, timeout: float = 10.0, stale_after: float = DEFAULT_STALE_AFTER
-    ) -> Iterator[None]:
+    ) -> contextlib.AbstractContextManager[None]:
         """Hold the lock for the duration of the ``with`` block (see class docstring)."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        if not self._thread_lock.acquire(timeout=max(0.0, timeout)):
-            raise EchoError(
-                f"vault lock {self.path} is held by another thread of this process "
-                f"(pid {os.getpid()}); wait for it to finish and retry",
-                ExitCode.LOCK_HELD,
-            )
-        try:
-            if self._depth == 0:
-                self._token = self._acquire_file(deadline, stale_after)
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release_file(self._token)
-                    self._token = ""
-        finally:
-            self._thread_lock.release()
+        return self._hold.hold(timeout, lambda deadline: self._acquire_file(deadline, stale_after),
+                               self._release_file)
 
     # --- the lock file ----------------------------------------------------------------
 
@@ -229,7 +188,7 @@ class VaultLock:
         return _Observed(raw, st.st_ino, st.st_mtime)
 
     def _stale_reason(self, seen: _Observed, stale_after: float) -> str | None:
-        if seen.owner and seen.host == self._host and not _pid_alive(seen.pid):
+        if seen.owner and seen.host == self._host and not pid_alive(seen.pid):
             return "its owner is no longer running"
         if seen.age() > stale_after:
             return f"it is older than {stale_after:.0f} s"
@@ -267,24 +226,9 @@ class VaultLock:
         )
 
 
-_REGISTRY: dict[str, VaultLock] = {}
-_REGISTRY_GUARD = threading.Lock()
+_REGISTRY: ProcessRegistry[VaultLock] = ProcessRegistry()
 
 
 def vault_lock_for(root: Path) -> VaultLock:
     """The process-wide ``VaultLock`` of ``root`` (shared by every storage of that vault)."""
-    with _REGISTRY_GUARD:
-        lock = _REGISTRY.get(str(root))
-        if lock is None:
-            lock = _REGISTRY[str(root)] = VaultLock(root)
-        return lock
-
-
-def _forget_after_fork() -> None:
-    global _REGISTRY_GUARD
-    _REGISTRY.clear()  # a forked child owns none of its parent's locks
-    _REGISTRY_GUARD = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)
+    return _REGISTRY.get(str(root), lambda: VaultLock(root))

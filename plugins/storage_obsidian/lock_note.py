@@ -35,22 +35,17 @@ import json
 import os
 import secrets
 import socket
-import threading
 import time
 import warnings
-from collections.abc import Iterator
 from typing import Any, Protocol
 
 from echo_core.errors import EchoError, ExitCode
+from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
 from echo_core.protocols import BackendUnavailable
 
 LOCK_PATH = "_agent/.lock.md"
 DEFAULT_STALE_AFTER = 600.0
 DEFAULT_SETTLE = 0.2
-
-
-class StaleLockWarning(UserWarning):
-    """A stale lock note was broken, or ours was taken while we held it."""
 
 
 class LockNoteIO(Protocol):
@@ -113,58 +108,26 @@ class _Owner:
         return f"pid {self.pid} on host {self.host}, {self.age():.1f} s old"
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists (not ours) or unknown: never break a lock on a guess
-    return True
-
-
 class NoteLock:
     """The process-wide lock state of one vault (see the module docstring)."""
 
     def __init__(self, identity: str) -> None:
         self.identity = identity
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._token = ""
+        self._hold = ReentrantHold(f"of {identity}")
         self._written: set[str] = set()  # tokens we wrote and have not yet removed
         self._host = socket.gethostname()
 
-    @contextlib.contextmanager
     def hold(
         self,
         io: LockNoteIO,
         timeout: float = 10.0,
         stale_after: float = DEFAULT_STALE_AFTER,
         settle: float = DEFAULT_SETTLE,
-    ) -> Iterator[None]:
+    ) -> contextlib.AbstractContextManager[None]:
         """Hold the vault lock for the ``with`` block; ``EchoError`` 75 after ``timeout``."""
-        deadline = time.monotonic() + max(0.0, timeout)
-        if not self._thread_lock.acquire(timeout=max(0.0, timeout)):
-            raise EchoError(
-                f"vault lock of {self.identity} is held by another thread of this process "
-                f"(pid {os.getpid()}); wait for it to finish and retry",
-                ExitCode.LOCK_HELD,
-            )
-        try:
-            if self._depth == 0:
-                self._token = self._acquire(io, deadline, stale_after, settle)
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._release(io, self._token)
-                    self._token = ""
-        finally:
-            self._thread_lock.release()
+        return self._hold.hold(
+            timeout, lambda deadline: self._acquire(io, deadline, stale_after, settle),
+            lambda token: self._release(io, token))
 
     def _record(self, token: str) -> str:
         record = {"pid": os.getpid(), "host": self._host, "created": time.time(), "token": token}
@@ -175,7 +138,7 @@ class NoteLock:
             return "it is not a lock record"
         if seen.token in self._written:
             return "this process left it behind after a failed request"
-        if seen.host == self._host and not _pid_alive(seen.pid):
+        if seen.host == self._host and not pid_alive(seen.pid):
             return "its owner is no longer running"
         if seen.age() > stale_after:
             return f"it is older than {stale_after:.0f} s"
@@ -278,24 +241,9 @@ class NoteLock:
         )
 
 
-_REGISTRY: dict[str, NoteLock] = {}
-_REGISTRY_GUARD = threading.Lock()
+_REGISTRY: ProcessRegistry[NoteLock] = ProcessRegistry()
 
 
 def note_lock_for(identity: str) -> NoteLock:
     """The process-wide ``NoteLock`` of the vault ``identity`` (shared by its storages)."""
-    with _REGISTRY_GUARD:
-        lock = _REGISTRY.get(identity)
-        if lock is None:
-            lock = _REGISTRY[identity] = NoteLock(identity)
-        return lock
-
-
-def _forget_after_fork() -> None:
-    global _REGISTRY_GUARD
-    _REGISTRY.clear()  # a forked child holds none of its parent's locks
-    _REGISTRY_GUARD = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)
+    return _REGISTRY.get(identity, lambda: NoteLock(identity))
