@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from echo_core.errors import EchoError, usage_error
+from echo_core.frontmatter_fast import YAML_UNSAFE_RE as _YAML_UNSAFE_RE
+from echo_core.frontmatter_fast import fast_load as _fast_load
 
 BOM = "\ufeff"
 _OPEN_RE = re.compile(r"---[ \t]*\r?\n")
@@ -27,10 +29,6 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _STR_TAG = "tag:yaml.org,2002:str"
 _PLAIN_FIRST_BAD = set("-?:,[]{}#&*!|>'\"%@`")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
-# Characters the YAML reader rejects or treats as line breaks; always escaped when quoting.
-_YAML_UNSAFE_RE = re.compile(
-    "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
 
 
 def line_ending(text: str) -> str:
@@ -125,70 +123,6 @@ def _loader() -> Any:
 
 
 # -- fast path: flat ``key: value`` / ``key: [a, b]`` blocks without PyYAML -------------
-# Notes' frontmatter is nearly always flat: simple keys, plain words, dates, small ints,
-# flow lists of such. Those are read here (PyYAML's constructor costs ~25 us a block);
-# anything else — quotes, comments, nesting, continuation lines, ':' or '#' in a value,
-# other numbers, CR — goes to PyYAML, so results are always PyYAML's (property-tested).
-
-_FAST_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*?))? *")
-#: A plain scalar read as a string: a letter first, then no indicator that could matter
-#: anywhere ('#', ':', flow brackets, ',', quotes, '&*!|>%@`' and tabs left to PyYAML).
-_FAST_WORDS_RE = re.compile(r"[A-Za-z][^:#\[\]{},\t\"'&*!|>%@`]*")
-_FAST_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # a string (no timestamp resolver)
-_FAST_INT_RE = re.compile(r"0|[1-9][0-9]{0,17}")
-_FAST_SPECIAL: dict[str, Any] = {
-    **dict.fromkeys(("~", "null", "Null", "NULL"), None),
-    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
-    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
-}
-_NO_FAST = object()
-
-
-def _fast_scalar(text: str) -> Any:
-    """The value of a plain scalar when certain, else ``_NO_FAST``."""
-    special = _FAST_SPECIAL.get(text, _NO_FAST)
-    if special is not _NO_FAST:
-        return special
-    if _FAST_WORDS_RE.fullmatch(text):
-        safe = (text.isascii() and text.isprintable()) or not _YAML_UNSAFE_RE.search(text)
-        return text if safe else _NO_FAST
-    if _FAST_DATE_RE.fullmatch(text):
-        return text
-    if _FAST_INT_RE.fullmatch(text):
-        return int(text)
-    return _NO_FAST
-
-
-def _fast_load(block: str) -> dict[str, Any] | None:
-    """The mapping of a flat block, or None when PyYAML must read it."""
-    if "\r" in block:
-        return None
-    out: dict[str, Any] = {}
-    for line in block.split("\n"):
-        if not line:
-            continue
-        match = _FAST_LINE_RE.fullmatch(line)
-        if match is None:
-            return None
-        key, text = match.groups()
-        if not text:
-            value: Any = None
-        elif text[0] == "[" and text[-1] == "]":
-            inner = text[1:-1]
-            if not inner.strip(" "):
-                value = []
-            else:
-                value = [_fast_scalar(item.strip(" ")) for item in inner.split(",")]
-                if any(v is _NO_FAST for v in value):
-                    return None
-        else:
-            value = _fast_scalar(text)
-            if value is _NO_FAST:
-                return None
-        out[key] = value
-    return out
-
-
 def _load(block: str) -> tuple[dict[str, Any], str | None]:
     """Load a block with the plain loader: (mapping, None) or ({}, error message)."""
     fast = _fast_load(block)
