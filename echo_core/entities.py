@@ -34,6 +34,18 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def file_signature(storage: Storage, path: str) -> tuple[int, float] | None:
+    """``(size, mtime)`` of a vault file, None when absent: how index readers notice that
+    another process changed the snapshot or journal without reading them."""
+    try:
+        st = storage.stat(path)
+    except EchoError as exc:
+        if exc.code == ExitCode.NOT_FOUND:
+            return None
+        raise
+    return (st.size, st.mtime)
+
+
 def entity_names(entity: Entity) -> list[str]:
     """Title then aliases: every name an entity answers to."""
     return [entity.title, *entity.aliases]
@@ -261,13 +273,7 @@ class EntityStore:
         self._journal_lines = 0
 
     def _stat(self, path: str) -> tuple[int, float] | None:
-        try:
-            st = self.storage.stat(path)
-        except EchoError as exc:
-            if exc.code == ExitCode.NOT_FOUND:
-                return None
-            raise
-        return (st.size, st.mtime)
+        return file_signature(self.storage, path)
 
     def _current_signature(self) -> _Signature:
         return _Signature(self._stat(SNAPSHOT_PATH), self._stat(JOURNAL_PATH))

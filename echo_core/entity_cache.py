@@ -46,6 +46,7 @@ from echo_core.entities import (
     entity_from_json,
     entity_keys,
     entity_terms,
+    file_signature,
     journal_record,
     rank_matches,
 )
@@ -270,13 +271,7 @@ class EntityNames:
     # -- sync --------------------------------------------------------------------------
 
     def _stat(self, path: str) -> Stat:
-        try:
-            st = self.storage.stat(path)
-        except EchoError as exc:
-            if exc.code == ExitCode.NOT_FOUND:
-                return None
-            raise
-        return (st.size, st.mtime)
+        return file_signature(self.storage, path)
 
     def _sync(self, db: sqlite3.Connection) -> None:
         """Bring the cache up to the store's current state (see the module docstring)."""

@@ -84,21 +84,14 @@ class TriageList:
 
 @attrs.frozen
 class Proposal:
-    """One validated proposal (``index`` is its position in the file)."""
+    """One validated proposal (``index`` is its position in the file): the capture it
+    asks for, and whether it gave its own body (else the inbox item's text is the body;
+    an absent date likewise becomes the item's date)."""
 
     index: int
     line: str
-    title: str
-    kind: str | None = None
-    body: str | None = None
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    status: str | None = None
-    date: str | None = None
-    domain: str | None = None
-    merge_into: str | None = None
-    force: bool = False
+    request: CaptureRequest
+    body_given: bool = False
     stay: bool = False
 
 
@@ -227,12 +220,14 @@ def _one_proposal(index: int, raw: object, problems: list[str]) -> Proposal | No
         problems.append(f"{where}.force: must be true or false, got {raw.get('force')!r}")
     if len(problems) > start:
         return None
-    return Proposal(
-        index=index, line=str(line), title=str(title or ""), kind=kind, body=raw.get("body"),
+    request = CaptureRequest(
+        title=str(title or ""), kind=kind, body=raw.get("body") or "",
         tags=tuple(raw.get("tags", ())), aliases=tuple(raw.get("aliases", ())),
         sources=tuple(raw.get("sources", ())), status=raw.get("status"), date=raw.get("date"),
         domain=raw.get("domain"), merge_into=raw.get("merge_into"),
-        force=bool(raw.get("force", False)), stay=stay)
+        force=bool(raw.get("force", False)))
+    return Proposal(index=index, line=str(line), request=request,
+                    body_given=raw.get("body") is not None, stay=stay)
 
 
 def validate_proposals(raw: object) -> list[Proposal]:
@@ -267,11 +262,9 @@ def _audit_lines(ctx: EchoContext) -> set[str]:
 
 
 def _request(p: Proposal, item: InboxItem, *, dry_run: bool) -> CaptureRequest:
-    return CaptureRequest(
-        title=p.title, kind=p.kind, body=item.text if p.body is None else p.body,
-        tags=p.tags, aliases=p.aliases, sources=p.sources, status=p.status,
-        date=p.date or item.date, domain=p.domain, merge_into=p.merge_into,
-        force=p.force, dry_run=dry_run)
+    req = p.request
+    return attrs.evolve(req, body=req.body if p.body_given else item.text,
+                        date=req.date or item.date, dry_run=dry_run)
 
 
 def _capture_outcome(ctx: EchoContext, p: Proposal, item: InboxItem, *, dry_run: bool,
