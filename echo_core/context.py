@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from echo_core import clock
 from echo_core.config import Config, resolve_config, state_dir_for
@@ -26,6 +26,9 @@ from echo_core.plugins import PluginHost, create_host
 from echo_core.protocols import Queue, Ranker, Storage, Tokenizer
 from echo_core.routing import RoutingManifest, load_manifest
 from echo_core.vault import Vault
+
+if TYPE_CHECKING:
+    from echo_core.ops.note_views import NoteViews
 
 log = logging.getLogger("echo_memory")
 
@@ -114,6 +117,13 @@ class EchoContext:
         use ``entities.load()`` under the vault lock instead.
         """
         return EntityNames(self.storage, self.state_dir / ENTITY_NAMES_FILE)
+
+    @functools.cached_property
+    def note_views(self) -> NoteViews:
+        """Parsed views of recalled notes memoised by text (``ops.note_views``)."""
+        from echo_core.ops.note_views import NoteViews
+
+        return NoteViews()
 
     @functools.cached_property
     def tokenizer(self) -> Tokenizer:

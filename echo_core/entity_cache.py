@@ -48,6 +48,7 @@ from echo_core.entities import (
     entity_terms,
     file_signature,
     journal_record,
+    name_score,
     rank_matches,
 )
 from echo_core.errors import EchoError, ExitCode
@@ -183,7 +184,9 @@ class EntityNames:
             return db.execute(sql, params).fetchall()
 
         rows = self._query(run)
-        candidates = ((_row_entity(row), _decode_names(row[6])) for row in rows)
+        # score the stored name tokens first: only the rows that can match become entities
+        candidates = [(_row_entity(row), names) for row in rows
+                      if name_score(tokens, names := _decode_names(row[6])) >= min_score]
         return rank_matches(tokens, candidates, kind=kind, min_score=min_score, limit=limit)
 
     def __len__(self) -> int:

@@ -5,16 +5,30 @@ Transports render them: ``to_dict()`` gives plain JSON-ready data, never live ob
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The attribute names of an attrs class (None for any other class)."""
+    return tuple(f.name for f in attrs.fields(cls)) if attrs.has(cls) else None
+
+
 def to_jsonable(value: Any) -> Any:
     """Convert attrs instances, mappings, sequences and dates into JSON-ready data."""
-    if attrs.has(type(value)):
-        return {k: to_jsonable(v) for k, v in attrs.asdict(value, recurse=False).items()}
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    names = _field_names(cls)
+    if names is not None:
+        return {k: to_jsonable(getattr(value, k)) for k in names}
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
@@ -28,27 +28,35 @@ def excerpt(text: str, query_terms: set[str], tokenizer: Tokenizer, max_chars: i
     return body_excerpt(split_frontmatter(text)[1], query_terms, tokenizer, max_chars)
 
 
-def body_excerpt(body: str, query_terms: set[str], tokenizer: Tokenizer,
-                 max_chars: int = EXCERPT_CHARS) -> str:
-    """The passage of ``body`` (a note without its frontmatter) that best matches the
-    query: the line with the most distinct query terms (ties: earliest; only the first
-    ``SCAN_LINES`` content lines are scored, and scoring stops at a line holding every
-    term), extended with following lines to ``max_chars``."""
+def content_lines(body: str, max_chars: int = EXCERPT_CHARS) -> list[str]:
+    """The stripped lines of ``body`` an excerpt may use: not blank, not a heading, not a
+    ``---`` rule, not a line of bare wikilinks; enough of them to extend any of the first
+    ``SCAN_LINES`` to ``max_chars``."""
     lines = []
     for raw in body.splitlines():
         line = raw.strip()
         if line and not line.startswith("#") and line != "---" and not (
                 "[[" in line and _LINK_ONLY.fullmatch(line)):
             lines.append(line)
-            if len(lines) >= SCAN_LINES + max_chars:  # enough to extend any scanned line
+            if len(lines) >= SCAN_LINES + max_chars:
                 break
+    return lines
+
+
+def best_passage(lines: Sequence[str], query_terms: set[str],
+                 line_terms: Callable[[int], Collection[str]],
+                 max_chars: int = EXCERPT_CHARS) -> str:
+    """The line of ``lines`` (from ``content_lines``) with the most distinct query terms
+    (``line_terms(i)`` gives line i's terms; ties: earliest; only the first
+    ``SCAN_LINES`` are scored, and scoring stops at a line holding every term), extended
+    with following lines to ``max_chars`` (a longer cut ends with ``…``)."""
     if not lines:
         return ""
     best = 0
     if query_terms:
         best_score, most = 0, len(query_terms)
-        for i, line in enumerate(lines[:SCAN_LINES]):
-            score = len(query_terms.intersection(tokenizer.tokenize(line)))
+        for i in range(min(len(lines), SCAN_LINES)):
+            score = len(query_terms.intersection(line_terms(i)))
             if score > best_score:
                 best, best_score = i, score
                 if score == most:
@@ -61,6 +69,14 @@ def body_excerpt(body: str, query_terms: set[str], tokenizer: Tokenizer,
     if len(out) > max_chars:
         out = out[: max_chars - 1].rstrip() + TRUNCATION_MARK
     return out
+
+
+def body_excerpt(body: str, query_terms: set[str], tokenizer: Tokenizer,
+                 max_chars: int = EXCERPT_CHARS) -> str:
+    """The passage of ``body`` (a note without its frontmatter) that best matches the
+    query: ``best_passage`` over its ``content_lines``, each line tokenized."""
+    lines = content_lines(body, max_chars)
+    return best_passage(lines, query_terms, lambda i: tokenizer.tokenize(lines[i]), max_chars)
 
 
 @attrs.frozen

@@ -14,10 +14,8 @@ import attrs
 
 from echo_core.context import EchoContext
 from echo_core.errors import usage_error
-from echo_core.frontmatter import parse_frontmatter
 from echo_core.models import Envelope, Hit
-from echo_core.notes import wikilinks
-from echo_core.ops.excerpts import body_excerpt, pack
+from echo_core.ops.excerpts import pack
 from echo_core.ops.recall_index import ensure_index
 from echo_core.protocols import PersistentRanker, WeightedTerm
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
@@ -53,12 +51,11 @@ def query_terms(ctx: EchoContext, query: str) -> tuple[list[WeightedTerm], list[
     return plain, list(extra.values())
 
 
-def _hit(path: str, score: float, text: str | None, terms: set[str], ctx: EchoContext,
+def _hit(path: str, score: float, text: str, terms: set[str], ctx: EchoContext,
          via: str | None = None) -> Hit:
-    fm, body, _ = parse_frontmatter(text or "")
-    return Hit(path=path, score=round(score, 6), type=str(fm.get("type") or ""),
-               updated=str(fm.get("updated") or ""), status=str(fm.get("status") or ""),
-               excerpt=body_excerpt(body, terms, ctx.tokenizer), via=via)
+    view = ctx.note_views.view(text)
+    return Hit(path=path, score=round(score, 6), type=view.type, updated=view.updated,
+               status=view.status, excerpt=view.excerpt(terms, ctx.tokenizer), via=via)
 
 
 def _link_folders(ctx: EchoContext) -> list[str]:
@@ -124,7 +121,7 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
         for path, _score, _via in frontier:
             text = texts.get(path)
             if text is not None and path not in links:
-                links[path] = wikilinks(text)
+                links[path] = ctx.note_views.view(text).links()
         _resolve_links(ctx, {t for p, _, _ in frontier for t in links.get(p, ())}, known)
         next_frontier: list[tuple[str, float, str]] = []
         for path, score, _via in frontier:
@@ -160,7 +157,8 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
     scored = ranker.search(plain + extra, limit) if plain else []
     texts = ctx.vault.storage.read_many([p for p, _ in scored])
     wanted = {t.term for t in plain}
-    primary = [_hit(p, s, texts.get(p), wanted, ctx) for p, s in scored if texts.get(p) is not None]
+    primary = [_hit(p, s, text, wanted, ctx) for p, s in scored
+               if (text := texts.get(p)) is not None]
     linked: list[Hit] = []
     if include_linked and primary:
         seeds = [(h.path, h.score, h.path) for h in primary]

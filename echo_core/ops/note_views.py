@@ -1,0 +1,87 @@
+"""Parsed views of the notes recall returns, memoised by their exact text.
+
+A recall reads every hit's file (so an edit is always seen) but parsing it — frontmatter,
+excerpt lines, wikilinks, the tokens of each line — is the same work every time the same
+text comes back, and a long-lived process (the MCP server) recalls the same notes again
+and again. ``NoteViews`` keys each view by the text itself, so a changed file is a new
+key and a stale view can never be served; it keeps the most recently used views only.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import attrs
+
+from echo_core.frontmatter import parse_frontmatter
+from echo_core.notes import wikilinks
+from echo_core.ops.excerpts import EXCERPT_CHARS, best_passage, content_lines
+from echo_core.protocols import Tokenizer
+
+#: Views kept (least recently used dropped first) and the longest text worth keeping.
+MAX_VIEWS = 2048
+MAX_VIEW_CHARS = 200_000
+
+
+@attrs.define(eq=False)
+class NoteView:
+    """What recall needs from one note's text: three frontmatter fields, the excerpt
+    lines, the wikilink targets (computed on first use), and each line's terms (likewise)."""
+
+    text: str
+    type: str
+    updated: str
+    status: str
+    lines: list[str]
+    _links: list[str] | None = None
+    _line_terms: dict[int, frozenset[str]] = attrs.field(factory=dict)
+
+    def links(self) -> list[str]:
+        """The note's wikilink targets (``notes.wikilinks``)."""
+        if self._links is None:
+            self._links = wikilinks(self.text)
+        return self._links
+
+    def excerpt(self, query_terms: set[str], tokenizer: Tokenizer,
+                max_chars: int = EXCERPT_CHARS) -> str:
+        """``excerpts.best_passage`` for ``query_terms``, each line tokenized at most once."""
+
+        def terms(i: int) -> frozenset[str]:
+            found = self._line_terms.get(i)
+            if found is None:
+                found = self._line_terms[i] = frozenset(tokenizer.tokenize(self.lines[i]))
+            return found
+
+        return best_passage(self.lines, query_terms, terms, max_chars)
+
+
+def parse_view(text: str) -> NoteView:
+    """A fresh ``NoteView`` of ``text`` (a note file's exact content)."""
+    fm, body, _ = parse_frontmatter(text)
+    return NoteView(text, str(fm.get("type") or ""), str(fm.get("updated") or ""),
+                    str(fm.get("status") or ""), content_lines(body))
+
+
+class NoteViews:
+    """A bounded least-recently-used memo of ``parse_view`` keyed by text. Not
+    thread-safe: one per ``EchoContext`` (each server worker thread has its own)."""
+
+    def __init__(self, max_views: int = MAX_VIEWS) -> None:
+        self._views: OrderedDict[str, NoteView] = OrderedDict()
+        self._max = max_views
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    def view(self, text: str) -> NoteView:
+        """The view of ``text`` (parsed now, or the memoised one for the same text)."""
+        found = self._views.get(text)
+        if found is not None:
+            self._views.move_to_end(text)
+            return found
+        made = parse_view(text)
+        if len(text) <= MAX_VIEW_CHARS:
+            self._views[text] = made
+            if len(self._views) > self._max:
+                self._views.popitem(last=False)
+        return made
