@@ -5,20 +5,25 @@ Transports render them: ``to_dict()`` gives plain JSON-ready data, never live ob
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-@functools.cache
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
 def _field_names(cls: type) -> tuple[str, ...] | None:
-    """The attribute names of an attrs class (None for any other class)."""
-    return tuple(f.name for f in attrs.fields(cls)) if attrs.has(cls) else None
+    """The attribute names of an attrs class (None for any other class); memoised."""
+    try:
+        return _FIELD_NAMES[cls]
+    except KeyError:
+        names = tuple(f.name for f in attrs.fields(cls)) if attrs.has(cls) else None
+        _FIELD_NAMES[cls] = names
+        return names
 
 
 def to_jsonable(value: Any) -> Any:

@@ -5,6 +5,8 @@ excerpt lines, wikilinks, the tokens of each line — is the same work every tim
 text comes back, and a long-lived process (the MCP server) recalls the same notes again
 and again. ``NoteViews`` keys each view by the text itself, so a changed file is a new
 key and a stale view can never be served; it keeps the most recently used views only.
+Views hold tuples of strings, which the garbage collector stops tracking, so a full
+memo adds little to a long-lived process's collections.
 """
 
 from __future__ import annotations
@@ -32,24 +34,24 @@ class NoteView:
     type: str
     updated: str
     status: str
-    lines: list[str]
-    _links: list[str] | None = None
-    _line_terms: dict[int, frozenset[str]] = attrs.field(factory=dict)
+    lines: tuple[str, ...]
+    _links: tuple[str, ...] | None = None
+    _line_terms: dict[int, tuple[str, ...]] = attrs.field(factory=dict)
 
-    def links(self) -> list[str]:
+    def links(self) -> tuple[str, ...]:
         """The note's wikilink targets (``notes.wikilinks``)."""
         if self._links is None:
-            self._links = wikilinks(self.text)
+            self._links = tuple(wikilinks(self.text))
         return self._links
 
     def excerpt(self, query_terms: set[str], tokenizer: Tokenizer,
                 max_chars: int = EXCERPT_CHARS) -> str:
         """``excerpts.best_passage`` for ``query_terms``, each line tokenized at most once."""
 
-        def terms(i: int) -> frozenset[str]:
+        def terms(i: int) -> tuple[str, ...]:
             found = self._line_terms.get(i)
             if found is None:
-                found = self._line_terms[i] = frozenset(tokenizer.tokenize(self.lines[i]))
+                found = self._line_terms[i] = tuple(tokenizer.tokenize(self.lines[i]))
             return found
 
         return best_passage(self.lines, query_terms, terms, max_chars)
@@ -59,7 +61,7 @@ def parse_view(text: str) -> NoteView:
     """A fresh ``NoteView`` of ``text`` (a note file's exact content)."""
     fm, body, _ = parse_frontmatter(text)
     return NoteView(text, str(fm.get("type") or ""), str(fm.get("updated") or ""),
-                    str(fm.get("status") or ""), content_lines(body))
+                    str(fm.get("status") or ""), tuple(content_lines(body)))
 
 
 class NoteViews:

@@ -109,7 +109,7 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
     best: dict[str, tuple[float, str]] = {}
     frontier = list(seeds)
     known: dict[str, str | None] = {p.rsplit("/", 1)[-1][:-3]: p for p in texts}
-    links: dict[str, list[str]] = {}
+    links: dict[str, tuple[str, ...]] = {}
     for hop in range(MAX_HOPS):
         if hop:
             if len(best) >= limit:
