@@ -1,12 +1,13 @@
 """MCP server throughput: concurrent clients calling ``echo_recall`` over streamable HTTP.
 
-    python bench/perf_mcp.py [--notes 10000] [--clients 16] [--seconds 30]
+    python bench/perf_mcp.py [--notes 10000] [--clients 16] [--seconds 30] [--workers N]
                              [--client sdk|raw|both] [--keep DIR [--reuse]] [--out FILE]
 
 Generates a recall vault (``bench.synthetic_vault.build_recall_vault``: Zipfian
 vocabulary, stopwords, wikilinks; 70% entities, 20% sessions, 10% journal), starts
-``echo-memory serve`` on a free loopback port with a bearer token (its warm-up builds
-the recall index), then runs ``--clients`` concurrent clients in one asyncio process for
+``echo-memory serve --workers N`` (default: one process per core) on a free loopback
+port with a bearer token (its warm-up builds the recall index), then runs ``--clients``
+concurrent clients in one asyncio process for
 ``--seconds`` (after a 2 s warm-up that is not counted), each calling ``echo_recall``
 (default limit 8, linked notes on) with queries drawn from the vault's vocabulary.
 
@@ -104,8 +105,8 @@ def start_server(vault: Path, state: Path, work: Path,
         if proc.poll() is not None:
             raise SystemExit(f"serve exited {proc.returncode}: {(work / 'serve.log').read_text()}")
         try:
-            if httpx2.get(f"{base}/health", timeout=1).status_code == 200:
-                time.sleep(1.0 if workers > 1 else 0.0)  # let every worker process come up
+            ready = workers == 1 or "worker processes ready" in (work / "serve.log").read_text()
+            if ready and httpx2.get(f"{base}/health", timeout=1).status_code == 200:
                 return proc, base
         except httpx2.TransportError:
             pass
@@ -218,7 +219,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--client", choices=("sdk", "raw", "both"), default="both")
-    parser.add_argument("--workers", type=int, default=1, help="`serve --workers` processes")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="`serve --workers` processes (default: one per core)")
     parser.add_argument("--no-linked", action="store_true", help="include_linked=false")
     parser.add_argument("--keep", type=Path, help="generate (or --reuse) the vault here")
     parser.add_argument("--reuse", action="store_true")

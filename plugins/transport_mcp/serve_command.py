@@ -16,7 +16,8 @@ from echo_core.errors import EchoError
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
               help="TCP port for streamable HTTP.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 32),
-              help="HTTP server processes (more use more cores; each has its own threads).")
+              help="HTTP server processes sharing the port (one per core serves the most "
+                   "calls; a process that dies is restarted).")
 @click.option("--stdio", is_flag=True, help="Speak MCP over stdin/stdout instead of HTTP.")
 @common_options
 def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> None:
@@ -26,12 +27,17 @@ def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> Non
     token is $ECHO_MCP_TOKEN, else the mcp-token file in the state dir (created with mode
     600 on first run). GET /health is open. ECHO_MCP_TOOLS=core serves only load, recall,
     capture, triage_inbox, log_session and health. The start-up banner (stderr; one JSON
-    object with --json) says how to register the server with Claude Code. Threads per
-    process: ECHO_MCP_READ_WORKERS (default 4), ECHO_MCP_WRITE_WORKERS (default 4).
+    object with --json) says how to register the server with Claude Code. A busy port
+    exits 69.
+
+    Reads of a folder vault run on the event loop (ECHO_MCP_READS=threads moves them to
+    a pool of ECHO_MCP_READ_WORKERS threads, the default for remote backends); writes run
+    in ECHO_MCP_WRITE_WORKERS threads (both default 4).
 
     \b
     Examples:
       echo-memory serve                      http://127.0.0.1:8765/mcp
+      echo-memory serve --workers 2          two processes: both cores
       echo-memory serve --stdio              for `claude mcp add echo -- echo-memory serve --stdio`
     """
     state = click.get_current_context().find_object(AppState)
