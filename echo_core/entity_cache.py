@@ -147,6 +147,18 @@ class EntityNames:
                 f"({','.join('?' * len(chunk))})", chunk)])
         return {row[0]: _row_entity(row) for row in rows}
 
+    def paths_of(self, slugs: Iterable[str]) -> dict[str, str]:
+        """The note path of each of those ``slugs`` that exists (``get_many`` without
+        building entities: what link resolution needs)."""
+        wanted = sorted(set(slugs))
+        if not wanted:
+            return {}
+        return dict(self._query(lambda db: [
+            row for chunk in _chunks(wanted)
+            for row in db.execute(
+                f"SELECT slug, path FROM entities WHERE slug IN "
+                f"({','.join('?' * len(chunk))})", chunk)]))
+
     def exact(self, mention: str, kind: str | None = None) -> list[Entity]:
         """Entities whose slug, title or alias equals ``mention`` up to case, hyphens,
         spaces and punctuation; restricted to ``kind`` when given. Sorted by slug."""

@@ -62,6 +62,8 @@ def _same_answers(names: EntityNames, index: EntityIndex) -> None:
     """Every lookup of the cache equals the in-memory index's."""
     assert len(names) == len(index)
     assert names.get_many(index.entities) == index.entities
+    assert names.paths_of([*index.entities, "no-such-slug"]) == {
+        slug: e.path for slug, e in index.entities.items()}
     for slug, entity in index.entities.items():
         assert names.get(slug) == entity
     assert names.get("no-such-slug") is None

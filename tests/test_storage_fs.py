@@ -474,3 +474,16 @@ def test_factory_rejects_unusable_urls(url: str) -> None:
     with pytest.raises(EchoError) as caught:
         folder_path_from_url(url)
     assert caught.value.code == ExitCode.USAGE
+
+
+def test_a_folder_or_a_fifo_is_not_a_readable_note(vault: Path) -> None:
+    (vault / "folder.md").mkdir()
+    os.mkfifo(vault / "pipe.md")  # opening it must not wait for a writer
+    storage = FolderStorage(vault)
+    storage.write("real.md", "ok\n")
+    for path in ("folder.md", "pipe.md"):
+        with pytest.raises(EchoError) as caught:
+            storage.read(path)
+        assert caught.value.code == ExitCode.NOT_FOUND and path in caught.value.message
+    assert storage.read_many(["folder.md", "pipe.md", "real.md"]) == {
+        "folder.md": None, "pipe.md": None, "real.md": "ok\n"}

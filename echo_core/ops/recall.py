@@ -79,11 +79,11 @@ def _resolve_links(ctx: EchoContext, targets: Iterable[str], known: dict[str, st
             del cleaned[raw]
     if not cleaned:
         return
-    entities = ctx.entity_names.get_many(cleaned.values())
+    entity_paths = ctx.entity_names.paths_of(cleaned.values())
     for raw, target in cleaned.items():
-        entity = entities.get(target)
-        if entity is not None:
-            known[raw] = entity.path
+        entity_path = entity_paths.get(target)
+        if entity_path is not None:
+            known[raw] = entity_path
             continue
         stem = target.removesuffix(".md")
         known[raw] = None

@@ -36,6 +36,15 @@ def _path_lock(target: Path) -> threading.Lock:
         return lock
 
 
+#: Where the kernel names each open file of this process (Linux); "" where absent.
+_FD_LINKS = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else ""
+
+
+def _escape_error(path: str, real: str) -> EchoError:
+    return usage_error(f"path {path!r} resolves outside the vault through a symlink (to "
+                       f"{real}); move the file into the vault or remove the link")
+
+
 def _is_hidden(name: str) -> bool:
     return name.startswith(".")
 
@@ -95,10 +104,7 @@ class FolderStorage:
             return rel, full
         real = Path(os.path.realpath(full))
         if real != self.root and self.root not in real.parents:
-            raise usage_error(
-                f"path {path!r} resolves outside the vault through a symlink (to {real}); "
-                "move the file into the vault or remove the link"
-            )
+            raise _escape_error(path, str(real))
         return rel, str(real)
 
     def _through_link(self, rel: str, dirs: dict[str, bool] | None) -> bool:
@@ -138,18 +144,51 @@ class FolderStorage:
 
     def read(self, path: str) -> str:
         """Exact text of the file (UTF-8, line endings untouched); 44 when absent."""
+        if _FD_LINKS:
+            return self._read_opened(path, normalize_path(path))
         rel, real = self._real(path)
         return self._read_text(rel, real)
+
+    def _missing(self, rel: str) -> EchoError:
+        return not_found(f"no file {rel!r} in the vault {self.root}; check the path "
+                         "(`echo-memory` list/recall can find it)")
+
+    def _read_opened(self, given: str, rel: str) -> str:
+        """Read by opening first, then asking the kernel what was opened
+        (``/proc/self/fd``): the file actually read is checked to be inside the root, with
+        no window between check and use, and without an ``lstat`` per path component."""
+        try:
+            fd = os.open(f"{self._prefix}/{rel}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError):
+            self._real(given)  # missing behind a link leading outside: refused, not 44
+            raise self._missing(rel) from None
+        try:
+            real = os.readlink(f"{_FD_LINKS}/{fd}")
+            if real != self._prefix and not real.startswith(f"{self._prefix}/"):
+                raise _escape_error(given, real)
+            st = os.fstat(fd)
+            if not _stat.S_ISREG(st.st_mode):
+                raise self._missing(rel)
+            data = os.read(fd, st.st_size + 1)  # a short read of a regular file is its end
+            if len(data) > st.st_size:  # it grew since fstat: read the rest
+                chunks = [data]
+                while chunk := os.read(fd, 1 << 16):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+        finally:
+            os.close(fd)
+        return self._decode(rel, data)
 
     def _read_text(self, rel: str, real: str | Path) -> str:
         try:
             with open(real, "rb") as fh:
                 data = fh.read()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            raise not_found(
-                f"no file {rel!r} in the vault {self.root}; check the path "
-                "(`echo-memory` list/recall can find it)"
-            ) from None
+            raise self._missing(rel) from None
+        return self._decode(rel, data)
+
+    @staticmethod
+    def _decode(rel: str, data: bytes) -> str:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -162,11 +201,22 @@ class FolderStorage:
     def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
         """Texts keyed by the given paths; a missing file maps to ``None``.
 
-        Bad paths raise (exit 2) before anything is read.
+        Bad paths raise (exit 2) before anything is read; so does a file reached through
+        a symlink leading outside the root (no text is returned).
         """
+        result: dict[str, str | None] = {}
+        if _FD_LINKS:
+            opened = [(given, normalize_path(given)) for given in paths]
+            for given, rel in opened:
+                try:
+                    result[given] = self._read_opened(given, rel)
+                except EchoError as exc:
+                    if exc.code != ExitCode.NOT_FOUND:
+                        raise
+                    result[given] = None
+            return result
         dirs: dict[str, bool] = {}
         targets = [(given, *self._real(given, dirs)) for given in paths]
-        result: dict[str, str | None] = {}
         for given, rel, real in targets:
             try:
                 result[given] = self._read_text(rel, real)
