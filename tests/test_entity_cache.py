@@ -13,13 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import echo_core.entities
 from echo_core.context import EchoContext
 from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, EntityIndex, EntityStore
 from echo_core.entity_cache import EntityNames
 from echo_core.models import Entity
-from echo_core.names import name_tokens
+from echo_core.names import name_tokens, token_set_similarity
 from tests.capture_kit import VaultBox
 
 REPO = Path(__file__).resolve().parent.parent
@@ -251,3 +253,13 @@ def test_removing_and_replacing_keeps_the_index_consistent() -> None:
         assert index.exact(mention) == fresh.exact(mention)
     assert index.names_by_key() == fresh.names_by_key()
     assert index.document_frequency("kubernete") == 0
+
+
+_TOKEN_SETS = st.frozensets(st.sampled_from("abcdefg"), max_size=5)
+
+
+@given(query=_TOKEN_SETS, names=st.lists(_TOKEN_SETS, max_size=4))
+def test_name_score_is_the_best_token_set_similarity_over_the_names(
+        query: frozenset[str], names: list[frozenset[str]]) -> None:
+    expected = max((token_set_similarity(query, n) for n in names), default=0.0)
+    assert echo_core.entities.name_score(query, tuple(names)) == expected
