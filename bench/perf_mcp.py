@@ -1,15 +1,17 @@
 """MCP server throughput: concurrent clients calling ``echo_recall`` over streamable HTTP.
 
     python bench/perf_mcp.py [--notes 10000] [--clients 16] [--seconds 30] [--workers N]
-                             [--client sdk|raw|both] [--keep DIR [--reuse]] [--out FILE]
+                             [--client sdk|raw|both] [--client-processes N]
+                             [--keep DIR [--reuse]] [--out FILE]
 
 Generates a recall vault (``bench.synthetic_vault.build_recall_vault``: Zipfian
 vocabulary, stopwords, wikilinks; 70% entities, 20% sessions, 10% journal), starts
 ``echo-memory serve --workers N`` (default: one process per core) on a free loopback
 port with a bearer token (its warm-up builds the recall index), then runs ``--clients``
-concurrent clients in one asyncio process for
-``--seconds`` (after a 2 s warm-up that is not counted), each calling ``echo_recall``
-(default limit 8, linked notes on) with queries drawn from the vault's vocabulary.
+concurrent clients (asyncio tasks, in one process or spread over ``--client-processes``)
+for ``--seconds`` (after a 2 s warm-up that is not counted), each calling
+``echo_recall`` (default limit 8, linked notes on) with queries drawn from the vault's
+vocabulary.
 
 Clients: ``sdk`` = the MCP SDK's ``Client`` over ``streamable_http_client`` (one session
 per client, the 2026-07-28 protocol it negotiates); ``raw`` = a bare JSON-RPC
@@ -168,36 +170,71 @@ async def raw_worker(url: str, queries: list[str], seed: int, stop_at: float, co
                     errors.append(detail[:200])
 
 
-def run_load(kind: str, url: str, queries: list[str], clients: int, seconds: float,
-             server_pid: int) -> dict[str, Any]:
+def _client_process(kind: str, url: str, queries: list[str], first: int, count: int,
+                    start_at: float, seconds: float) -> tuple[list[float], list[str], float]:
+    """``count`` clients (seeds ``first``..) in this process's own event loop: their
+    latencies, errors and this process's CPU seconds."""
     lat: list[float] = []
     errors: list[str] = []
     worker = sdk_worker if kind == "sdk" else raw_worker
 
     async def main() -> None:
-        count_from = time.perf_counter() + WARMUP_S
+        count_from = start_at + WARMUP_S
         stop_at = count_from + seconds
         async with anyio.create_task_group() as group:
-            for i in range(clients):
+            for i in range(first, first + count):
                 group.start_soon(worker, url, queries, i, stop_at, count_from, lat, errors)
 
-    load_before = round(os.getloadavg()[0], 2)
-    cpu_server, cpu_client = cpu_seconds(server_pid), own_cpu()
-    started = time.perf_counter()
+    cpu_before = own_cpu()
     anyio.run(main)
+    return lat, errors, own_cpu() - cpu_before
+
+
+def _in_child(out: Any, *args: Any) -> None:
+    out.put(_client_process(*args))
+
+
+def run_load(kind: str, url: str, queries: list[str], clients: int, seconds: float,
+             server_pid: int, processes: int = 1) -> dict[str, Any]:
+    """``clients`` concurrent clients for ``seconds`` (after the warm-up), spread over
+    ``processes`` client processes (forked; 1 = this process)."""
+    load_before = round(os.getloadavg()[0], 2)
+    cpu_server = cpu_seconds(server_pid)
+    started = time.perf_counter()
+    shares = [clients // processes + (i < clients % processes) for i in range(processes)]
+    firsts = [sum(shares[:i]) for i in range(processes)]
+    if processes == 1:
+        parts = [_client_process(kind, url, queries, 0, clients, started, seconds)]
+    else:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        out = context.Queue()
+        children = [context.Process(target=_in_child, args=(
+            out, kind, url, queries, first, share, started, seconds))
+            for first, share in zip(firsts, shares)]
+        for child in children:
+            child.start()
+        parts = [out.get() for _ in children]
+        for child in children:
+            child.join()
     wall = time.perf_counter() - started
-    return {"client": kind, "clients": clients, "seconds": seconds, "calls": len(lat),
+    lat = [x for part in parts for x in part[0]]
+    errors = [e for part in parts for e in part[1]]
+    return {"client": kind, "clients": clients, "client_processes": processes,
+            "seconds": seconds, "calls": len(lat),
             "calls_per_s": round(len(lat) / seconds, 1),
             "p50_ms": round(percentile(lat, 0.50), 2), "p95_ms": round(percentile(lat, 0.95), 2),
             "p99_ms": round(percentile(lat, 0.99), 2), "max_ms": round(max(lat, default=0), 2),
             "errors": len(errors), "error_samples": errors[:3],
             "server_cpu_s": round(cpu_seconds(server_pid) - cpu_server, 1),
-            "client_cpu_s": round(own_cpu() - cpu_client, 1), "wall_s": round(wall, 1),
+            "client_cpu_s": round(sum(part[2] for part in parts), 1), "wall_s": round(wall, 1),
             "load_before": load_before, "load_after": round(os.getloadavg()[0], 2)}
 
 
 def report(res: dict[str, Any]) -> None:
-    print(f"\n{res['client']} clients x{res['clients']}, {res['seconds']:.0f} s, "
+    print(f"\n{res['client']} clients x{res['clients']} in {res['client_processes']} "
+          f"process(es), {res['seconds']:.0f} s, "
           f"{res['workers']} server process(es), include_linked={res['include_linked']}: "
           f"{res['calls']} calls, {res['calls_per_s']} calls/s")
     print(f"  latency ms: p50 {res['p50_ms']}  p95 {res['p95_ms']}  p99 {res['p99_ms']}  "
@@ -221,6 +258,8 @@ def main() -> None:
     parser.add_argument("--client", choices=("sdk", "raw", "both"), default="both")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="`serve --workers` processes (default: one per core)")
+    parser.add_argument("--client-processes", type=int, default=1,
+                        help="spread the clients over this many processes (default 1)")
     parser.add_argument("--no-linked", action="store_true", help="include_linked=false")
     parser.add_argument("--keep", type=Path, help="generate (or --reuse) the vault here")
     parser.add_argument("--reuse", action="store_true")
@@ -243,7 +282,8 @@ def main() -> None:
     results = []
     try:
         for kind in (("sdk", "raw") if opts.client == "both" else (opts.client,)):
-            res = run_load(kind, f"{base}/mcp", queries, opts.clients, opts.seconds, proc.pid)
+            res = run_load(kind, f"{base}/mcp", queries, opts.clients, opts.seconds, proc.pid,
+                           max(1, min(opts.client_processes, opts.clients)))
             res["workers"] = opts.workers
             res["include_linked"] = not opts.no_linked
             report(res)
