@@ -287,8 +287,11 @@ def test_parallel_appends_to_one_note_lose_nothing(server: EchoMcpServer, box: V
     assert all(text.count(line) == 1 for line in lines)
 
 
+@pytest.mark.parametrize("inline", [False, True])
 def test_parallel_reads_agree_and_each_worker_has_its_own_context(
-        server: EchoMcpServer) -> None:
+        server: EchoMcpServer, inline: bool) -> None:
+    server.runner.inline_reads = inline
+
     async def body(client: Client) -> list[list[str]]:
         out: list[list[str]] = []
 
@@ -304,3 +307,5 @@ def test_parallel_reads_agree_and_each_worker_has_its_own_context(
     answers = with_client(server, body)
     assert len(answers) == 32 and all(a == answers[0] for a in answers) and answers[0]
     assert 1 <= server.runner.contexts_built <= DEFAULT_READ_WORKERS + DEFAULT_WRITE_WORKERS
+    if inline:  # every read ran on the event loop's thread: one context served them all
+        assert server.runner.contexts_built == 1

@@ -34,6 +34,10 @@ log = logging.getLogger("echo_memory.mcp")
 READ_WORKERS_ENV = "ECHO_MCP_READ_WORKERS"
 WRITE_WORKERS_ENV = "ECHO_MCP_WRITE_WORKERS"
 READS_ENV = "ECHO_MCP_READS"
+#: uvicorn settings of every HTTP server process: no access log (one line per call is
+#: ours), the SDK's lifespan, and no X-Forwarded-* rewriting (nothing proxies to us).
+UVICORN_OPTIONS: dict[str, Any] = {"log_level": "warning", "access_log": False,
+                                   "lifespan": "on", "proxy_headers": False}
 
 
 def configure_logging(stream: TextIO | None = None) -> None:
@@ -186,7 +190,7 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             from plugins.transport_mcp.http_app import build_http_app
 
             uvicorn.run(build_http_app(server, token.secret, host=host), host=host, port=port,
-                        log_level="warning", access_log=False, lifespan="on")
+                        **UVICORN_OPTIONS)
         else:
             from plugins.transport_mcp.processes import Supervisor
 
@@ -215,8 +219,7 @@ def serve_worker(spec: dict[str, Any], sock: Any, ready: Callable[[], None]) -> 
         app = build_http_app(server, token.secret, host=spec["host"])
         freeze_heap()
         ready()
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                      lifespan="on")).run(sockets=[sock])
+        uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS)).run(sockets=[sock])
     finally:
         server.runner.close()
 
