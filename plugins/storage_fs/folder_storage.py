@@ -9,11 +9,12 @@ Writes are atomic (temp file in the same folder, fsync, rename, fsync of the fol
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import stat as _stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -204,22 +205,18 @@ class FolderStorage:
         Bad paths raise (exit 2) before anything is read; so does a file reached through
         a symlink leading outside the root (no text is returned).
         """
-        result: dict[str, str | None] = {}
+        readers: list[tuple[str, Callable[[], str]]]
         if _FD_LINKS:
-            opened = [(given, normalize_path(given)) for given in paths]
-            for given, rel in opened:
-                try:
-                    result[given] = self._read_opened(given, rel)
-                except EchoError as exc:
-                    if exc.code != ExitCode.NOT_FOUND:
-                        raise
-                    result[given] = None
-            return result
-        dirs: dict[str, bool] = {}
-        targets = [(given, *self._real(given, dirs)) for given in paths]
-        for given, rel, real in targets:
+            readers = [(given, functools.partial(self._read_opened, given, normalize_path(given)))
+                       for given in paths]
+        else:
+            dirs: dict[str, bool] = {}
+            readers = [(given, functools.partial(self._read_text, *self._real(given, dirs)))
+                       for given in paths]
+        result: dict[str, str | None] = {}
+        for given, read in readers:
             try:
-                result[given] = self._read_text(rel, real)
+                result[given] = read()
             except EchoError as exc:
                 if exc.code != ExitCode.NOT_FOUND:
                     raise
