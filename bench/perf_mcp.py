@@ -258,6 +258,8 @@ def main() -> None:
     parser.add_argument("--client", choices=("sdk", "raw", "both"), default="both")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="`serve --workers` processes (default: one per core)")
+    parser.add_argument("--queries", type=int, default=2000,
+                        help="distinct queries the clients draw from (default 2000)")
     parser.add_argument("--client-processes", type=int, default=1,
                         help="spread the clients over this many processes (default 1)")
     parser.add_argument("--no-linked", action="store_true", help="include_linked=false")
@@ -273,7 +275,7 @@ def main() -> None:
         started = time.perf_counter()
         build_recall_vault(vault, state, opts.notes)
         print(f"generated {opts.notes} notes in {time.perf_counter() - started:.1f} s")
-    queries = draw_queries(recall_sampler(), 2000)
+    queries = draw_queries(recall_sampler(), opts.queries)
     if opts.no_linked:
         ARGS["include_linked"] = False
     started = time.perf_counter()

@@ -26,6 +26,7 @@ exactly the semantics of ``EntityIndex`` (the scoring code is shared).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -89,7 +90,10 @@ def _encode_names(names: NameTokens) -> str:
     return "\t".join(" ".join(sorted(n)) for n in names)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _decode_names(text: str) -> NameTokens:
+    """The name token sets stored as ``text`` (memoised: a pure function of the text, and
+    the same candidates come back for query after query)."""
     return tuple(frozenset(part.split()) for part in text.split("\t"))
 
 
