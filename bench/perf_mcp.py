@@ -13,10 +13,11 @@ for ``--seconds`` (after a 2 s warm-up that is not counted), each calling
 ``echo_recall`` (default limit 8, linked notes on) with queries drawn from the vault's
 vocabulary.
 
-Clients: ``sdk`` = the MCP SDK's ``Client`` over ``streamable_http_client`` (one session
-per client, the 2026-07-28 protocol it negotiates); ``raw`` = a bare JSON-RPC
-``tools/call`` POST with httpx2 (legacy protocol header, no client-side validation), to
-separate the server's cost from the SDK client's. Both share the machine's cores with
+Clients: ``sdk`` = the MCP SDK's ``Client`` over ``streamable_http_client`` (the
+2026-07-28 protocol it negotiates); ``raw`` = the same requests as bare JSON-RPC POSTs
+with httpx2 (no client-side validation), to separate the server's cost from the SDK
+client's; ``raw-legacy`` = bare POSTs on the 2025-06-18 wire (the SDK's stateless
+session path, which costs the server more per call). Both share the machine's cores with
 the server, so the report gives the server's and the client's CPU seconds.
 
 Reports calls/s, latency p50/p95/p99/max (ms) and errors (``is_error`` results and
@@ -146,17 +147,33 @@ async def sdk_worker(url: str, queries: list[str], seed: int, stop_at: float, co
                     errors.append(repr(result)[:200])
 
 
+#: The per-request ``_meta`` of the 2026-07-28 protocol (what the SDK's client sends).
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientInfo": {"name": "perf-mcp", "version": "0"},
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
 async def raw_worker(url: str, queries: list[str], seed: int, stop_at: float, count_from: float,
-                     lat: list[float], errors: list[str]) -> None:
+                     lat: list[float], errors: list[str], modern: bool = True) -> None:
+    """Bare ``tools/call`` POSTs: the 2026-07-28 wire (self-contained request, ``Mcp-*``
+    headers, ``_meta``) when ``modern``, else the 2025-06-18 stateless one."""
     rng = random.Random(seed)
-    headers = {"Authorization": f"Bearer {TOKEN}", "MCP-Protocol-Version": "2025-06-18",
+    headers = {"Authorization": f"Bearer {TOKEN}",
                "Accept": "application/json, text/event-stream"}
+    if modern:
+        headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                        "Mcp-Name": "echo_recall"})
+    else:
+        headers["MCP-Protocol-Version"] = "2025-06-18"
     async with httpx2.AsyncClient(headers=headers) as http:
         n = 0
         while (now := time.perf_counter()) < stop_at:
             n += 1
-            body = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
-                "name": "echo_recall", "arguments": {"query": rng.choice(queries), **ARGS}}}
+            params: dict[str, Any] = {"name": "echo_recall",
+                                      "arguments": {"query": rng.choice(queries), **ARGS}}
+            if modern:
+                params["_meta"] = MODERN_META
+            body = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
             try:
                 reply = await http.post(url, json=body)
                 data = reply.json()
@@ -170,13 +187,22 @@ async def raw_worker(url: str, queries: list[str], seed: int, stop_at: float, co
                     errors.append(detail[:200])
 
 
+async def raw_legacy_worker(url: str, queries: list[str], seed: int, stop_at: float,
+                            count_from: float, lat: list[float], errors: list[str]) -> None:
+    """``raw_worker`` on the 2025-06-18 wire."""
+    await raw_worker(url, queries, seed, stop_at, count_from, lat, errors, modern=False)
+
+
+WORKERS = {"sdk": sdk_worker, "raw": raw_worker, "raw-legacy": raw_legacy_worker}
+
+
 def _client_process(kind: str, url: str, queries: list[str], first: int, count: int,
                     start_at: float, seconds: float) -> tuple[list[float], list[str], float]:
     """``count`` clients (seeds ``first``..) in this process's own event loop: their
     latencies, errors and this process's CPU seconds."""
     lat: list[float] = []
     errors: list[str] = []
-    worker = sdk_worker if kind == "sdk" else raw_worker
+    worker = WORKERS[kind]
 
     async def main() -> None:
         count_from = start_at + WARMUP_S
@@ -255,7 +281,8 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--client", choices=("sdk", "raw", "both"), default="both")
+    parser.add_argument("--client", choices=(*WORKERS, "both"), default="both",
+                        help="both = sdk, then raw")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="`serve --workers` processes (default: one per core)")
     parser.add_argument("--queries", type=int, default=2000,

@@ -125,6 +125,10 @@ class ToolRunner:
             outcome = echo_error_outcome(exc)
         else:
             if self.inline_reads and not plan.is_write:
+                # Yield once first: requests that arrived earlier and are ready to run get
+                # their turn before this one takes the loop (without it a new request could
+                # overtake waiting ones, and p99 under load went from 48 to 70 ms).
+                await asyncio.sleep(0)
                 outcome = self._run(name, function, dict(arguments), plan)
             else:
                 pool = self._writes if plan.is_write else self._reads
