@@ -76,3 +76,12 @@ def test_a_huge_text_is_parsed_but_not_kept() -> None:
     views = NoteViews()
     huge = "word " * 50_000
     assert views.view(huge).lines and len(views) == 0
+
+
+def test_the_memo_holds_no_more_characters_than_its_bound() -> None:
+    views = NoteViews(max_chars=100)
+    texts = [f"{i:02d} " + "x" * 37 + "\n" for i in range(4)]  # 41 characters each
+    kept = [views.view(t) for t in texts]
+    assert len(views) == 2  # 82 characters; a third would pass 100
+    assert views.view(texts[3]) is kept[3] and views.view(texts[2]) is kept[2]
+    assert views.view(texts[0]) is not kept[0]

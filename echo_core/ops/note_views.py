@@ -20,8 +20,11 @@ from echo_core.notes import wikilinks
 from echo_core.ops.excerpts import EXCERPT_CHARS, best_passage, content_lines
 from echo_core.protocols import Tokenizer
 
-#: Views kept (least recently used dropped first) and the longest text worth keeping.
+#: Views kept (least recently used dropped first), the characters of text they may hold
+#: together (a view holds its text and its lines: about twice that in memory), and the
+#: longest text worth keeping.
 MAX_VIEWS = 2048
+MAX_TOTAL_CHARS = 8_000_000
 MAX_VIEW_CHARS = 200_000
 
 
@@ -65,12 +68,15 @@ def parse_view(text: str) -> NoteView:
 
 
 class NoteViews:
-    """A bounded least-recently-used memo of ``parse_view`` keyed by text. Not
-    thread-safe: one per ``EchoContext`` (each server worker thread has its own)."""
+    """A least-recently-used memo of ``parse_view`` keyed by text, bounded in views and
+    in characters. Not thread-safe: one per ``EchoContext`` (each thread that runs server
+    calls has its own)."""
 
-    def __init__(self, max_views: int = MAX_VIEWS) -> None:
+    def __init__(self, max_views: int = MAX_VIEWS, max_chars: int = MAX_TOTAL_CHARS) -> None:
         self._views: OrderedDict[str, NoteView] = OrderedDict()
         self._max = max_views
+        self._max_chars = max_chars
+        self._chars = 0
 
     def __len__(self) -> int:
         return len(self._views)
@@ -82,8 +88,10 @@ class NoteViews:
             self._views.move_to_end(text)
             return found
         made = parse_view(text)
-        if len(text) <= MAX_VIEW_CHARS:
+        if len(text) <= min(MAX_VIEW_CHARS, self._max_chars):
             self._views[text] = made
-            if len(self._views) > self._max:
-                self._views.popitem(last=False)
+            self._chars += len(text)
+            while len(self._views) > self._max or self._chars > self._max_chars:
+                dropped, _ = self._views.popitem(last=False)
+                self._chars -= len(dropped)
         return made
