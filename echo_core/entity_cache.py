@@ -33,7 +33,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -132,6 +132,7 @@ class EntityNames:
         self._db: sqlite3.Connection | None = None
         self._seen: tuple[Stat, Stat] | None = None  # signature last found in sync
         self._lock = threading.RLock()
+        self._pins = threading.local()  # one_snapshot(): depth, connection synced on
 
     # -- lookups (same semantics as EntityIndex) ---------------------------------------
 
@@ -221,16 +222,34 @@ class EntityNames:
         return {t: n for chunk in _chunks(tokens) for t, n in db.execute(
             f"SELECT token, n FROM token_df WHERE token IN ({','.join('?' * len(chunk))})", chunk)}
 
+    @contextmanager
+    def one_snapshot(self) -> Iterator[None]:
+        """Within the block, this thread's lookups check the entity store for changes
+        once (at the first lookup) and answer from that state after: one operation sees
+        one consistent set of entities and pays the two ``stat`` calls once. Nests."""
+        depth = getattr(self._pins, "depth", 0)
+        self._pins.depth = depth + 1
+        if not depth:
+            self._pins.synced = None
+        try:
+            yield
+        finally:
+            self._pins.depth = depth
+
     # -- database ----------------------------------------------------------------------
 
     def _query(self, run: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Sync, then ``run(db)``; a corrupt file is rebuilt once, other database
-        failures fall back to memory."""
+        """Sync (once per ``one_snapshot`` block), then ``run(db)``; a corrupt file is
+        rebuilt once, other database failures fall back to memory."""
         with self._lock:
             for attempt in range(3):
                 try:
                     db = self._connection()
-                    self._sync(db)
+                    pinned = getattr(self._pins, "depth", 0) > 0
+                    if not pinned or self._pins.synced is not db:
+                        self._sync(db)
+                        if pinned:
+                            self._pins.synced = db
                     return run(db)
                 except sqlite3.DatabaseError as exc:
                     if attempt == 2 or self.path is None:

@@ -263,3 +263,32 @@ def test_name_score_is_the_best_token_set_similarity_over_the_names(
         query: frozenset[str], names: list[frozenset[str]]) -> None:
     expected = max((token_set_similarity(query, n) for n in names), default=0.0)
     assert echo_core.entities.name_score(query, tuple(names)) == expected
+
+
+def test_one_snapshot_checks_the_store_once_and_sees_changes_after(box: VaultBox) -> None:
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES[:2])
+    names = ctx.entity_names
+    writer = box.ctx()  # another context: as another process would
+    extra = ENTITIES[2]
+    with names.one_snapshot():
+        assert names.get("vantage-systems") is not None  # the first lookup syncs
+        _apply(writer, [extra])
+        with names.one_snapshot():  # nested: still the same snapshot
+            assert names.get(extra.slug) is None
+        assert names.paths_of([extra.slug]) == {}
+    assert names.get(extra.slug) == extra  # outside: the change is seen at once
+    with names.one_snapshot():
+        _apply(writer, deletes=[extra.slug])
+        assert names.get(extra.slug) is None  # a block's first lookup sees the latest state
+
+
+def test_a_recall_right_after_a_capture_sees_the_new_entity(box: VaultBox) -> None:
+    from echo_core.ops.recall import recall
+
+    ctx = box.ctx()
+    recall(ctx, "anything at all")
+    box.capture("Grace Hopper", kind="person", body="Wrote the first compiler.")
+    box.capture("Compiler Notes", kind="concept", body="See [[grace-hopper]] for history.")
+    found = recall(ctx, "compiler notes history").data
+    assert "resources/people/grace-hopper.md" in {h.path for h in (*found.primary, *found.linked)}

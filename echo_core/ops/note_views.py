@@ -23,7 +23,7 @@ from echo_core.protocols import Tokenizer
 #: Views kept (least recently used dropped first), the characters of text they may hold
 #: together (a view holds its text and its lines: about twice that in memory), and the
 #: longest text worth keeping.
-MAX_VIEWS = 2048
+MAX_VIEWS = 8192
 MAX_TOTAL_CHARS = 8_000_000
 MAX_VIEW_CHARS = 200_000
 

@@ -141,7 +141,15 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
 def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool = True,
            budget_chars: int | None = None) -> Envelope:
     """Search the vault. Errors: 2 for an empty query, a limit outside 1..50 or a budget
-    under 100 characters. Rebuilds the index first when it is absent or stale-schema."""
+    under 100 characters. Rebuilds the index first when it is absent or stale-schema.
+    Entity names are read from one snapshot of the entity store for the whole call."""
+    with ctx.entity_names.one_snapshot():
+        return _recall(ctx, query, limit=limit, include_linked=include_linked,
+                       budget_chars=budget_chars)
+
+
+def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
+            budget_chars: int | None) -> Envelope:
     query = query.strip()
     if not query:
         raise usage_error("query: give some words to search for")
