@@ -101,22 +101,13 @@ def warm_up(runner: ToolRunner) -> str:
         return f"warm-up skipped: {detail}"
 
 
-#: Collections of the middle generation between two full ones (CPython's default: 10).
-FULL_COLLECTION_EVERY = 100
-
-
 def freeze_heap() -> None:
     """Collect, then move every object alive now (modules, SDK schemas, the warmed-up
     context) into the collector's permanent generation (``gc.freeze``): a full
     collection then scans only what was allocated since. Without it, each one walked
-    the whole start-up heap and paused the server for ~100 ms (the p99 of a load test).
-    Full collections also come 10x less often (``FULL_COLLECTION_EVERY``): under load
-    each still took 10-14 ms (the memo of parsed notes, caches) every few seconds,
-    while the cyclic garbage they find is a few hundred objects per request burst."""
+    the whole start-up heap and paused the server for ~100 ms (the p99 of a load test)."""
     gc.collect()
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
 
 def _url_host(host: str) -> str:
