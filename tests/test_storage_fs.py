@@ -19,7 +19,12 @@ import pytest
 from echo_core.errors import EchoError, ExitCode
 from echo_core.protocols import BackendUnavailable
 from echo_core.testing.storage_contract import StorageContract, StorageSpec, probe_lock_in_child
-from plugins.storage_fs import folder_path_from_url, open_folder_storage, register_storage
+from plugins.storage_fs import (
+    folder_path_from_url,
+    folder_storage,
+    open_folder_storage,
+    register_storage,
+)
 from plugins.storage_fs.folder_storage import FolderStorage
 from plugins.storage_fs.vault_lock import StaleLockWarning
 
@@ -36,8 +41,21 @@ class TestFolderStorage(StorageContract):
         return StorageSpec("plugins.storage_fs.folder_storage:FolderStorage", (str(storage.root),))
 
 
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
+class TestFolderStorageCheckingPathsFirst(TestFolderStorage):
+    """The same contract where the kernel does not name open files (non-Linux): every
+    path is checked component by component before it is opened."""
+
+    @pytest.fixture(autouse=True)
+    def _no_fd_links(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(folder_storage, "_FD_LINKS", "")
+
+
+@pytest.fixture(params=["open-then-check", "check-then-open"])
+def vault(tmp_path: Path, request: pytest.FixtureRequest,
+          monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vault folder; every test using it runs with both ways of checking reads."""
+    if request.param == "check-then-open":
+        monkeypatch.setattr(folder_storage, "_FD_LINKS", "")
     root = tmp_path / "vault"
     root.mkdir()
     return root
@@ -366,6 +384,7 @@ def test_lock_error_in_other_process_names_this_owner(vault: Path) -> None:
 _CRITICAL_SECTION = r"""
 import json, os, sys, time
 sys.path[:0] = json.loads(sys.argv[1])
+from plugins.storage_fs import folder_storage
 from plugins.storage_fs.folder_storage import FolderStorage
 import warnings
 warnings.simplefilter("ignore")
@@ -401,6 +420,7 @@ def _version(tag: str, eol: str, lines: int) -> str:
 _OVERWRITER = r"""
 import json, sys
 sys.path[:0] = json.loads(sys.argv[1])
+from plugins.storage_fs import folder_storage
 from plugins.storage_fs.folder_storage import FolderStorage
 versions = [open(p, encoding="utf-8", newline="").read() for p in sys.argv[3:]]
 storage = FolderStorage(sys.argv[2])

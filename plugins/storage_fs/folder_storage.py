@@ -145,28 +145,39 @@ class FolderStorage:
 
     def read(self, path: str) -> str:
         """Exact text of the file (UTF-8, line endings untouched); 44 when absent."""
+        return self._reader(path, None)()
+
+    def _reader(self, given: str, dirs: dict[str, bool] | None) -> Callable[[], str]:
+        """A call reading ``given`` (bad paths raise now, before anything is read).
+
+        Where the kernel names open files (``/proc/self/fd``) the file is opened first
+        and the opened file's real path checked: no window between check and use, no
+        ``lstat`` per path component. Elsewhere the path is checked first (``_real``)."""
         if _FD_LINKS:
-            return self._read_opened(path, normalize_path(path))
-        rel, real = self._real(path)
-        return self._read_text(rel, real)
+            rel = normalize_path(given)
+            return functools.partial(self._read_file, given, rel, f"{self._prefix}/{rel}",
+                                     verify=True)
+        rel, real = self._real(given, dirs)
+        return functools.partial(self._read_file, given, rel, real, verify=False)
 
     def _missing(self, rel: str) -> EchoError:
         return not_found(f"no file {rel!r} in the vault {self.root}; check the path "
                          "(`echo-memory` list/recall can find it)")
 
-    def _read_opened(self, given: str, rel: str) -> str:
-        """Read by opening first, then asking the kernel what was opened
-        (``/proc/self/fd``): the file actually read is checked to be inside the root, with
-        no window between check and use, and without an ``lstat`` per path component."""
+    def _read_file(self, given: str, rel: str, full: str, *, verify: bool) -> str:
+        """The text of the regular file ``full`` (a folder, FIFO or device is 44, and
+        opening never waits on one); ``verify``: check what was opened is inside the root."""
         try:
-            fd = os.open(f"{self._prefix}/{rel}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = os.open(full, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except (FileNotFoundError, NotADirectoryError):
-            self._real(given)  # missing behind a link leading outside: refused, not 44
+            if verify:
+                self._real(given)  # missing behind a link leading outside: refused, not 44
             raise self._missing(rel) from None
         try:
-            real = os.readlink(f"{_FD_LINKS}/{fd}")
-            if real != self._prefix and not real.startswith(f"{self._prefix}/"):
-                raise _escape_error(given, real)
+            if verify:
+                real = os.readlink(f"{_FD_LINKS}/{fd}")
+                if real != self._prefix and not real.startswith(f"{self._prefix}/"):
+                    raise _escape_error(given, real)
             st = os.fstat(fd)
             if not _stat.S_ISREG(st.st_mode):
                 raise self._missing(rel)
@@ -178,14 +189,6 @@ class FolderStorage:
                 data = b"".join(chunks)
         finally:
             os.close(fd)
-        return self._decode(rel, data)
-
-    def _read_text(self, rel: str, real: str | Path) -> str:
-        try:
-            with open(real, "rb") as fh:
-                data = fh.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            raise self._missing(rel) from None
         return self._decode(rel, data)
 
     @staticmethod
@@ -205,14 +208,8 @@ class FolderStorage:
         Bad paths raise (exit 2) before anything is read; so does a file reached through
         a symlink leading outside the root (no text is returned).
         """
-        readers: list[tuple[str, Callable[[], str]]]
-        if _FD_LINKS:
-            readers = [(given, functools.partial(self._read_opened, given, normalize_path(given)))
-                       for given in paths]
-        else:
-            dirs: dict[str, bool] = {}
-            readers = [(given, functools.partial(self._read_text, *self._real(given, dirs)))
-                       for given in paths]
+        dirs: dict[str, bool] = {}
+        readers = [(given, self._reader(given, dirs)) for given in paths]
         result: dict[str, str | None] = {}
         for given, read in readers:
             try:
@@ -357,7 +354,7 @@ class FolderStorage:
         self._prepare_parent(rel, real)
         with _path_lock(real):
             try:
-                current = self._read_text(rel, real)
+                current = self._read_file(path, rel, str(real), verify=False)
             except EchoError as exc:
                 if exc.code != ExitCode.NOT_FOUND:
                     raise
