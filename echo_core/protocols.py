@@ -209,4 +209,20 @@ class McpTool:
 
 
 class BackendUnavailable(Exception):
-    """The storage backend cannot be reached (network down, server gone)."""
+    """The storage backend cannot be reached (network down, server gone).
+
+    Writes that meet it are queued in the outbox when the vault is one this machine has
+    seen initialised (``echo_core.vault_seen``); reads degrade to the last-known-good cache.
+    """
+
+
+class VaultMissing(BackendUnavailable):
+    """The vault's container is not there (a folder unmounted, moved or never made).
+
+    Unlike a network outage this needs a person: a write queued because of it is reported
+    as not done (exit 69), and nothing is queued for a path never seen as a vault."""
+
+
+class VaultNotWritable(BackendUnavailable):
+    """The vault is there but refuses writes for now: read-only, full, or permission
+    denied. Writes queue like an outage; ``flush`` replays them once it takes writes."""

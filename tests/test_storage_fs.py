@@ -106,7 +106,7 @@ def test_failed_write_keeps_old_content_and_removes_temp_file(
         storage.write("n.md", "new\n")
     monkeypatch.undo()
     assert storage.read("n.md") == "old\n"
-    assert sorted(p.name for p in vault.iterdir()) == ["n.md"]
+    assert sorted(str(p.relative_to(vault)) for p in vault.rglob("*") if p.is_file()) == ["n.md"]
 
 
 def test_overwrite_keeps_the_file_mode(vault: Path) -> None:

@@ -9,11 +9,12 @@ Writes are atomic (temp file in the same folder, fsync, rename, fsync of the fol
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
-import secrets
 import stat as _stat
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -21,8 +22,17 @@ from pathlib import Path
 from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.models import FileStat
 from echo_core.paths import normalize_path
-from echo_core.protocols import BackendUnavailable
+from echo_core.protocols import VaultMissing, VaultNotWritable
+from echo_core.tempfiles import sweep_stale, temp_name
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
+
+#: Where atomic writes stage their temp files (one small folder to sweep, not every one).
+TEMP_DIR = "_agent/.tmp"
+#: Seconds between sweeps of stale temp files by one storage (the first write sweeps).
+SWEEP_EVERY = 60.0
+#: errno values meaning "the vault takes no writes now" (queued like an outage).
+_NOT_WRITABLE = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM,
+                 getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 _PATH_LOCKS: dict[str, threading.Lock] = {}
 _PATH_LOCKS_GUARD = threading.Lock()
@@ -69,7 +79,8 @@ class FolderStorage:
     ``identity`` is ``"file:" + <resolved absolute root>``. ``stale_after`` is the age in
     seconds after which a vault lock is considered abandoned and broken with a warning.
     The root itself is never created by the storage: a missing root makes ``ping``,
-    ``write`` and ``lock`` raise ``BackendUnavailable``.
+    ``write``, ``lock`` and every read that finds nothing raise ``VaultMissing`` (a
+    ``BackendUnavailable``): an absent folder is unreachable, not empty.
     """
 
     def __init__(
@@ -79,6 +90,8 @@ class FolderStorage:
         self._prefix = str(self.root).rstrip("/\\")  # joined with "/" + relative path
         self.identity = f"file:{self.root}"
         self.stale_after = float(stale_after)
+        self._temp_ok: bool | None = None  # _agent/.tmp usable (None: not checked yet)
+        self._swept_at = 0.0
 
     def __repr__(self) -> str:
         return f"FolderStorage({str(self.root)!r})"
@@ -135,11 +148,24 @@ class FolderStorage:
         return False
 
     def _require_root(self) -> None:
-        if not self.root.is_dir():
-            raise BackendUnavailable(
-                f"vault folder {self.root} does not exist or is not a folder; "
-                "create it or fix the vault path"
+        if not os.path.isdir(self._prefix):
+            raise VaultMissing(
+                f"vault folder {self.root} does not exist or is not a folder (a drive "
+                "not mounted, or a wrong vault path?)"
             )
+
+    def _write_error(self, rel: str, exc: OSError) -> Exception:
+        """The error a failed write of ``rel`` raises: ``VaultNotWritable`` when the vault
+        refuses writes (full, read-only, permission), exit 2 for a name the filesystem
+        cannot hold, else the ``OSError`` itself."""
+        reason = exc.strerror or str(exc)
+        if exc.errno in _NOT_WRITABLE:
+            return VaultNotWritable(f"vault folder {self.root} cannot be written ({reason} "
+                                    f"writing {rel!r}); free space or fix its permissions")
+        if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+            return usage_error(f"path {rel!r} cannot be stored here ({reason}); use a "
+                               "shorter name or fewer nested folders")
+        return exc
 
     # --- reads ------------------------------------------------------------------------
 
@@ -172,6 +198,7 @@ class FolderStorage:
         except (FileNotFoundError, NotADirectoryError):
             if verify:
                 self._real(given)  # missing behind a link leading outside: refused, not 44
+            self._require_root()
             raise self._missing(rel) from None
         try:
             if verify:
@@ -223,7 +250,10 @@ class FolderStorage:
     def exists(self, path: str) -> bool:
         """Whether ``path`` names a file (a folder is not a file)."""
         _, real = self._real(path)
-        return os.path.isfile(real)
+        if os.path.isfile(real):
+            return True
+        self._require_root()
+        return False
 
     def stat(self, path: str) -> FileStat:
         """Size in bytes and mtime (epoch seconds) of the file; 44 when absent."""
@@ -233,6 +263,7 @@ class FolderStorage:
         except (FileNotFoundError, NotADirectoryError):
             st = None
         if st is None or not _stat.S_ISREG(st.st_mode):
+            self._require_root()
             raise not_found(f"no file {rel!r} in the vault {self.root}; check the path")
         return FileStat(path=rel, size=st.st_size, mtime=st.st_mtime)
 
@@ -247,6 +278,7 @@ class FolderStorage:
         if any(_is_hidden(part) for part in rel.split("/") if part):
             return []
         base = f"{self._prefix}/{rel}" if rel else self._prefix
+        self._require_root()
         real_base = Path(os.path.realpath(base))
         if not real_base.is_dir() or (
             real_base != self.root and self.root not in real_base.parents
@@ -289,10 +321,11 @@ class FolderStorage:
 
     def write(self, path: str, text: str) -> None:
         """Atomically create or replace the file with ``text`` (UTF-8, no newline
-        translation); parent folders are created. Readers see old or new, never torn."""
+        translation); parent folders are created. Readers see old or new, never torn.
+        A vault that takes no writes (full, read-only) raises ``VaultNotWritable``."""
         rel, real = self._target(path)
         self._prepare_parent(rel, real)
-        self._write_atomic(real, text.encode("utf-8"))
+        self._write_atomic(rel, real, text.encode("utf-8"))
 
     def _prepare_parent(self, rel: str, real: Path) -> None:
         """Check the root and the target, and create the target's parent folders."""
@@ -300,23 +333,58 @@ class FolderStorage:
         if real.is_dir():
             raise usage_error(f"path {rel!r} is a folder in the vault; give a file path")
         try:
-            real.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(real.parent, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
             raise usage_error(
                 f"cannot create {rel!r}: a parent of it is a file, not a folder; "
                 "choose another path"
             ) from None
+        except RecursionError:
+            raise usage_error(f"path {rel!r} is nested too deeply; use fewer folders") from None
+        except OSError as exc:
+            raise self._write_error(rel, exc) from None
 
-    def _write_atomic(self, real: Path, data: bytes) -> None:
+    def _temp_dir(self, target_folder: Path) -> Path:
+        """The folder for the temp file of a write into ``target_folder``: the vault's
+        ``_agent/.tmp`` (swept of dead writers' leftovers on the first write and then every
+        ``SWEEP_EVERY`` s), or the target folder itself when that is not usable."""
+        tmp_dir = f"{self._prefix}/{TEMP_DIR}"
+        now = time.monotonic()
+        if self._temp_ok is None or now - self._swept_at > SWEEP_EVERY:
+            try:
+                os.makedirs(tmp_dir, exist_ok=True)
+                self._temp_ok = _stat.S_ISDIR(os.lstat(tmp_dir).st_mode)
+            except OSError:
+                self._temp_ok = False
+            if self._temp_ok:
+                sweep_stale(tmp_dir)
+            self._swept_at = now
+        return Path(tmp_dir) if self._temp_ok else target_folder
+
+    def _write_atomic(self, rel: str, real: Path, data: bytes) -> None:
         folder = real.parent
         try:
             mode: int | None = real.stat().st_mode & 0o7777
         except OSError:
             mode = None
+        staging = self._temp_dir(folder)
+        try:
+            self._stage_and_rename(staging, real, data, mode)
+        except OSError as exc:
+            if exc.errno == errno.EXDEV and staging != folder:  # another filesystem
+                self._stage_and_rename(folder, real, data, mode)
+            else:
+                raise self._write_error(rel, exc) from None
+        _fsync_dir(folder)
+
+    @staticmethod
+    def _stage_and_rename(staging: Path, real: Path, data: bytes, mode: int | None) -> None:
+        """Write ``data`` to a new owner-tagged temp file in ``staging``, fsync it and
+        rename it over ``real``; the temp file is removed on any failure."""
         while True:
-            tmp = folder / f".{real.name}.{secrets.token_hex(6)}.tmp"
+            tmp = staging / temp_name(real.name)
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
                 break
             except FileExistsError:
                 continue
@@ -335,7 +403,6 @@ class FolderStorage:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        _fsync_dir(folder)
 
     def append_line(self, path: str, line: str) -> bool:
         """Append ``line`` as a line of the file unless an identical line is present.
@@ -366,7 +433,7 @@ class FolderStorage:
             eol = "\r\n" if first_eol > 0 and current[first_eol - 1] == "\r" else "\n"
             if current and not current.endswith("\n"):
                 current += eol
-            self._write_atomic(real, (current + stripped + eol).encode("utf-8"))
+            self._write_atomic(rel, real, (current + stripped + eol).encode("utf-8"))
             return True
 
     def delete(self, path: str) -> None:
@@ -392,7 +459,7 @@ class FolderStorage:
     def create(self) -> None:
         """Create the root folder (and parents) if absent; existing files are untouched."""
         if self.root.exists() and not self.root.is_dir():
-            raise BackendUnavailable(f"vault path {self.root} exists but is not a folder")
+            raise VaultMissing(f"vault path {self.root} exists but is not a folder")
         self.root.mkdir(parents=True, exist_ok=True)
 
     def ping(self) -> None:

@@ -29,7 +29,8 @@ from typing import Any
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
-from echo_core.protocols import BackendUnavailable
+from echo_core.protocols import VaultMissing
+from echo_core.tempfiles import sweep_stale, temp_name
 
 LOCK_DIR = "_agent"
 LOCK_NAME = ".lock"
@@ -108,14 +109,16 @@ class VaultLock:
 
     def _acquire_file(self, deadline: float, stale_after: float) -> str:
         if not self.root.is_dir():
-            raise BackendUnavailable(
-                f"vault folder {self.root} does not exist; create it or fix the vault path"
+            raise VaultMissing(
+                f"vault folder {self.root} does not exist (a drive not mounted, or a wrong "
+                "vault path?)"
             )
         self.lock_dir.mkdir(exist_ok=True)
         token = secrets.token_hex(16)
         delay = 0.005
         while True:
             if self._try_create(token):
+                sweep_stale(self.lock_dir)  # lock temps of writers killed mid-acquire
                 return token
             seen = self._observe()
             if seen is None:
@@ -145,7 +148,7 @@ class VaultLock:
             "token": token,
         }
         data = json.dumps(record).encode("utf-8")
-        tmp = self.lock_dir / f"{LOCK_NAME}.{token}.tmp"
+        tmp = self.lock_dir / temp_name(LOCK_NAME)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             try:
