@@ -47,6 +47,9 @@ class EchoContext:
         self.env: Mapping[str, str] = os.environ if env is None else env
         #: Set while the outbox replays queued writes: their own day, and no re-queueing.
         self.replay_day: _dt.date | None = None
+        #: True once this process knows the state dir records the vault as seen
+        #: (``echo_core.vault_seen``).
+        self.vault_seen = False
 
     # -- time ---------------------------------------------------------------------
 
@@ -94,7 +97,7 @@ class EchoContext:
             self.manifest,
             on_written=self._note_written,
             on_deleted=self._note_deleted,
-            keep_prior=self._keep_prior,
+            keep_prior=self.keep_prior_text,
         )
 
     @functools.cached_property
@@ -166,7 +169,13 @@ class EchoContext:
     def state_dir(self) -> Path:
         """The per-machine state dir of this vault (created on first use)."""
         path = state_dir_for(self.config.state_base.value, self.storage.identity)
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EchoError(
+                f"cannot create the state dir {path} ({exc.strerror or exc}); point "
+                "ECHO_STATE_DIR (or --state-dir) at a writable folder", ExitCode.NOT_CONFIGURED,
+            ) from None
         return path
 
     # -- events -------------------------------------------------------------------
@@ -177,15 +186,17 @@ class EchoContext:
     def _note_deleted(self, path: str) -> None:
         self._emit("on_note_deleted", path=path, ctx=self)
 
-    def _keep_prior(self, path: str, text: str) -> None:
-        """Keep the text a write replaces; a failure is logged and the write goes on
-        (raises when the host is strict)."""
+    def keep_prior_text(self, path: str, text: str) -> None:
+        """Keep the text a write replaces. A text that cannot be kept aborts the write
+        (exit 78): an overwrite without its undo is not made."""
         try:
             self.history.keep(path, text, saved_at=self.now().isoformat(timespec="seconds"))
-        except Exception:
-            if self.host.strict:
-                raise
-            log.warning("history: could not keep the prior text of %s", path, exc_info=True)
+        except OSError as exc:
+            raise EchoError(
+                f"cannot keep the current text of {path} in the note history "
+                f"({exc.strerror or exc} in {self.state_dir / 'history'}), so it was not "
+                "overwritten; make the state dir writable or point ECHO_STATE_DIR at a "
+                "writable folder", ExitCode.NOT_CONFIGURED) from None
 
     def _emit(self, hook_name: str, **kwargs: Any) -> None:
         """Call an event hook; a failing listener is logged, never fails the write."""

@@ -27,6 +27,9 @@ SCHEMA_VERSION = 1
 SNAPSHOT_PATH = "_agent/index/entities.json"
 JOURNAL_PATH = "_agent/index/entities.journal.ndjson"
 COMPACT_AFTER = 400
+#: Operation ids a snapshot keeps (newest last) so that a queued replay of an operation
+#: that already landed is recognised after the journal was folded (``EntityStore.has_op``).
+KEPT_OP_IDS = 2000
 
 
 def content_hash(text: str) -> str:
@@ -248,19 +251,33 @@ def entity_keys(entity: Entity) -> set[str]:
 def journal_record(line: str) -> tuple[str, str, Entity | None] | None:
     """One journal line as ``("put", slug, entity)`` or ``("del", slug, None)``; None for
     a blank line, a torn last line from a crash (the write it described never completed)
-    or an unknown op."""
+    or an unknown op (an ``op_id``-only line is read by ``journal_op_id``)."""
+    record = _journal_json(line)
+    op = record.get("op") if record is not None else None
+    if record is None:
+        return None
+    if op == "put":
+        return "put", str(record["slug"]), entity_from_json(record["slug"], record["e"])
+    if op == "del":
+        return "del", str(record["slug"]), None
+    return None
+
+
+def _journal_json(line: str) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
         record = json.loads(line)
     except json.JSONDecodeError:
         return None
-    op = record.get("op") if isinstance(record, dict) else None
-    if op == "put":
-        return "put", str(record["slug"]), entity_from_json(record["slug"], record["e"])
-    if op == "del":
-        return "del", str(record["slug"]), None
-    return None
+    return record if isinstance(record, dict) else None
+
+
+def journal_op_id(line: str) -> str | None:
+    """The operation id a journal line commits (``"op_id"``), if any."""
+    record = _journal_json(line)
+    op_id = record.get("op_id") if record is not None else None
+    return op_id if isinstance(op_id, str) else None
 
 
 @attrs.frozen
@@ -281,6 +298,7 @@ class EntityStore:
         self._index: EntityIndex | None = None
         self._signature: _Signature | None = None
         self._journal_lines = 0
+        self._op_ids: dict[str, None] = {}  # insertion-ordered set, oldest first
 
     def _stat(self, path: str) -> tuple[int, float] | None:
         return file_signature(self.storage, path)
@@ -296,20 +314,37 @@ class EntityStore:
         index = EntityIndex()
         texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
         snapshot = texts.get(SNAPSHOT_PATH)
+        op_ids: dict[str, None] = {}
         if snapshot:
-            for slug, raw in self.parse_snapshot(snapshot).items():
+            entities, kept = self._parse_snapshot(snapshot)
+            for slug, raw in entities.items():
                 index.put(entity_from_json(slug, raw))
+            op_ids = dict.fromkeys(kept)
         self._journal_lines = 0
         for line in (texts.get(JOURNAL_PATH) or "").splitlines():
             if line.strip():
                 self._replay(index, line)
+                if (op_id := journal_op_id(line)) is not None:
+                    op_ids[op_id] = None
                 self._journal_lines += 1
-        self._index, self._signature = index, signature
+        self._index, self._signature, self._op_ids = index, signature, op_ids
         return index
 
-    @staticmethod
-    def parse_snapshot(text: str) -> dict[str, Any]:
+    def has_op(self, op_id: str) -> bool:
+        """Whether the operation ``op_id`` was committed to this index (see ``apply``).
+        Reads the store when it changed; the caller holds the vault lock for an answer
+        that stays true."""
+        self.load()
+        return op_id in self._op_ids
+
+    @classmethod
+    def parse_snapshot(cls, text: str) -> dict[str, Any]:
         """The ``entities`` mapping of a snapshot's text (``EchoError`` when unreadable)."""
+        return cls._parse_snapshot(text)[0]
+
+    @staticmethod
+    def _parse_snapshot(text: str) -> tuple[dict[str, Any], list[str]]:
+        """``(entities mapping, kept op ids)`` of a snapshot's text."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -320,7 +355,9 @@ class EntityStore:
             raise EchoError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this echo-memory "
                             f"reads {SCHEMA_VERSION}. Upgrade echo-memory.", ExitCode.NOT_CONFIGURED)
         entities = data.get("entities", {})
-        return entities if isinstance(entities, dict) else {}
+        kept = data.get("op_ids", [])
+        return (entities if isinstance(entities, dict) else {},
+                [str(k) for k in kept] if isinstance(kept, list) else [])
 
     @staticmethod
     def _replay(index: EntityIndex, line: str) -> None:
@@ -333,17 +370,32 @@ class EntityStore:
         else:
             index.remove(slug)
 
-    def apply(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = ()) -> EntityIndex:
-        """Record changes (caller holds the vault lock, after a fresh ``load``)."""
+    def apply(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = (), *,
+              op_id: str | None = None) -> EntityIndex:
+        """Record changes (caller holds the vault lock, after a fresh ``load``).
+
+        ``op_id`` names the operation these changes complete: it is written on the journal
+        line of the last change (each line is one atomic append), so ``has_op(op_id)`` is
+        true only once every change is recorded. With no changes, a line holding only the
+        op id is appended."""
         index = self.load()
+        records: list[dict[str, Any]] = []
         for entity in puts:
             index.put(entity)
-            self._append({"op": "put", "slug": entity.slug, "e": entity_to_json(entity)})
+            records.append({"op": "put", "slug": entity.slug, "e": entity_to_json(entity)})
         for slug in deletes:
             if index.get(slug) is None:
                 raise not_found(f"no entity {slug!r} in the index")
             index.remove(slug)
-            self._append({"op": "del", "slug": slug})
+            records.append({"op": "del", "slug": slug})
+        if op_id is not None:
+            if not records:
+                records.append({"op": "mark"})
+            records[-1]["op_id"] = op_id  # on the last line: all lines landed before it
+        for record in records:
+            self._append(record)
+        if op_id is not None:
+            self._op_ids[op_id] = None
         if self._journal_lines >= COMPACT_AFTER:
             self.compact(index)
         self._signature = self._current_signature()
@@ -358,8 +410,12 @@ class EntityStore:
     def compact(self, index: EntityIndex) -> None:
         """Fold the journal into the snapshot (snapshot first: a crash between the two
         writes only replays puts and deletes that are already in it)."""
-        data = {"schema_version": SCHEMA_VERSION,
-                "entities": {s: entity_to_json(e) for s, e in sorted(index.entities.items())}}
+        kept = list(self._op_ids)[-KEPT_OP_IDS:]
+        data: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "entities": {s: entity_to_json(e) for s, e in sorted(index.entities.items())}}
+        if kept:
+            data["op_ids"] = kept
         self.storage.write(SNAPSHOT_PATH, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         self.storage.write(JOURNAL_PATH, "")
         self._journal_lines = 0

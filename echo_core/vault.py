@@ -8,7 +8,7 @@ Every note write in the core goes through a ``Vault`` so that ``on_note_written`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.frontmatter import set_frontmatter_key
@@ -21,6 +21,25 @@ from echo_core.routing import RoutingManifest
 MARKER_PATH = "_agent/echo-vault.md"
 ENTITY_INDEX_PATH = "_agent/index/entities.json"
 INBOX_PATH = "inbox/captures/inbox.md"
+
+
+class NoteReader(Protocol):
+    """What note helpers read through: ``read`` and ``exists`` of a storage."""
+
+    def read(self, path: str) -> str: ...
+
+    def exists(self, path: str) -> bool: ...
+
+
+class NoteWriter(Protocol):
+    """What note helpers write through: a ``Vault``, or an operation's staged view of
+    one (``echo_core.ops.write_intent.StagedVault``)."""
+
+    @property
+    def storage(self) -> NoteReader: ...
+
+    def write_note(self, path: str, text: str, *, prior: str | None = None,
+                   keep_history: bool = True) -> object: ...
 
 
 def _ignore_written(note: Note) -> None:

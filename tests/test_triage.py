@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from echo_core.protocols import VaultMissing
 from echo_core.context import EchoContext, create_context
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import CaptureRequest
@@ -72,7 +73,8 @@ def test_list_on_missing_inbox_is_empty(ctx: EchoContext, vault_dir: Path) -> No
     (vault_dir / INBOX).unlink()
     env = list_inbox(ctx)
     assert env.ok and env.data.items == ()
-    assert list_inbox(create_context(vault=str(vault_dir / "nowhere"))).data.items == ()
+    with pytest.raises(VaultMissing):  # an absent vault folder is unreachable, not empty
+        list_inbox(create_context(vault=str(vault_dir / "nowhere")))
 
 
 def test_list_cli_json_and_prose(ctx: EchoContext, vault_dir: Path,

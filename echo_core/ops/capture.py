@@ -10,7 +10,7 @@ import attrs
 
 from echo_core.context import EchoContext
 from echo_core.entities import EntityIndex, Match, content_hash
-from echo_core.errors import EchoError, ExitCode, not_found
+from echo_core.errors import not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
@@ -21,8 +21,10 @@ from echo_core.ops.daily import append_agent_log
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
 from echo_core.protocols import BackendUnavailable
+from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.routing import KindRoute
-from echo_core.vault import INBOX_PATH, MARKER_PATH
+from echo_core.vault import INBOX_PATH
+from echo_core.vault_seen import require_initialised
 
 NEAR_DUPLICATE_SCORE = 0.5
 
@@ -42,22 +44,22 @@ class CaptureResult:
     changed: bool = True
 
 
-def require_initialised(ctx: EchoContext) -> None:
-    """Capture writes only into a vault that ``init`` set up (exit 78 otherwise)."""
-    if not ctx.vault.storage.exists(MARKER_PATH):
-        raise EchoError(
-            f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH}); "
-            "run `echo-memory init` first", ExitCode.NOT_CONFIGURED)
+__all__ = ["CaptureResult", "capture", "require_initialised"]
 
 
-def capture(ctx: EchoContext, request: CaptureRequest) -> Envelope:
+def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = None) -> Envelope:
     """Capture ``request`` (see module docstring). Errors: 2 invalid field, 44 unknown
     ``merge_into``, 75 lock held, 78 vault not initialised. A gate stop is an envelope
     with ``ok=False, action="duplicate-gate"``. When the vault is unreachable the capture
-    is queued in the outbox as one record (``action="queued"``) if an outbox exists."""
+    is queued in the outbox as one record (``action="queued"``) if an outbox exists.
+
+    ``op_id`` names the operation (a fresh one by default): a capture whose ``op_id`` has
+    already been committed changes nothing (``action="unchanged"``), so a replay of a
+    queued capture lands once. Writes are crash-consistent (``ops.write_intent``)."""
     req = validate_request(request, ctx.manifest)
+    op = op_id or new_op_id()
     try:
-        return _capture_valid(ctx, req)
+        return _capture_valid(ctx, req, op)
     except BackendUnavailable as down:
         if req.dry_run:
             raise
@@ -65,15 +67,19 @@ def capture(ctx: EchoContext, request: CaptureRequest) -> Envelope:
 
         args = {k: (list(v) if isinstance(v, tuple) else v)
                 for k, v in attrs.asdict(req, recurse=False).items() if k != "dry_run"}
-        return queue_or_raise(ctx, "capture", args, down)
+        return queue_or_raise(ctx, "capture", args, down, op_id=op)
 
 
-def _capture_valid(ctx: EchoContext, req: CaptureRequest) -> Envelope:
+def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str) -> Envelope:
     require_initialised(ctx)
     if req.kind is None:
         return _capture_inbox(ctx, req)
     route = ctx.manifest.route(req.kind)
     with ctx.vault.storage.lock():
+        recover_pending(ctx)
+        if ctx.entities.has_op(op_id):
+            return Envelope(True, "unchanged", f"capture {op_id} landed already; nothing to do",
+                            CaptureResult(kind=req.kind, changed=False))
         index = ctx.entities.load()
         target = None if req.force else _resolve_target(index, req, route, ctx.today())
         near = _near_duplicates(index, req, target)
@@ -92,8 +98,8 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest) -> Envelope:
             if req.merge_into:
                 record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
                                            "slug": target.slug})
-            return _update(ctx, req, route, index, target, near)
-        return _create(ctx, req, route, index, near)
+            return _update(ctx, req, route, index, target, near, op_id)
+        return _create(ctx, req, route, index, near, op_id)
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest) -> Envelope:
@@ -165,8 +171,8 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
 
 
 def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
-            target: Entity, near: tuple[dict[str, Any], ...]) -> Envelope:
-    vault = ctx.vault
+            target: Entity, near: tuple[dict[str, Any], ...], op_id: str) -> Envelope:
+    vault = StagedVault(ctx)
     today = ctx.today()
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     original = text = vault.storage.read(target.path)
@@ -188,12 +194,12 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                         CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                       near_duplicates=near, changed=False))
     text = set_frontmatter_key(text, "updated", today)
-    text, links = _autolink(ctx, index, target.path, target.slug, text, req.body)
+    text, links, refreshed = _autolink(vault, index, target.path, target.slug, text, req.body)
     vault.write_note(target.path, text, prior=original)
     entity = attrs.evolve(target, aliases=target.aliases + tuple(learned), h=content_hash(text))
-    ctx.entities.apply(puts=[entity])
     append_agent_log(vault, today, f"- {today.isoformat()}: updated {target.kind} "
                                    f"[[{link_target(target.path)}]]")
+    commit(ctx, vault, [*refreshed, entity], op_id)
     return Envelope(True, "updated", f"updated {target.path}",
                     CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                   links_added=links, near_duplicates=near,
@@ -237,40 +243,39 @@ def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute) -> s
 
 
 def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
-            near: tuple[dict[str, Any], ...]) -> Envelope:
+            near: tuple[dict[str, Any], ...], op_id: str) -> Envelope:
+    vault = StagedVault(ctx)
     slug, path = _new_location(ctx, req, route, index)
     text = _new_note_text(ctx, req, route)
-    text, links = _autolink(ctx, index, path, slug, text, req.body)
-    ctx.vault.write_note(path, text)
+    text, links, refreshed = _autolink(vault, index, path, slug, text, req.body)
+    vault.write_note(path, text)
     entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,
                     aliases=req.aliases, h=content_hash(text))
-    ctx.entities.apply(puts=[entity])
     today = ctx.today()
-    append_agent_log(ctx.vault, today, f"- {today.isoformat()}: created {route.kind} "
-                                       f"[[{link_target(path)}]]")
+    append_agent_log(vault, today, f"- {today.isoformat()}: created {route.kind} "
+                                   f"[[{link_target(path)}]]")
+    commit(ctx, vault, [*refreshed, entity], op_id)
     return Envelope(True, "created", f"created {path}",
                     CaptureResult(path=path, slug=slug, kind=route.kind, links_added=links,
                                   near_duplicates=near))
 
 
-def _autolink(ctx: EchoContext, index: EntityIndex, path: str, slug: str, text: str,
-              body: str) -> tuple[str, tuple[str, ...]]:
+def _autolink(vault: StagedVault, index: EntityIndex, path: str, slug: str, text: str,
+              body: str) -> tuple[str, tuple[str, ...], list[Entity]]:
     """Link the note at ``path`` with every other entity its ``body`` names (both ways).
 
-    The other notes are written here; the captured note's new text is returned. Each
-    changed neighbour's index hash is refreshed.
+    The other notes' new texts are staged in ``vault``; returns the captured note's new
+    text, the linked paths and each changed neighbour's entry with its new hash.
     """
     if not body:
-        return text, ()
+        return text, (), []
     linked: list[str] = []
     refreshed: list[Entity] = []
     for other in named_entities(body, index, exclude={slug}):
-        if not ctx.vault.storage.exists(other.path):
+        if not vault.storage.exists(other.path):
             continue
-        text, changed = link_reciprocally(ctx.vault, path, text, other.path)
+        text, changed = link_reciprocally(vault, path, text, other.path)
         if changed:
             linked.append(other.path)
-            refreshed.append(attrs.evolve(other, h=content_hash(ctx.vault.storage.read(other.path))))
-    if refreshed:
-        ctx.entities.apply(puts=refreshed)
-    return text, tuple(linked)
+            refreshed.append(attrs.evolve(other, h=content_hash(vault.storage.read(other.path))))
+    return text, tuple(linked), refreshed

@@ -6,7 +6,7 @@ import datetime as _dt
 
 from echo_core.notes import append_under_heading
 from echo_core.templates import render_template
-from echo_core.vault import Vault
+from echo_core.vault import NoteWriter
 
 AGENT_LOG_HEADING = "Agent Log"
 
@@ -16,7 +16,7 @@ def daily_note_path(day: _dt.date) -> str:
     return f"journal/daily/{day.isoformat()}.md"
 
 
-def append_agent_log(vault: Vault, day: _dt.date, line: str) -> bool:
+def append_agent_log(vault: NoteWriter, day: _dt.date, line: str) -> bool:
     """Append ``line`` under ``## Agent Log`` of the day's note (created from the template
     when absent). Idempotent: an identical line is not added twice. True when written."""
     path = daily_note_path(day)

@@ -7,7 +7,7 @@ from echo_core.entities import EntityIndex
 from echo_core.models import Entity
 from echo_core.names import is_linkable_name, words
 from echo_core.notes import append_under_heading, wikilinks
-from echo_core.vault import Vault
+from echo_core.vault import NoteWriter
 
 RELATED_HEADING = "Related"
 MAX_NAME_WORDS = 6
@@ -60,7 +60,7 @@ def _named_by(entity: Entity, key: str) -> bool:
     return False
 
 
-def link_reciprocally(vault: Vault, a_path: str, a_text: str, b_path: str) -> tuple[str, bool]:
+def link_reciprocally(vault: NoteWriter, a_path: str, a_text: str, b_path: str) -> tuple[str, bool]:
     """Link note ``a`` (whose current text the caller holds) and note ``b`` both ways.
 
     Writes ``b`` when it changes; returns ``a``'s new text for the caller to write, and

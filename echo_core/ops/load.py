@@ -164,12 +164,14 @@ def outbox_step(ctx: EchoContext) -> tuple[str, str]:
     """The outbox flush (SPEC §4.1: first): ``(status for the result, note for the digest
     or "")``. Replays queued writes through ``echo_core.ops.outbox.flush``; never fails a
     load (a failure is reported in the status)."""
-    from echo_core.ops.outbox import flush
+    from echo_core.ops.outbox import FlushBusy, flush
 
     try:
         if ctx.queue is None:
             return "no outbox plugin installed; nothing to flush", ""
-        result = flush(ctx).data
+        result = flush(ctx, wait=0).data
+    except FlushBusy:
+        return "not flushed: another process is flushing the outbox now", ""
     except Exception as exc:  # noqa: BLE001 - the outbox step never fails a load
         return f"outbox flush failed: {type(exc).__name__}: {exc}", ""
     status = (f"flushed: {result.synced} synced, {result.pending} pending, "

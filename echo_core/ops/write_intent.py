@@ -1,0 +1,232 @@
+"""Crash-consistent multi-note writes: stage, record the intent, write, commit, forget.
+
+A capture changes several files (its note, the notes it links, the daily note) and then
+records the entity index entry. Killed half-way, it used to leave a note the index did
+not know, and a queued replay of a capture that had partly landed wrote its fact twice.
+Now such an operation:
+
+1. stages every write in a ``StagedVault`` (reads see the staged texts) and computes the
+   entity entries from the final texts;
+2. keeps the texts it replaces in the note history (a failure here writes nothing);
+3. writes an *intent* — operation id, each file's final text and the SHA-256 of the
+   text it replaces, the entity entries — to ``<state_dir>/pending-writes/<op_id>.json``;
+4. writes the files, then appends the entity entries to the index journal with the
+   operation id on the last line: the commit point (``EntityStore.has_op``);
+5. removes the intent.
+
+``recover_pending`` (run under the vault lock before a capture or a flush replays
+anything) finishes every intent left by a killed or interrupted process: a file already
+holding its final text is left alone, one still holding the replaced text is written, one
+changed by someone else meanwhile is left as it is (and reported); then the entries and
+the operation id are committed. So an operation either never happened or happens once,
+and a queued replay of one that committed is recognised by its id and skipped.
+
+The intent is written without fsync: it guards against killed processes. After a power
+cut a note can survive without its intent; capture then adopts that unindexed note
+instead of creating a ``-2`` duplicate (``ops.capture``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from echo_core.context import EchoContext
+from echo_core.entities import entity_from_json, entity_to_json
+from echo_core.errors import EchoError, ExitCode
+from echo_core.models import Entity
+from echo_core.protocols import Storage
+from echo_core.tempfiles import sweep_stale, temp_name
+
+INTENT_DIR = "pending-writes"
+log = logging.getLogger("echo_memory")
+
+
+def new_op_id() -> str:
+    """A fresh operation id (16 hex digits)."""
+    return uuid.uuid4().hex[:16]
+
+
+def text_sha(text: str | None) -> str | None:
+    """SHA-256 of a text (None for an absent file)."""
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen
+class PlannedWrite:
+    """One file of an operation: its final text and the text it replaces (None: absent)."""
+
+    path: str
+    text: str
+    prior: str | None
+    keep_history: bool = True
+
+
+class StagedStorage:
+    """A storage view in which staged writes are visible to ``read`` and ``exists``;
+    every other method is the real storage's."""
+
+    def __init__(self, storage: Storage, staged: dict[str, PlannedWrite]) -> None:
+        self._storage = storage
+        self._staged = staged
+
+    def read(self, path: str) -> str:
+        planned = self._staged.get(path)
+        return planned.text if planned is not None else self._storage.read(path)
+
+    def exists(self, path: str) -> bool:
+        return path in self._staged or self._storage.exists(path)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._storage, name)
+
+
+class StagedVault:
+    """Stands in for ``Vault`` while an operation plans its writes: ``write_note`` stages
+    (the last text staged for a path wins), ``storage`` reads through the stage."""
+
+    def __init__(self, ctx: EchoContext) -> None:
+        self._ctx = ctx
+        self.planned: dict[str, PlannedWrite] = {}
+        self.storage = StagedStorage(ctx.vault.storage, self.planned)
+        self.manifest = ctx.vault.manifest
+
+    def write_note(self, path: str, text: str, *, prior: str | None = None,
+                   keep_history: bool = True) -> None:
+        """Stage ``text`` for ``path``; ``prior`` is the current text when the caller read
+        it (otherwise it is read here, once per path)."""
+        earlier = self.planned.get(path)
+        if earlier is not None:
+            before, keep = earlier.prior, earlier.keep_history or keep_history
+        else:
+            before = prior if prior is not None else self._current(path)
+            keep = keep_history
+        self.planned[path] = PlannedWrite(path, text, before, keep)
+
+    def _current(self, path: str) -> str | None:
+        try:
+            return self._ctx.vault.storage.read(path)
+        except EchoError as exc:
+            if exc.code == ExitCode.NOT_FOUND:
+                return None
+            raise
+
+
+def _intent_dir(ctx: EchoContext) -> Path:
+    return ctx.state_dir / INTENT_DIR
+
+
+def _intent_json(op_id: str, writes: Sequence[PlannedWrite], entities: Sequence[Entity]) -> str:
+    return json.dumps({
+        "op_id": op_id,
+        "writes": [{"path": w.path, "text": w.text, "prior_sha": text_sha(w.prior)}
+                   for w in writes],
+        "entities": [{"slug": e.slug, **entity_to_json(e)} for e in entities],
+    }, ensure_ascii=False)
+
+
+def _save_intent(ctx: EchoContext, op_id: str, data: str) -> Path:
+    folder = _intent_dir(ctx)
+    try:
+        folder.mkdir(exist_ok=True)
+        target = folder / f"{op_id}.json"
+        tmp = folder / temp_name(target.name)
+        tmp.write_text(data, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise EchoError(f"cannot record the write intent in {folder} ({exc.strerror or exc}); "
+                        "nothing was written. Make the state dir writable or point "
+                        "ECHO_STATE_DIR at a writable folder", ExitCode.NOT_CONFIGURED) from None
+    return target
+
+
+def commit(ctx: EchoContext, stage: StagedVault, entities: Sequence[Entity], op_id: str) -> None:
+    """Carry out a staged operation (steps 2-5 of the module docstring). The caller holds
+    the vault lock. ``BackendUnavailable`` part-way leaves the intent for
+    ``recover_pending``; an ``EchoError`` before the intent is saved writes nothing."""
+    writes = [w for w in stage.planned.values() if w.text != w.prior]
+    for w in writes:
+        if w.keep_history and w.prior is not None:
+            ctx.keep_prior_text(w.path, w.prior)
+    intent = _save_intent(ctx, op_id, _intent_json(op_id, writes, entities))
+    for w in writes:
+        ctx.vault.write_note(w.path, w.text, keep_history=False)
+    ctx.entities.apply(puts=list(entities), op_id=op_id)
+    _forget(intent)
+
+
+def _forget(intent: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(intent)
+
+
+@attrs.frozen
+class Recovered:
+    """What ``recover_pending`` finished: operation ids, and files it left alone because
+    someone changed them after the operation was interrupted."""
+
+    op_ids: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+
+
+def recover_pending(ctx: EchoContext) -> Recovered:
+    """Finish every operation interrupted after its intent was saved (caller holds the
+    vault lock). Cheap when there is none (one folder listing). ``BackendUnavailable``
+    propagates and leaves the rest for next time; an unreadable intent (torn before its
+    rename could not happen, so: damaged by hand) is moved aside as ``.bad``."""
+    folder = _intent_dir(ctx)
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return Recovered()
+    sweep_stale(folder)
+    done: list[str] = []
+    conflicts: list[str] = []
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        path = folder / name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            op_id = str(data["op_id"])
+            writes = [(str(w["path"]), str(w["text"]), w.get("prior_sha")) for w in data["writes"]]
+            entities = [entity_from_json(str(e["slug"]), e) for e in data["entities"]]
+        except (OSError, ValueError, KeyError, TypeError, EchoError):
+            log.warning("write intent %s is unreadable; moved aside", path)
+            with contextlib.suppress(OSError):
+                os.replace(path, path.with_suffix(".bad"))
+            continue
+        if not ctx.entities.has_op(op_id):
+            conflicts += _finish_writes(ctx, writes)
+            ctx.entities.apply(puts=entities, op_id=op_id)
+        _forget(path)
+        done.append(op_id)
+    return Recovered(tuple(done), tuple(conflicts))
+
+
+def _finish_writes(ctx: EchoContext, writes: Sequence[tuple[str, str, str | None]]) -> list[str]:
+    conflicts = []
+    for path, text, prior_sha in writes:
+        try:
+            current: str | None = ctx.vault.storage.read(path)
+        except EchoError as exc:
+            if exc.code != ExitCode.NOT_FOUND:
+                raise
+            current = None
+        if current == text:
+            continue
+        if text_sha(current) == prior_sha:
+            ctx.vault.write_note(path, text, keep_history=False)
+        else:
+            log.warning("recovering an interrupted write: %s changed meanwhile; left as is", path)
+            conflicts.append(path)
+    return conflicts
