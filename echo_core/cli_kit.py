@@ -93,7 +93,8 @@ def pass_echo_context(func: F) -> F:
 def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None) -> None:
     """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
 
-    A gate stop exits 76; any other not-ok envelope exits 1.
+    A gate stop exits 76, a write kept in the outbox because the vault is missing 69;
+    any other not-ok envelope exits 1.
     """
     if as_json:
         click.echo(json.dumps(envelope.to_dict(), indent=2, ensure_ascii=False))
@@ -104,7 +105,8 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
         for warning in envelope.warnings:
             click.echo(f"warning: {warning}", err=True)
     if not envelope.ok:
-        code = ExitCode.DUPLICATE_GATE if envelope.action == "duplicate-gate" else ExitCode.FAILURE
+        code = {"duplicate-gate": ExitCode.DUPLICATE_GATE,
+                "queued": ExitCode.UNAVAILABLE}.get(envelope.action, ExitCode.FAILURE)
         sys.exit(int(code))
 
 

@@ -20,7 +20,7 @@ from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
-from echo_core.protocols import BackendUnavailable
+from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH
@@ -81,7 +81,8 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str) -> Envelop
             return Envelope(True, "unchanged", f"capture {op_id} landed already; nothing to do",
                             CaptureResult(kind=req.kind, changed=False))
         index = ctx.entities.load()
-        target = None if req.force else _resolve_target(index, req, route, ctx.today())
+        target = None if req.force else _resolve_target(ctx.vault.storage, index, req, route,
+                                                        ctx.today())
         near = _near_duplicates(index, req, target)
         stop: GateStop | None = None
         if target is None and not req.force:
@@ -114,8 +115,8 @@ def _capture_inbox(ctx: EchoContext, req: CaptureRequest) -> Envelope:
     return Envelope(True, "inbox", message, CaptureResult(path=INBOX_PATH, changed=changed))
 
 
-def _resolve_target(index: EntityIndex, req: CaptureRequest, route: KindRoute,
-                    today: _dt.date) -> Entity | None:
+def _resolve_target(storage: Storage, index: EntityIndex, req: CaptureRequest,
+                    route: KindRoute, today: _dt.date) -> Entity | None:
     if req.merge_into:
         entity = index.get(req.merge_into) or next(iter(index.exact(req.merge_into)), None)
         if entity is None:
@@ -126,7 +127,25 @@ def _resolve_target(index: EntityIndex, req: CaptureRequest, route: KindRoute,
     if route.dated:  # a meeting or decision is the same entity only on the same date
         day = (req.date or today.isoformat())
         matches = [e for e in matches if e.slug.startswith(day)]
-    return matches[0] if matches else None
+    return matches[0] if matches else _unindexed_note(storage, index, req, route, today)
+
+
+def _unindexed_note(storage: Storage, index: EntityIndex, req: CaptureRequest,
+                    route: KindRoute, today: _dt.date) -> Entity | None:
+    """The note already at this title's own path when the index does not know it (written
+    by hand, or by a capture whose index entry a power cut lost), if its first heading
+    names the same title: it is adopted as the entity instead of creating ``<slug>-2``."""
+    slug = _base_slug(req, route, today)
+    path = f"{route.folder_for(req.domain)}/{slug}.md"
+    if index.get(slug) is not None or index.by_path(path) is not None or not storage.exists(path):
+        return None
+    note = parse_note(path, storage.read(path))
+    title = next((line[2:].strip() for line in note.body.splitlines() if line.startswith("# ")), "")
+    if name_key(title or slug) != name_key(req.title):
+        return None
+    raw = note.frontmatter.get("aliases") or []
+    aliases = tuple(str(a) for a in (raw if isinstance(raw, list) else [raw]))
+    return Entity(slug=slug, path=path, kind=route.kind, title=title or req.title, aliases=aliases)
 
 
 def _near_duplicates(index: EntityIndex, req: CaptureRequest,
@@ -206,11 +225,15 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                                   aliases_learned=tuple(learned)))
 
 
+def _base_slug(req: CaptureRequest, route: KindRoute, today: _dt.date) -> str:
+    """The slug a new entity of this title gets before uniqueness suffixes."""
+    base = slugify(req.title)
+    return f"{req.date or today.isoformat()}-{base}" if route.dated else base
+
+
 def _new_location(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
                   index: EntityIndex) -> tuple[str, str]:
-    base = slugify(req.title)
-    if route.dated:
-        base = f"{req.date or ctx.today().isoformat()}-{base}"
+    base = _base_slug(req, route, ctx.today())
     folder = route.folder_for(req.domain)
     slug, n = base, 1
     while index.get(slug) is not None or ctx.vault.storage.exists(f"{folder}/{slug}.md"):

@@ -7,6 +7,9 @@ import json
 import attrs
 
 from echo_core.context import EchoContext
+from echo_core.errors import EchoError, ExitCode
+from echo_core.protocols import VaultMissing
+from echo_core.vault_seen import mark_seen, was_seen
 from echo_core.entities import content_hash
 from echo_core.models import Entity, Envelope
 from echo_core.templates import render_template, template_names
@@ -97,16 +100,30 @@ def _index_seed_entities(ctx: EchoContext) -> None:
         ctx.entities.apply(puts=missing)
 
 
-def init_vault(ctx: EchoContext) -> Envelope:
-    """Create the layout. Existing files are never touched; a second run changes no byte."""
+def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope:
+    """Create the layout. Existing files are never touched; a second run changes no byte.
+
+    Errors: 69 when the vault is absent but this machine used a vault there before (a
+    drive not mounted would otherwise get a new empty vault at its mount point); ``new``
+    creates it anyway."""
     created: list[str] = []
     existing: list[str] = []
     vault = ctx.vault
+    if not new and was_seen(ctx):
+        try:
+            vault.storage.ping()
+        except VaultMissing as missing:
+            raise EchoError(
+                f"vault {ctx.config.vault.value} is missing ({missing}), and this machine "
+                "used a vault there before: mount the drive or restore the folder rather "
+                "than starting over. To create a new empty vault there anyway: "
+                "`echo-memory init --new`", ExitCode.UNAVAILABLE) from None
     vault.storage.create()
     with vault.storage.lock():
         for path, text in layout_files(ctx).items():
             (created if vault.create_if_absent(path, text) else existing).append(path)
         _index_seed_entities(ctx)
+    mark_seen(ctx)
     result = InitResult(ctx.config.vault.value, tuple(created), tuple(existing))
     if created:
         message = f"initialised vault at {result.vault}: {len(created)} files created"

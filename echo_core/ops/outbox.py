@@ -230,9 +230,10 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
         return FlushItem(rid, op, "needs_attention", f"unknown operation {op!r}")
     ctx.replay_day = _dt.date.fromisoformat(str(record.get("day") or ctx.today().isoformat()))
     try:
-        op_id = record.get("op_id")
-        envelope = replay(ctx, dict(record.get("args") or {}),
-                          str(op_id) if op_id is not None else None)
+        # a record queued without an op id (an older version's) replays under one derived
+        # from its record id, so a second replay of it is recognised all the same
+        op_id = str(record.get("op_id") or f"outbox-{rid}")
+        envelope = replay(ctx, dict(record.get("args") or {}), op_id)
     except BackendUnavailable:
         return FlushItem(rid, op, "pending", _WENT_AWAY)
     except EchoError as error:

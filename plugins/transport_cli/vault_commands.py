@@ -16,15 +16,20 @@ def _render_init(env: Envelope) -> str:
 
 
 @click.command("init")
+@click.option("--new", "new", is_flag=True,
+              help="Create a new empty vault even where this machine used one that is "
+              "missing now (otherwise refused: mount or restore the old one instead).")
 @common_options
-def init_command(as_json: bool) -> None:
+def init_command(new: bool, as_json: bool) -> None:
     """Create the vault layout (folders, templates, marker).
 
     Safe to run again: existing files are never changed, so a second run writes nothing.
+    Where a vault this machine used has gone missing (a drive not mounted), init refuses
+    to put a new empty vault in its place unless --new is given.
     """
     from echo_core.ops.init import init_vault
 
-    emit(init_vault(current_context()), as_json, _render_init)
+    emit(init_vault(current_context(), new=new), as_json, _render_init)
 
 
 def _render_doctor(env: Envelope) -> str:
