@@ -6,6 +6,8 @@ directly, per operation; hooks are only for registration, events and policy.
 
 from __future__ import annotations
 
+import errno
+
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
@@ -221,6 +223,11 @@ class VaultMissing(BackendUnavailable):
 
     Unlike a network outage this needs a person: a write queued because of it is reported
     as not done (exit 69), and nothing is queued for a path never seen as a vault."""
+
+
+#: ``errno`` values meaning "this storage takes no writes now" (full, read-only, denied).
+NOT_WRITABLE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM,
+                                 getattr(errno, "EDQUOT", errno.ENOSPC)})
 
 
 class VaultNotWritable(BackendUnavailable):

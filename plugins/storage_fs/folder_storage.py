@@ -22,7 +22,7 @@ from pathlib import Path
 from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.models import FileStat
 from echo_core.paths import normalize_path
-from echo_core.protocols import VaultMissing, VaultNotWritable
+from echo_core.protocols import NOT_WRITABLE_ERRNOS, VaultMissing, VaultNotWritable
 from echo_core.tempfiles import sweep_stale, temp_name
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
@@ -30,9 +30,6 @@ from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 TEMP_DIR = "_agent/.tmp"
 #: Seconds between sweeps of stale temp files by one storage (the first write sweeps).
 SWEEP_EVERY = 60.0
-#: errno values meaning "the vault takes no writes now" (queued like an outage).
-_NOT_WRITABLE = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM,
-                 getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 _PATH_LOCKS: dict[str, threading.Lock] = {}
 _PATH_LOCKS_GUARD = threading.Lock()
@@ -159,7 +156,7 @@ class FolderStorage:
         refuses writes (full, read-only, permission), exit 2 for a name the filesystem
         cannot hold, else the ``OSError`` itself."""
         reason = exc.strerror or str(exc)
-        if exc.errno in _NOT_WRITABLE:
+        if exc.errno in NOT_WRITABLE_ERRNOS:
             return VaultNotWritable(f"vault folder {self.root} cannot be written ({reason} "
                                     f"writing {rel!r}); free space or fix its permissions")
         if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):

@@ -29,7 +29,7 @@ from typing import Any
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
-from echo_core.protocols import VaultMissing
+from echo_core.protocols import NOT_WRITABLE_ERRNOS, VaultMissing, VaultNotWritable
 from echo_core.tempfiles import sweep_stale, temp_name
 
 LOCK_DIR = "_agent"
@@ -113,11 +113,10 @@ class VaultLock:
                 f"vault folder {self.root} does not exist (a drive not mounted, or a wrong "
                 "vault path?)"
             )
-        self.lock_dir.mkdir(exist_ok=True)
         token = secrets.token_hex(16)
         delay = 0.005
         while True:
-            if self._try_create(token):
+            if self._try_create_checked(token):
                 sweep_stale(self.lock_dir)  # lock temps of writers killed mid-acquire
                 return token
             seen = self._observe()
@@ -138,6 +137,19 @@ class VaultLock:
                 )
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, 0.05)
+
+    def _try_create_checked(self, token: str) -> bool:
+        """``_try_create``, with a vault that takes no writes (full, read-only, denied)
+        reported as ``VaultNotWritable`` rather than a raw ``OSError``."""
+        try:
+            self.lock_dir.mkdir(exist_ok=True)
+            return self._try_create(token)
+        except OSError as exc:
+            if exc.errno in NOT_WRITABLE_ERRNOS:
+                raise VaultNotWritable(
+                    f"vault folder {self.root} cannot be written ({exc.strerror or exc} "
+                    "taking the vault lock); free space or fix its permissions") from None
+            raise
 
     def _try_create(self, token: str) -> bool:
         """Create the lock file atomically with a complete owner record; False if held."""
