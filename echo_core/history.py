@@ -39,6 +39,7 @@ from pathlib import Path
 import attrs
 
 from echo_core.errors import not_found
+from echo_core.tempfiles import sweep_stale, temp_name
 
 RING_SIZE = 20
 INDEX_NAME = "versions.ndjson"
@@ -81,7 +82,8 @@ def headline(text: str) -> str:
 
 
 def _write_atomic(target: Path, data: bytes) -> None:
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    sweep_stale(target.parent)  # leftovers of compactions killed mid-write
+    tmp = target.with_name(temp_name(target.name))
     try:
         tmp.write_bytes(data)
         os.replace(tmp, target)

@@ -7,7 +7,6 @@ directly, per operation; hooks are only for registration, events and policy.
 from __future__ import annotations
 
 import errno
-
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable

@@ -26,6 +26,7 @@ import attrs
 
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.protocols import BackendUnavailable
+from echo_core.tempfiles import sweep_stale, temp_name
 
 FOLDER = "read-cache"
 FILE_NAME = "last-known-good.json"
@@ -163,7 +164,8 @@ class ReadCache:
                   "listings": {k: list(v) for k, v in (listings or {}).items()}}
         data = json.dumps(record, ensure_ascii=False).encode("utf-8")
         self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self.folder / f".{FILE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp"
+        sweep_stale(self.folder)  # leftovers of saves killed mid-write
+        tmp = self.folder / temp_name(FILE_NAME)
         try:
             with open(tmp, "wb") as handle:
                 handle.write(data)

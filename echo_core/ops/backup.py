@@ -28,6 +28,7 @@ from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import Storage
+from echo_core.tempfiles import sweep_stale, temp_name
 
 DEFAULT_KEEP = 30
 BACKUPS_FOLDER = "backups"
@@ -144,7 +145,8 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     paths = [p for p in storage.list("")
              if not _hidden(p) and not pattern.fullmatch(p.rsplit("/", 1)[-1])]
     target = _free_name(folder, name, now.strftime(_STAMP))
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    sweep_stale(folder)  # leftovers of backups killed mid-write
+    tmp = target.with_name(temp_name(target.name))
     skipped: list[SkippedFile] = []
     files = size = 0
     try:

@@ -18,10 +18,10 @@ from echo_core.names import name_key, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
-from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
-from echo_core.protocols import BackendUnavailable, Storage
+from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
+from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised

@@ -7,13 +7,13 @@ import json
 import attrs
 
 from echo_core.context import EchoContext
-from echo_core.errors import EchoError, ExitCode
-from echo_core.protocols import VaultMissing
-from echo_core.vault_seen import mark_seen, was_seen
 from echo_core.entities import content_hash
+from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Entity, Envelope
+from echo_core.protocols import VaultMissing
 from echo_core.templates import render_template, template_names
 from echo_core.vault import ENTITY_INDEX_PATH, INBOX_PATH, MARKER_PATH
+from echo_core.vault_seen import mark_seen, was_seen
 
 #: Folder -> what its README says belongs there.
 FOLDER_PURPOSE: dict[str, str] = {
