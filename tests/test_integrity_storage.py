@@ -119,3 +119,29 @@ def test_a_name_too_long_for_the_filesystem_is_a_usage_error(tmp_path: Path) -> 
         storage.write("notes/" + "n" * 300 + ".md", "x")
     assert refused.value.code == ExitCode.USAGE
     assert "shorter name" in refused.value.message
+
+
+def test_doctor_fails_when_the_entity_index_is_damaged(ctx: EchoContext, tmp_path: Path) -> None:
+    from echo_core.ops.doctor import run_doctor
+
+    with open(tmp_path / "vault/_agent/index/entities.json", "a", encoding="utf-8") as index:
+        index.write("appended junk\n")
+    fresh = create_context(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "state"),
+                           env=dict(ctx.env))
+    envelope = run_doctor(fresh)
+    check = {c.name: c for c in envelope.data.checks}["entity-index"]
+    assert not envelope.ok and check.status == "fail"
+    assert "entities.json" in check.detail
+
+
+def test_doctor_does_not_advise_init_for_a_vault_gone_missing(
+        ctx: EchoContext, tmp_path: Path) -> None:
+    import shutil
+
+    from echo_core.ops.doctor import run_doctor
+
+    shutil.rmtree(tmp_path / "vault")
+    fresh = create_context(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "state"),
+                           env=dict(ctx.env))
+    check = {c.name: c for c in run_doctor(fresh).data.checks}["vault"]
+    assert check.status == "fail" and "init" not in check.fix and "mount" in check.fix

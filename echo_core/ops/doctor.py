@@ -9,8 +9,10 @@ import attrs
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError
 from echo_core.models import Envelope
-from echo_core.protocols import BackendUnavailable
+from echo_core.ops.write_intent import pending_intents
+from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.vault import MARKER_PATH
+from echo_core.vault_seen import was_seen
 
 
 @attrs.frozen
@@ -36,8 +38,11 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
         storage = ctx.storage
         storage.ping()
     except (EchoError, BackendUnavailable, OSError) as exc:
-        return [Check("vault", "fail", f"{ctx.config.vault.value}: {exc}",
-                      "run `echo-memory init` or fix the vault setting")]
+        fix = "run `echo-memory init` or fix the vault setting"
+        if isinstance(exc, VaultMissing) and was_seen(ctx):
+            fix = ("this machine used a vault there: mount the drive or restore the folder "
+                   "(queued writes wait in the outbox)")
+        return [Check("vault", "fail", f"{ctx.config.vault.value}: {exc}", fix)]
     checks.append(Check("vault", "ok", f"reachable ({storage.identity})"))
     try:
         marker = ctx.vault.read_note(MARKER_PATH)
@@ -52,7 +57,22 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
     else:
         checks.append(Check("schema", "warn", f"schema_version {schema!r}, expected {expected}",
                             "run `echo-memory sweep --apply` to migrate"))
+    checks.append(_index_check(ctx))
+    pending = pending_intents(ctx)
+    if pending:
+        checks.append(Check("interrupted-writes", "warn",
+                            f"{pending} capture(s) interrupted part-way",
+                            "the next capture or `echo-memory flush` finishes them"))
     return checks
+
+
+def _index_check(ctx: EchoContext) -> Check:
+    try:
+        count = len(ctx.entities.load())
+    except EchoError as exc:
+        return Check("entity-index", "fail", exc.message,
+                     "restore _agent/index/ from a backup (`echo-memory backup` zips hold it)")
+    return Check("entity-index", "ok", f"{count} entities")
 
 
 def run_doctor(ctx: EchoContext) -> Envelope:

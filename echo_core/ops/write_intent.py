@@ -178,6 +178,15 @@ class Recovered:
     conflicts: tuple[str, ...] = ()
 
 
+def pending_intents(ctx: EchoContext) -> int:
+    """How many interrupted operations wait for ``recover_pending``."""
+    try:
+        return sum(1 for n in os.listdir(_intent_dir(ctx))
+                   if n.endswith(".json") and not n.startswith("."))
+    except FileNotFoundError:
+        return 0
+
+
 def recover_pending(ctx: EchoContext) -> Recovered:
     """Finish every operation interrupted after its intent was saved (caller holds the
     vault lock). Cheap when there is none (one folder listing). ``BackendUnavailable``
