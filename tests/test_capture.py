@@ -114,8 +114,22 @@ def test_create_indexes_the_note_with_the_hash_of_its_final_text(box: VaultBox) 
     assert entity.h == content_hash(box.read(env.data.path))
 
 
-def test_create_never_overwrites_an_unindexed_note_at_its_slug(box: VaultBox) -> None:
+def test_an_unindexed_note_at_its_slug_is_adopted_and_keeps_every_line(box: VaultBox) -> None:
+    """SPEC §5.1: a note in a kind's folder is an entity, whoever wrote it — the capture
+    lands in it (no ``-2`` duplicate) and the person's own text stays as it was."""
     mine = "# Ada Lovelace\n\nmy own hand-written note\n"
+    (box.vault / "resources/people/ada-lovelace.md").write_text(mine)
+    env = box.capture("Ada Lovelace", kind="person", body="captured")
+    assert env.action == "updated" and env.data.path == "resources/people/ada-lovelace.md"
+    text = box.read("resources/people/ada-lovelace.md")
+    assert "# Ada Lovelace\n\nmy own hand-written note\n" in text
+    assert "captured" in text
+    assert set(box.captured()) == {"ada-lovelace"}
+    assert not (box.vault / "resources/people/ada-lovelace-2.md").exists()
+
+
+def test_a_note_at_the_slug_with_another_title_is_not_adopted(box: VaultBox) -> None:
+    mine = "# Ada (the ship)\n\nnot the person\n"
     (box.vault / "resources/people/ada-lovelace.md").write_text(mine)
     env = box.capture("Ada Lovelace", kind="person", body="captured")
     assert env.action == "created" and env.data.path == "resources/people/ada-lovelace-2.md"
