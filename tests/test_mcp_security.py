@@ -113,6 +113,18 @@ def test_an_authenticated_get_on_mcp_is_405_at_once(guarded: Guarded) -> None:
     assert unauthenticated.status_code == 401  # nothing said before the token
 
 
+def test_a_rejected_request_path_reaches_the_log_escaped(guarded: Guarded) -> None:
+    """The 401 log line names the path, which the client chooses: terminal control
+    characters (a title-setting OSC, a screen clear, RLO) must not reach the log raw."""
+    hostile = "/mcp%1b]0;pwned%07%1b[2J%e2%80%ae-marker-c41d"
+    assert httpx2.get(guarded.base + hostile, timeout=5).status_code == 401
+    time.sleep(0.2)
+    line = next(line for line in guarded.server.log_text().splitlines()
+                if "marker-c41d" in line)
+    assert not any(ch in line for ch in "\x1b\x07\u202e"), repr(line)
+    assert "\\x1b]0;pwned\\x07" in line and "\\u202e" in line
+
+
 # -- cheap limits: body size, nesting, then /health still answers -----------------------
 
 

@@ -11,7 +11,7 @@ twice on ``/mcp``: it costs ~10 us a request). ``HttpGuard`` also:
 * requires ``Authorization: Bearer <token>`` on everything but ``/health``, compared in
   constant time (``hmac.compare_digest``); otherwise 401 with ``WWW-Authenticate:
   Bearer`` and a JSON body saying what to do (logged as one line without the presented
-  credential);
+  credential, and the path with control characters escaped);
 * lets only POST through to ``/mcp``: the server is stateless with JSON responses, so a
   GET (SSE) stream would have nothing to deliver and never end; an authenticated
   request with any other method is 405 with ``Allow: POST`` (what the SDK answers on the
@@ -77,6 +77,15 @@ def loopback_security(host: str) -> TransportSecuritySettings | None:
                          for form in (f"http://{name}", f"http://{name}:*")])
 
 
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` safe for a log line read in a terminal: control and format characters
+    (ESC, BEL, CR, RLO, ...) escaped as ``\\x1b`` / ``\\u202e``, at most ``limit``
+    characters kept (a request path is the client's to choose)."""
+    clipped = text[:limit] + ("..." if len(text) > limit else "")
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in clipped)
+
+
 async def _respond(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"),
@@ -117,7 +126,7 @@ class HttpGuard:
                 return
         if path not in OPEN_PATHS and not self.authorized(scope):
             log.warning("auth: rejected %s %s (missing or wrong bearer token)",
-                        scope.get("method", "?"), path or "?")
+                        printable(scope.get("method", "?")), printable(path or "?"))
             await _respond(send, 401, _UNAUTHORIZED,
                            (b"www-authenticate", b'Bearer realm="echo-memory"'))
             return
