@@ -310,10 +310,10 @@ def test_hostile_paths_are_never_written_and_any_refusal_is_a_usage_error(
 
 def test_tool_calls_log_no_argument_text(guarded: Guarded) -> None:
     async def body(client: Client) -> None:
-        await client.call_tool("echo_recall", {"query": "\x1b]0;pwned\x07 marker-7f3a"})
+        await client.call_tool("echo_recall", {"query": "\x1b]0;hijack\x07 marker-7f3a"})
 
     token = guarded.auth["Authorization"].split()[1]
     anyio.run(with_http, f"{guarded.base}/mcp", token, body)
     time.sleep(0.2)
     log = guarded.server.log_text()
-    assert "marker-7f3a" not in log and "\x1b" not in log and "tool=echo_recall" in log
+    assert "marker-7f3a" not in log and "hijack" not in log and "tool=echo_recall" in log
