@@ -23,12 +23,13 @@ from echo_core.errors import EchoError
 def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> None:
     """Serve memory to MCP clients (Claude Code, ...): streamable HTTP on /mcp, or stdio.
 
-    HTTP is stateless with JSON responses and needs 'Authorization: Bearer <token>': the
-    token is $ECHO_MCP_TOKEN, else the mcp-token file in the state dir (created with mode
-    600 on first run). GET /health is open. ECHO_MCP_TOOLS=core serves only load, recall,
-    capture, triage_inbox, log_session and health. The start-up banner (stderr; one JSON
-    object with --json) says how to register the server with Claude Code. A busy port
-    exits 69.
+    HTTP is stateless with JSON responses (POST only) and needs 'Authorization: Bearer
+    <token>': the token is $ECHO_MCP_TOKEN, else the mcp-token file in the state dir
+    (created with mode 600 on first run; never printed: the banner names the file, read
+    it with `cat`). GET /health needs no token. ECHO_MCP_TOOLS=core serves only load,
+    recall, capture, triage_inbox, log_session and health. The start-up banner (stderr;
+    one JSON object with --json) says how to register the server with Claude Code. A
+    busy port exits 69.
 
     Reads of a folder vault run on the event loop (ECHO_MCP_READS=threads moves them to
     a pool of ECHO_MCP_READ_WORKERS threads, the default for remote backends); writes run

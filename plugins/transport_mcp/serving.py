@@ -16,6 +16,7 @@ import gc
 import json
 import logging
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -114,14 +115,18 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+def read_token_command(token: BearerToken) -> str:
+    """The shell words that print the token: ``cat <file>``, or ``$ECHO_MCP_TOKEN``'s
+    ``printenv`` (never the secret itself)."""
+    if token.path is None:
+        return f"printenv {TOKEN_ENV}"
+    return f"cat {shlex.quote(str(token.path))}"
+
+
 def claude_command(url: str, token: BearerToken) -> str:
-    """The ``claude mcp add`` line; the secret appears only when it was just created."""
-    if token.origin == "created":
-        secret = token.secret
-    elif token.origin == "file":
-        secret = f"$(cat {token.path})"
-    else:
-        secret = f"${TOKEN_ENV}"
+    """The ``claude mcp add`` line. It never holds the secret (the banner lands in log
+    files): the shell fills it in from the token file or ``$ECHO_MCP_TOKEN``."""
+    secret = f"${TOKEN_ENV}" if token.path is None else f"$({read_token_command(token)})"
     return f'claude mcp add --transport http echo {url} --header "Authorization: Bearer {secret}"'
 
 
@@ -170,16 +175,18 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
     base = f"http://{_url_host(host)}:{port}"
     url = f"{base}/mcp"
     command = claude_command(url, token)
-    where = {"env": f"from {TOKEN_ENV}", "file": f"from {token.path}",
-             "created": f"created now in {token.path} (mode 600; shown once, below)"}[token.origin]
+    where = {"env": f"from {TOKEN_ENV}", "file": f"in {token.path}",
+             "created": f"created now in {token.path} (mode 600)"}[token.origin]
     _print([f"echo-memory MCP server: {url} (health: {base}/health)",
             (f"tools: {len(server.tool_names)} ({profile_from_env(env)} profile); "
              f"{workers} process(es); bearer token {where}"),
+            f"print the token with: {read_token_command(token)}",
             "register with Claude Code:", f"  {command}"],
            {"transport": "http", "url": url, "health": f"{base}/health",
             "tools": list(server.tool_names), "workers": workers,
             "token_origin": token.origin,
-            "token_file": str(token.path) if token.path else None, "claude_code": command},
+            "token_file": str(token.path) if token.path else None,
+            "read_token": read_token_command(token), "claude_code": command},
            as_json)
     try:
         log.info("warm-up: %s", warm_up(server.runner))
