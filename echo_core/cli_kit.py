@@ -172,8 +172,10 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
     else:
         text = render(envelope) if render and envelope.action != "queued" else envelope.message
         if text:
-            exact = exact_when_piped and not _stdout_is_terminal()
-            click.echo(text if exact else terminal_safe(text))
+            if exact_when_piped and not _stdout_is_terminal():
+                click.echo(text, color=True)  # color=True: click keeps ANSI sequences as is
+            else:
+                click.echo(terminal_safe(text))
         for warning in envelope.warnings:
             click.echo(f"warning: {terminal_safe(warning)}", err=True)
     if not envelope.ok:

@@ -138,3 +138,4 @@ def test_note_name_leaves_room_for_the_temp_file() -> None:
     with pytest.raises(EchoError) as caught:
         require_note_path("notes/" + "é" * (MAX_NOTE_NAME_BYTES // 2) + ".md")
     assert caught.value.code_name == "usage" and "bytes" in caught.value.message
+

@@ -61,7 +61,7 @@ def _guard(command: click.Command) -> None:
     def checked(*args: Any, **kwargs: Any) -> Any:
         for name, value in kwargs.items():
             if _undecodable(value):
-                raise usage_error(f"{labels.get(name, name)}: is not valid UTF-8 text (the "
+                raise usage_error(f"{labels.get(name, name)} is not valid UTF-8 text (the "
                                   "terminal or the caller sent undecodable bytes); pass UTF-8")
         return callback(*args, **kwargs)
 
