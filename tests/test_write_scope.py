@@ -139,3 +139,33 @@ def test_note_name_leaves_room_for_the_temp_file() -> None:
         require_note_path("notes/" + "é" * (MAX_NOTE_NAME_BYTES // 2) + ".md")
     assert caught.value.code_name == "usage" and "bytes" in caught.value.message
 
+
+
+def test_link_refuses_the_marker_and_dot_folders(cli_vault: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (cli_vault / ".obsidian/plugin.md").write_text("# settings\n", "utf-8")
+    assert run_main(["put", "notes/a.md", "-"], capsys, monkeypatch, stdin=b"# A\n").code == 0
+    watched = [cli_vault / "_agent/echo-vault.md", cli_vault / ".obsidian/plugin.md",
+               cli_vault / "notes/a.md"]
+    before = [p.read_bytes() for p in watched]
+    for target in ("_agent/echo-vault.md", ".obsidian/plugin.md"):
+        done = run_main(["link", "notes/a.md", target], capsys, monkeypatch)
+        assert done.code == 2 and RULE in done.err, done
+    assert [p.read_bytes() for p in watched] == before
+
+
+def test_mcp_link_refuses_the_marker(tmp_path: Path) -> None:
+    box = seeded_box(tmp_path)
+    marker = box.vault / "_agent/echo-vault.md"
+    before = marker.read_bytes()
+    server = make_server(box)
+
+    async def body(client: Client) -> tuple[bool, dict[str, Any], str]:
+        return await call(client, "echo_link", a="ada-lovelace", b="_agent/echo-vault.md")
+
+    try:
+        err, data, _ = with_client(server, body)
+    finally:
+        server.runner.close()
+    assert err and data["error"]["code"] == "usage" and RULE in data["error"]["message"]
+    assert marker.read_bytes() == before
