@@ -10,8 +10,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import traceback
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -95,6 +93,8 @@ def report_crash(exc: OSError | UnicodeError, env: dict[str, str] | None = None)
     """Print ``exc`` as one line on stderr (plus its traceback when ``ECHO_DEBUG=1``) and
     return the exit code, 1."""
     if (env if env is not None else os.environ).get(DEBUG_ENV, "") not in ("", "0"):
+        import traceback
+
         click.echo(terminal_safe("".join(traceback.format_exception(exc))), err=True)
     click.echo(os_error_line(exc), err=True)
     return 1
