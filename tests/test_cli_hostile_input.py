@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 
 import plugins.transport_cli.app as cli_app
-from echo_core import hookimpl
 from echo_core.plugins import create_host
-from echo_core.protocols import BackendUnavailable
-from plugins.storage_fs.folder_storage import FolderStorage
 from tests.cli_inproc import CliRun, run_main
 from tests.conftest import run_cli
+from tests.test_outbox import SwitchablePlugin, SwitchableStorage  # a vault that goes down
 
 BAD = "bad\udcff"  # how argv delivers the byte 0xff (surrogateescape)
 #: ESC (a screen clear), BEL, C1 CSI, the bidi override RLO and a lone CR.
@@ -157,35 +155,15 @@ def test_a_newline_in_a_path_is_refused(cli: Run, vault: Path) -> None:
     assert not (vault / "notes").exists() or not list((vault / "notes").iterdir())
 
 
-class _DownStorage(FolderStorage):
-    """A folder vault that is unreachable while ``down`` is set."""
-
-    down = False
-
-    def __getattribute__(self, name: str) -> Any:
-        if type(self).down and name in {"read", "read_many", "write", "append_line", "exists",
-                                        "delete", "list", "stat", "lock", "ping"}:
-            def unreachable(*args: Any, **kwargs: Any) -> Any:
-                raise BackendUnavailable("connection refused (test outage)")
-            return unreachable
-        return super().__getattribute__(name)
-
-
-class _DownPlugin:
-    @hookimpl
-    def register_storage(self, register: Any) -> None:
-        register("down", lambda url, options: _DownStorage(url.split("://", 1)[1]))
-
-
 @pytest.fixture
 def down_cli(isolated_env: dict[str, str], vault_dir: Path, capsys: pytest.CaptureFixture[str],
              monkeypatch: pytest.MonkeyPatch) -> Run:
-    _DownStorage.down = False
+    SwitchableStorage.down = False
     monkeypatch.setattr(cli_app, "_startup_host",
-                        lambda: create_host(extra=[("down_storage", _DownPlugin())]))
-    monkeypatch.setenv("ECHO_VAULT", f"down://{vault_dir}")
+                        lambda: create_host(extra=[("switch_storage", SwitchablePlugin())]))
+    monkeypatch.setenv("ECHO_VAULT", f"switch://{vault_dir}")
     assert run_main(["init"], capsys, monkeypatch).code == 0
-    _DownStorage.down = True
+    monkeypatch.setattr(SwitchableStorage, "down", True)
 
     def run(args: list[str], stdin: bytes = b"") -> CliRun:
         return run_main(args, capsys, monkeypatch, stdin=stdin)
