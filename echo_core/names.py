@@ -97,6 +97,12 @@ def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:
 #: stays within the 200-byte note name of ``echo_core.write_scope``.
 SLUG_MAX_BYTES = 150
 
+#: Names Windows keeps for devices, with any extension ("con.md" cannot exist there).
+WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"com{n}" for n in range(1, 10)),
+     *(f"lpt{n}" for n in range(1, 10))]
+)
+
 
 def _slug_words(title: str) -> list[str]:
     """Runs of letters, digits and combining marks (a mark belongs to its letter)."""
@@ -135,7 +141,8 @@ def slugify(title: str, max_len: int = 80) -> str:
     as written, lowercased. Punctuation, symbols and controls separate words, so a slug
     never holds a character a file name may not. The slug is cut deterministically at a
     word boundary to at most ``max_len`` characters and ``SLUG_MAX_BYTES`` UTF-8 bytes
-    (a first word longer than that is cut inside). Empty -> ``"untitled"``.
+    (a first word longer than that is cut inside). A Windows device name gets ``-note``
+    ("Con" -> "con-note"). Empty -> ``"untitled"``.
     """
     parts = [w for w in (_slug_word(word) for word in _slug_words(title)) if w]
     slug = ""
@@ -146,6 +153,8 @@ def slugify(title: str, max_len: int = 80) -> str:
                 slug = _cut_to_bytes(candidate[:max_len], SLUG_MAX_BYTES)
             break
         slug = candidate
+    if slug in WINDOWS_DEVICE_NAMES:  # "con.md" cannot exist on Windows
+        slug = f"{slug}-note"
     return slug or "untitled"
 
 

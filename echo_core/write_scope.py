@@ -6,8 +6,9 @@ segment starting with ``.``) and outside the agent's internal files (``_agent/.l
 ``_agent/index/``, the vault marker ``_agent/echo-vault.md``, which only init, sweep and
 migrate write). Names must be valid on every platform Obsidian syncs to: no
 ``: * ? " < > |``, no control or bidi-override characters, no segment ending in a space
-or a dot (Windows drops them, so two names would meet), and short enough for the folder
-backend's temporary file beside the note.
+or a dot (Windows drops them, so two names would meet), no Windows device name (``con``,
+``nul``, ``com1``, ... with any extension), and short enough for the folder backend's
+temporary file beside the note.
 
 ``require_note_path(path)`` is the one check; it returns the clean path or raises
 ``EchoError`` (exit 2) whose message names the rule. Reads are not limited here: they
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 
 from echo_core.errors import EchoError, usage_error
+from echo_core.names import WINDOWS_DEVICE_NAMES
 from echo_core.paths import normalize_path
 
 #: The longest note file name in UTF-8 bytes. The folder backend writes
@@ -34,7 +36,7 @@ RULE = ("write scope: note verbs write only .md notes outside dot-folders and th
         "internal files (SPEC §1.4)")
 NAME_RULE = ("note names must be valid on every platform Obsidian syncs to: no "
              ': * ? " < > |, no control characters or line breaks, no name ending in a '
-             "space or a dot (SPEC §1.4)")
+             "space or a dot, no Windows device name such as con or nul (SPEC §1.4)")
 
 # ``: * ? " < > |``, C0 controls (newline included), DEL, C1 controls, and the bidi
 # controls that make a name read differently from what it is (U+061C, U+200E/F,
@@ -62,6 +64,10 @@ def require_note_path(path: str) -> str:
     segments = clean.split("/")
     if any(s.endswith((" ", ".")) for s in segments):
         raise usage_error(f"path {clean!r} has a name ending in a space or a dot; {NAME_RULE}")
+    device = next((s for s in segments if s.split(".", 1)[0].casefold() in WINDOWS_DEVICE_NAMES),
+                  None)
+    if device is not None:
+        raise usage_error(f"path {clean!r}: {device!r} is a Windows device name; {NAME_RULE}")
     if any(s.startswith(".") for s in segments):
         raise _refuse(clean, "is in a dot-folder or is a hidden file (.git, .obsidian, ...); "
                       "write notes in the vault's own folders")

@@ -25,6 +25,8 @@ from tests.capture_kit import VaultBox
     ("Ærø Øst", "ærø-øst"),
     ("Ada \x1b[31m\u202eLovelace\x07", "ada-31m-lovelace"),
     ("!!!", "untitled"),
+    ("Con", "con-note"),  # a Windows device name
+    ("NUL", "nul-note"),
 ])
 def test_slugify_keeps_letters_of_every_script(title: str, slug: str) -> None:
     assert slugify(title) == slug

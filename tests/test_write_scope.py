@@ -115,7 +115,7 @@ def test_mcp_append_note_refuses_files_outside_the_write_scope(tmp_path: Path) -
     "notes/a:b.md", "notes/a*b.md", "notes/a?b.md", 'notes/a"b.md', "notes/a<b.md",
     "notes/a>b.md", "notes/a|b.md", "notes/a\nb.md", "notes/a\rb.md", "notes/a\x1bb.md",
     "notes/a\x85b.md", "notes/a\u202eb.md", "notes /a.md", "notes./a.md", "notes/a.md.",
-    "notes/a\udcffb.md", "notes/x.MD",
+    "notes/a\udcffb.md", "notes/x.MD", "notes/con.md", "nul/x.md", "notes/COM1.draft.md",
 ])
 def test_write_scope_refuses_bad_names(path: str) -> None:
     with pytest.raises(EchoError) as caught:
@@ -126,7 +126,7 @@ def test_write_scope_refuses_bad_names(path: str) -> None:
 @pytest.mark.parametrize("path", [
     "inbox/captures/inbox.md", "_agent/sessions/2026-03-01-0930-x.md",
     "resources/people/ada-lovelace.md", "東京/会議.md", "notes/naïve café.md",
-    "notes/v1.2 release.md", "./notes//x.md",
+    "notes/v1.2 release.md", "./notes//x.md", "notes/con-note.md", "notes/console.md",
 ])
 def test_write_scope_accepts_notes(path: str) -> None:
     assert require_note_path(path) == path.replace("./", "").replace("//", "/")
