@@ -4,6 +4,10 @@
   built ``EchoContext``.
 * ``common_options`` adds ``--vault``, ``--state-dir`` and ``--json`` to a command.
 * ``emit(envelope, as_json, render)`` prints a result (prose or JSON) and sets the exit code.
+* ``terminal_safe`` / ``json_text``: what reaches a terminal never carries raw control
+  characters (ESC, BEL, other C0/C1 controls, bidi overrides, lone surrogates).
+* ``read_text_source`` reads stdin (``-``) or a file as strict UTF-8, a usage error
+  naming the argument otherwise.
 
 Import cost matters here: this module is loaded on every start-up (no ops imports).
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -90,24 +95,99 @@ def pass_echo_context(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None) -> None:
+# Characters that drive or disguise a terminal: C0 controls but tab and newline (a CR
+# only when it does not end a CRLF line), DEL, C1 controls, the bidi controls, and lone
+# surrogates (undecodable input; they cannot even be encoded for output).
+_UNSAFE_PROSE = re.compile(
+    "[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+    "\u2066-\u2069\ud800-\udfff]|\r(?!\n)"
+)
+# In JSON, json.dumps already escapes C0; these remain raw with ensure_ascii=False.
+_UNSAFE_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                          "\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every terminal control character shown as an escape (``\\x1b``,
+    ``\\u202e``); tabs, newlines and CRLF line ends are kept. Other text is unchanged."""
+    if _UNSAFE_PROSE.search(text) is None:
+        return text
+    return _UNSAFE_PROSE.sub(_escape, text)
+
+
+def json_text(payload: Any) -> str:
+    """``payload`` as indented JSON whose every control character is a ``\\u`` escape
+    (valid JSON that decodes to the same strings)."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    if _UNSAFE_JSON.search(text) is None:
+        return text
+    return _UNSAFE_JSON.sub(_json_escape, text)
+
+
+def read_text_source(source: str, what: str) -> str:
+    """The UTF-8 text of stdin (``source == "-"``) or of the file ``source``.
+
+    Errors: ``EchoError`` (2) naming ``what`` (the argument, e.g. "BODY") when the file
+    cannot be read or the bytes are not UTF-8.
+    """
+    from echo_core.errors import usage_error
+
+    where = "stdin" if source == "-" else repr(source)
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read()
+    except OSError as exc:
+        raise usage_error(f"{what}: cannot read {where}: {exc.strerror}; pass a readable "
+                          "file or - for stdin") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise usage_error(f"{what}: {where} is not UTF-8 text (byte {exc.start}); give "
+                          "UTF-8 text") from None
+
+
+def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None,
+         *, exact_when_piped: bool = False) -> None:
     """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
 
-    A gate stop exits 76, a write kept in the outbox because the vault is missing 69;
-    any other not-ok envelope exits 1.
+    A ``queued`` envelope (the outbox took the write) prints its message, whatever the
+    verb's ``render``. Prose goes through ``terminal_safe``; with ``exact_when_piped``
+    (note text for ``get``) it is printed exactly as it is when stdout is not a terminal.
+    A gate stop exits 76, a write kept in the outbox because the vault folder is missing
+    69; any other not-ok envelope exits 1.
     """
     if as_json:
-        click.echo(json.dumps(envelope.to_dict(), indent=2, ensure_ascii=False))
+        click.echo(json_text(envelope.to_dict()))
     else:
-        text = render(envelope) if render else envelope.message
+        text = render(envelope) if render and envelope.action != "queued" else envelope.message
         if text:
-            click.echo(text)
+            if exact_when_piped and not _stdout_is_terminal():
+                click.echo(text, color=True)  # color=True: click keeps ANSI sequences as is
+            else:
+                click.echo(terminal_safe(text))
         for warning in envelope.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(f"warning: {terminal_safe(warning)}", err=True)
     if not envelope.ok:
         code = {"duplicate-gate": ExitCode.DUPLICATE_GATE,
                 "queued": ExitCode.UNAVAILABLE}.get(envelope.action, ExitCode.FAILURE)
         sys.exit(int(code))
+
+
+def _stdout_is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def report_error(error: EchoError, as_json: bool) -> int:
@@ -115,9 +195,9 @@ def report_error(error: EchoError, as_json: bool) -> int:
     if as_json:
         payload = {"ok": False, "error": {"code": error.code_name, "exit": int(error.code),
                                           "message": error.message}}
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        click.echo(json_text(payload))
     else:
-        click.echo(f"error: {error.message}", err=True)
+        click.echo(f"error: {terminal_safe(error.message)}", err=True)
     return int(error.code)
 
 

@@ -93,14 +93,68 @@ def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
+#: A slug's cap in UTF-8 bytes: with a date prefix (11), a ``-NN`` suffix and ``.md`` it
+#: stays within the 200-byte note name of ``echo_core.write_scope``.
+SLUG_MAX_BYTES = 150
+
+#: Names Windows keeps for devices, with any extension ("con.md" cannot exist there).
+WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"com{n}" for n in range(1, 10)),
+     *(f"lpt{n}" for n in range(1, 10))]
+)
+
+
+def _slug_words(title: str) -> list[str]:
+    """Runs of letters, digits and combining marks (a mark belongs to its letter)."""
+    out: list[str] = []
+    current: list[str] = []
+    for char in title:
+        if char.isalnum() or (not char.isascii() and unicodedata.category(char)[0] == "M"):
+            current.append(char)
+        elif current:
+            out.append("".join(current))
+            current = []
+    if current:
+        out.append("".join(current))
+    return out
+
+
+def _slug_word(word: str) -> str:
+    """Latin words fold to ASCII ("Café" -> "cafe"); other scripts keep their letters and
+    marks, lowercased and composed ("がぎ" stays "がぎ", "Москва" -> "москва")."""
+    folded = fold(word)
+    if folded.isascii():
+        return folded
+    return unicodedata.normalize("NFC", word.casefold())
+
+
+def _cut_to_bytes(word: str, max_bytes: int) -> str:
+    while len(word.encode("utf-8")) > max_bytes:
+        word = word[:-1]
+    return word
+
+
 def slugify(title: str, max_len: int = 80) -> str:
-    """Kebab-case ASCII slug of ``title`` ("Vantage Systems, Inc." -> "vantage-systems-inc")."""
-    ascii_words = [
-        w.encode("ascii", "ignore").decode("ascii") for w in words(title)
-    ]
-    slug = "-".join(w for w in ascii_words if w)
-    if len(slug) > max_len:
-        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    """Kebab-case slug of ``title`` ("Vantage Systems, Inc." -> "vantage-systems-inc").
+
+    Letters of every script are kept (SPEC §1.4): Latin folds to ASCII, other scripts stay
+    as written, lowercased. Punctuation, symbols and controls separate words, so a slug
+    never holds a character a file name may not. The slug is cut deterministically at a
+    word boundary to at most ``max_len`` characters and ``SLUG_MAX_BYTES`` UTF-8 bytes
+    (a first word longer than that is cut inside). A Windows device name gets ``-note``
+    ("Con" -> "con-note"). Empty -> ``"untitled"``.
+    """
+    parts = [w for w in (_slug_word(word) for word in _slug_words(title)) if w]
+    slug = ""
+    for part in parts:
+        candidate = f"{slug}-{part}" if slug else part
+        if len(candidate) > max_len or len(candidate.encode("utf-8")) > SLUG_MAX_BYTES:
+            if not slug:
+                slug = _cut_to_bytes(candidate[:max_len], SLUG_MAX_BYTES)
+            break
+        slug = candidate
+    if slug in WINDOWS_DEVICE_NAMES:  # "con.md" cannot exist on Windows
+        slug = f"{slug}-note"
     return slug or "untitled"
 
 

@@ -2,12 +2,27 @@
 
 A vault path is a relative POSIX string (``projects/active/echo.md``). Absolute paths,
 ``..`` segments, backslashes, NUL bytes and empty segments are rejected with exit 2 and a
-message naming the offending path.
+message naming the offending path; so are paths no file system can hold (a segment over
+255 bytes, more than ``MAX_SEGMENTS`` segments, over ``MAX_PATH_BYTES`` bytes in all).
+
+This runs on every read, so it stays cheap: the length checks only run for paths longer
+than ``_SHORT`` characters, which cannot break any limit. Which names a note verb may
+*write* is the stricter rule of ``echo_core.write_scope``.
 """
 
 from __future__ import annotations
 
 from echo_core.errors import usage_error
+
+#: File systems hold at most 255 bytes per name.
+MAX_SEGMENT_BYTES = 255
+#: Folders nest at most this deep (segments, the file name included).
+MAX_SEGMENTS = 32
+#: A whole vault path, in UTF-8 bytes (the vault's own folder comes on top).
+MAX_PATH_BYTES = 1024
+#: A path of at most this many characters is within every limit above (4 bytes a
+#: character at most, one segment per two characters).
+_SHORT = 63
 
 
 def normalize_path(path: str, *, allow_root: bool = False) -> str:
@@ -30,7 +45,29 @@ def normalize_path(path: str, *, allow_root: bool = False) -> str:
         raise usage_error(
             f"path {path!r} leaves the vault ('..' is not allowed); give a path inside it"
         )
+    if len(path) > _SHORT:
+        _check_lengths(path, parts)
     clean = "/".join(parts)
     if not clean and not allow_root:
         raise usage_error("path is empty; give a vault-relative path such as 'inbox/x.md'")
     return clean
+
+
+def _check_lengths(path: str, parts: list[str]) -> None:
+    shown = f"{path[:60]!r}..."
+    if len(parts) > MAX_SEGMENTS:
+        raise usage_error(f"path {shown} nests {len(parts)} levels deep; keep vault paths "
+                          f"within {MAX_SEGMENTS} levels")
+    try:
+        total = len(path.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise usage_error(f"path {shown} is not valid UTF-8 text; give the path as "
+                          "UTF-8") from None
+    if total > MAX_PATH_BYTES:
+        raise usage_error(f"path {shown} is {total} bytes long; keep vault paths within "
+                          f"{MAX_PATH_BYTES} bytes (UTF-8)")
+    for part in parts:
+        size = len(part.encode("utf-8")) if len(part) > _SHORT else 0
+        if size > MAX_SEGMENT_BYTES:
+            raise usage_error(f"name {part[:40]!r}... in path {shown} is {size} bytes; "
+                              f"file systems hold at most {MAX_SEGMENT_BYTES} bytes a name")

@@ -10,6 +10,7 @@ import attrs
 from echo_core.errors import usage_error
 from echo_core.models import CaptureRequest
 from echo_core.routing import RoutingManifest
+from echo_core.write_scope import require_text
 
 MAX_TITLE = 200
 
@@ -27,8 +28,18 @@ def _clean_list(field: str, values: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_TEXT_FIELDS = ("title", "kind", "body", "tags", "aliases", "sources", "status", "date",
+                "domain", "merge_into")
+
+
 def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> CaptureRequest:
-    """A cleaned copy of ``request`` or ``EchoError`` (2) naming the offending field."""
+    """A cleaned copy of ``request`` or ``EchoError`` (2) naming the offending field.
+
+    Every text field must be writable as UTF-8 (no lone surrogates from undecodable
+    input). A long title is fine up to ``MAX_TITLE``: its slug is capped (``slugify``).
+    """
+    for field in _TEXT_FIELDS:
+        require_text(getattr(request, field), field)
     title = (request.title or "").strip()
     if not title:
         raise usage_error("title: a capture needs a non-empty title")

@@ -1,4 +1,9 @@
-"""Raw note verbs: ``get``, ``put``, ``append``, ``fm``, ``ls`` (SPEC §3.3 and the CLI)."""
+"""Raw note verbs: ``get``, ``put``, ``append``, ``fm``, ``ls`` (SPEC §3.3 and the CLI).
+
+The writing verbs (put, append, fm) stay in the write scope of SPEC §1.4
+(``echo_core.write_scope``): only ``.md`` notes outside dot-folders and the agent's
+internal files; anything else is ``EchoError`` (2) before the vault is touched.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from echo_core.notes import get_section, headings, truncate
 from echo_core.ops.outbox import queue_or_raise
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
+from echo_core.write_scope import require_note_path, require_text
 
 
 @attrs.frozen
@@ -65,9 +71,8 @@ class WriteResult:
 
 def put_note(ctx: EchoContext, path: str, text: str) -> Envelope:
     """Write the whole note (atomic). An identical existing note is left untouched."""
-    clean = normalize_path(path)
-    if not clean.endswith(".md"):
-        raise usage_error(f"path {clean!r} must name a markdown note ending in .md")
+    clean = require_note_path(path)
+    require_text(text, "text")
     try:
         return _put(ctx, clean, text)
     except BackendUnavailable as down:
@@ -90,7 +95,8 @@ def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
         raise usage_error("append takes a single line; it contains a line break")
     if not line.strip():
         raise usage_error("append needs a non-empty line")
-    clean = normalize_path(path)
+    clean = require_note_path(path)
+    require_text(line, "line")
     try:
         with ctx.vault.storage.lock():
             changed = ctx.vault.append_line(clean, line)
@@ -102,7 +108,9 @@ def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
 
 def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any) -> Envelope:
     """Set one frontmatter key surgically (only that key's line changes)."""
-    clean = normalize_path(path)
+    clean = require_note_path(path)
+    require_text(key, "key")
+    require_text(value, "value")
     try:
         with ctx.vault.storage.lock():
             changed = ctx.vault.set_frontmatter(clean, key, value)

@@ -13,7 +13,7 @@ from echo_core.models import Entity, Envelope
 from echo_core.names import slugify
 from echo_core.ops.links import link_reciprocally
 from echo_core.ops.telemetry import record_resolve_event
-from echo_core.paths import normalize_path
+from echo_core.write_scope import require_note_path
 
 
 @attrs.frozen
@@ -64,9 +64,10 @@ class LinkResult:
 
 
 def _locate(ctx: EchoContext, index: EntityIndex, ref: str) -> str:
-    """A vault path for ``ref``: an existing note path, or an exactly resolvable name."""
+    """A vault path for ``ref``: an existing note path in the write scope (SPEC §1.4), or
+    an exactly resolvable name."""
     if ref.endswith(".md"):
-        path = normalize_path(ref)
+        path = require_note_path(ref)
         if not ctx.vault.storage.exists(path):
             raise not_found(f"no note at {path!r}")
         return path

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 
 import click
 
-from echo_core.cli_kit import AppState, report_error
+from echo_core.cli_kit import AppState, report_error, terminal_safe
 from echo_core.errors import EchoError, ExitCode
 from echo_core.plugins import PluginHost
 from echo_core.protocols import BackendUnavailable
+from plugins.transport_cli.crash_guard import guard_text_arguments, report_crash
 
 HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown notes.
 
@@ -63,6 +64,7 @@ def build_cli(host: PluginHost) -> click.Group:
                     ExitCode.FAILURE,
                 )
             owners[name] = impl.plugin_name
+            guard_text_arguments(command)
             cli.add_command(command, name)
     return cli
 
@@ -79,7 +81,11 @@ def _startup_host() -> PluginHost:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the CLI; exits with the stable codes of DESIGN §3."""
+    """Run the CLI; exits with the stable codes of DESIGN §3.
+
+    An ``OSError`` or ``UnicodeError`` that no layer turned into an ``EchoError`` prints
+    one line and exits 1 (``ECHO_DEBUG=1`` prints the traceback too).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     try:
@@ -93,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:
+        problem.message = terminal_safe(problem.message)
         problem.show()
         sys.exit(int(ExitCode.USAGE))
     except click.Abort:
@@ -100,4 +107,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except (OSError, UnicodeError) as crash:  # last resort: one line, never a traceback
+        sys.exit(report_crash(crash))
     sys.exit(0)

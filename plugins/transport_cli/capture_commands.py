@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from echo_core.cli_kit import (
+    LiteralArgsCommand,
+    common_options,
+    current_context,
+    emit,
+    read_text_source,
+)
 from echo_core.models import Envelope
 
 
@@ -71,7 +77,7 @@ def capture_command(title: str, body_source: str | None, kind: str | None, body:
     if body_source == "-":
         if body is not None:
             raise usage_error("body: give either --body or - (stdin), not both")
-        body = click.get_text_stream("stdin").read()
+        body = read_text_source("-", "body (stdin)")
     request = CaptureRequest(
         title=title, kind=kind, body=body or "", tags=_split(tags), aliases=_split(aliases),
         sources=_split(sources), status=status, date=date, domain=domain,

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from echo_core.cli_kit import (
+    LiteralArgsCommand,
+    common_options,
+    current_context,
+    emit,
+    read_text_source,
+)
 from echo_core.errors import usage_error
 from echo_core.models import Envelope
 
@@ -27,26 +32,15 @@ def _render_get(env: Envelope) -> str:
 def get_command(path: str, section: str | None, max_chars: int | None, as_json: bool) -> None:
     """Print the note at PATH (vault-relative, e.g. resources/people/ada.md).
 
+    On a terminal, characters that would drive it (ESC, BEL, other control characters,
+    bidi overrides such as U+202E) are shown escaped (\\x1b, \\u202e); tabs and line
+    ends are kept. Piped or redirected, the note's text is printed exactly.
     With --json: content, frontmatter (parsed) and a truncated flag.
     """
     from echo_core.ops.notes_io import get_note
 
-    emit(get_note(current_context(), path, section=section, max_chars=max_chars), as_json, _render_get)
-
-
-def _read_source(source: str) -> str:
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read()
-    except OSError as exc:
-        raise usage_error(f"cannot read {source!r}: {exc.strerror}") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise usage_error(f"{'stdin' if source == '-' else source} is not UTF-8 text; notes are UTF-8 markdown") from None
+    emit(get_note(current_context(), path, section=section, max_chars=max_chars), as_json,
+         _render_get, exact_when_piped=True)
 
 
 @click.command("put")
@@ -62,7 +56,7 @@ def put_command(path: str, source: str, as_json: bool) -> None:
     """
     from echo_core.ops.notes_io import put_note
 
-    emit(put_note(current_context(), path, _read_source(source)), as_json)
+    emit(put_note(current_context(), path, read_text_source(source, "- | FILE")), as_json)
 
 
 @click.command("append", cls=LiteralArgsCommand)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from echo_core.cli_kit import (
+    LiteralArgsCommand,
+    common_options,
+    current_context,
+    emit,
+    read_text_source,
+)
 
 
 @click.group("scope")
@@ -36,7 +42,7 @@ def scope_set(text: str, as_json: bool) -> None:
     from echo_core.ops.scope import set_scope
 
     if text == "-":
-        text = click.get_text_stream("stdin").read()
+        text = read_text_source("-", "TEXT (stdin)")
     emit(set_scope(current_context(), text), as_json)
 
 

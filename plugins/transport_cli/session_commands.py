@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from echo_core.cli_kit import (
+    LiteralArgsCommand,
+    common_options,
+    current_context,
+    emit,
+    json_text,
+    read_text_source,
+    terminal_safe,
+)
 from echo_core.errors import ExitCode
 from echo_core.models import Envelope
 
@@ -62,9 +69,9 @@ def load_command(brief: bool, as_json: bool) -> None:
     envelope = load(current_context(), brief=brief)
     if envelope.action == "unreachable":  # its own exit code, not emit's generic 1
         if as_json:
-            click.echo(json.dumps(envelope.to_dict(), indent=2, ensure_ascii=False))
+            click.echo(json_text(envelope.to_dict()))
         else:
-            click.echo(envelope.message)
+            click.echo(terminal_safe(envelope.message))
         sys.exit(int(ExitCode.UNAVAILABLE))
     emit(envelope, as_json, _render_load)
 
@@ -112,18 +119,9 @@ or when a different log already exists at that path; nothing is written then.
               help="Write everything for real (default: a preview that writes nothing).")
 @common_options
 def session_end_command(bundle_file: str, do_apply: bool, as_json: bool) -> None:
-    from echo_core.errors import usage_error
     from echo_core.ops.session_end import read_bundle, session_end
 
-    if bundle_file == "-":
-        text = click.get_text_stream("stdin").read()
-    else:
-        try:
-            with open(bundle_file, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise usage_error(f"cannot read bundle file {bundle_file!r} ({exc}); pass a "
-                              "JSON file path or - for stdin") from None
+    text = read_text_source(bundle_file, "BUNDLE.json|-")
     emit(session_end(current_context(), read_bundle(text), apply=do_apply), as_json,
          _render_session_end)
 

@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from echo_core.cli_kit import (
+    LiteralArgsCommand,
+    common_options,
+    current_context,
+    emit,
+    read_text_source,
+)
 from echo_core.models import Envelope
 
 _LABEL_WIDTH = 9
@@ -110,18 +116,9 @@ def triage_apply(proposals_file: str, do_apply: bool, as_json: bool) -> None:
     Exit 2 when the file itself is invalid (the message names the field, e.g.
     proposals[1].colour); gated and error items are reported and exit 0.
     """
-    from echo_core.errors import usage_error
     from echo_core.ops.triage import apply_proposals, read_proposals
 
-    if proposals_file == "-":
-        text = click.get_text_stream("stdin").read()
-    else:
-        try:
-            with open(proposals_file, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise usage_error(f"cannot read proposals file {proposals_file!r} ({exc}); "
-                              "pass a JSON file path or - for stdin") from None
+    text = read_text_source(proposals_file, "PROPOSALS.json|-")
     result = apply_proposals(current_context(), read_proposals(text), apply=do_apply)
     emit(result, as_json, _render_apply)
 

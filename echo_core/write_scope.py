@@ -1,0 +1,104 @@
+"""The write scope of note verbs (SPEC §1.4): which vault paths a note verb may write.
+
+Note verbs (put, append, fm, patch, capture and the MCP tools that call them) write only
+notes: ``.md`` files outside dot-folders (``.git/``, ``.obsidian/``, ``.trash/``, any
+segment starting with ``.``) and outside the agent's internal files (``_agent/.lock``,
+``_agent/index/``, the vault marker ``_agent/echo-vault.md``, which only init, sweep and
+migrate write). Names must be valid on every platform Obsidian syncs to: no
+``: * ? " < > |``, no control or bidi-override characters, no segment ending in a space
+or a dot (Windows drops them, so two names would meet), no Windows device name (``con``,
+``nul``, ``com1``, ... with any extension), and short enough for the folder backend's
+temporary file beside the note.
+
+``require_note_path(path)`` is the one check; it returns the clean path or raises
+``EchoError`` (exit 2) whose message names the rule. Reads are not limited here: they
+keep the cheap escape checks of ``echo_core.paths.normalize_path``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from echo_core.errors import EchoError, usage_error
+from echo_core.names import WINDOWS_DEVICE_NAMES
+from echo_core.paths import normalize_path
+
+#: The longest note file name in UTF-8 bytes. The folder backend writes
+#: ``.<name>.<12 hex>.tmp`` beside the note (18 bytes more), and file systems stop at 255.
+MAX_NOTE_NAME_BYTES = 200
+
+#: Vault-relative paths the agent keeps for itself (compared case-folded: macOS and
+#: Windows vaults do not tell ``_Agent`` from ``_agent``).
+INTERNAL_FILES = frozenset({"_agent/echo-vault.md"})
+INTERNAL_FOLDERS = ("_agent/index/",)
+
+RULE = ("write scope: note verbs write only .md notes outside dot-folders and the agent's "
+        "internal files (SPEC §1.4)")
+NAME_RULE = ("note names must be valid on every platform Obsidian syncs to: no "
+             ': * ? " < > |, no control characters or line breaks, no name ending in a '
+             "space or a dot, no Windows device name such as con or nul (SPEC §1.4)")
+
+# ``: * ? " < > |``, C0 controls (newline included), DEL, C1 controls, and the bidi
+# controls that make a name read differently from what it is (U+061C, U+200E/F,
+# U+202A-U+202E, U+2066-U+2069).
+_BAD_NAME_CHAR = re.compile(
+    '[:*?"<>|\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]'
+)
+
+
+def _refuse(path: str, why: str) -> EchoError:
+    return usage_error(f"{RULE}: {path!r} {why}")
+
+
+def require_note_path(path: str) -> str:
+    """The clean vault path of the note ``path`` names, or ``EchoError`` (2) naming the rule.
+
+    Checks, in order: the escape rules of ``normalize_path`` (``..``, absolute, NUL,
+    lengths); a name valid on every platform; no dot-folder or dot-file; the ``.md``
+    suffix; not one of the agent's internal files. Side effects: none.
+    """
+    clean = normalize_path(path)
+    bad = _BAD_NAME_CHAR.search(clean)
+    if bad is not None:
+        raise usage_error(f"path {clean!r} contains {bad.group()!r}; {NAME_RULE}")
+    segments = clean.split("/")
+    if any(s.endswith((" ", ".")) for s in segments):
+        raise usage_error(f"path {clean!r} has a name ending in a space or a dot; {NAME_RULE}")
+    device = next((s for s in segments if s.split(".", 1)[0].casefold() in WINDOWS_DEVICE_NAMES),
+                  None)
+    if device is not None:
+        raise usage_error(f"path {clean!r}: {device!r} is a Windows device name; {NAME_RULE}")
+    if any(s.startswith(".") for s in segments):
+        raise _refuse(clean, "is in a dot-folder or is a hidden file (.git, .obsidian, ...); "
+                      "write notes in the vault's own folders")
+    if not clean.endswith(".md"):
+        raise _refuse(clean, "is not a markdown note; give a path ending in .md")
+    folded = clean.casefold()
+    if folded in INTERNAL_FILES or folded.startswith(INTERNAL_FOLDERS):
+        raise _refuse(clean, "is one of the agent's internal files; `echo-memory doctor` "
+                      "checks them and `echo-memory init` repairs the layout")
+    name_bytes = len(segments[-1].encode("utf-8"))
+    if name_bytes > MAX_NOTE_NAME_BYTES:
+        raise usage_error(f"note name {segments[-1][:40]!r}... is {name_bytes} bytes; keep a "
+                          f"note's file name within {MAX_NOTE_NAME_BYTES} bytes (UTF-8)")
+    return clean
+
+
+def require_text(value: object, field: str) -> None:
+    """``EchoError`` (2) naming ``field`` when a string in ``value`` (a str, or lists and
+    mappings of them, e.g. a frontmatter value) cannot be written as UTF-8: a lone
+    surrogate, which is how undecodable bytes (argv) or a JSON ``\\ud800`` escape arrive."""
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise usage_error(f"{field}: not valid UTF-8 text (an undecodable character "
+                                  f"at position {exc.start}); give UTF-8 text") from None
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            require_text(item, field)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            require_text(key, field)
+            require_text(item, field)
