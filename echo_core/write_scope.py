@@ -23,8 +23,9 @@ from echo_core.errors import EchoError, usage_error
 from echo_core.names import WINDOWS_DEVICE_NAMES
 from echo_core.paths import normalize_path
 
-#: The longest note file name in UTF-8 bytes. The folder backend writes
-#: ``.<name>.<12 hex>.tmp`` beside the note (18 bytes more), and file systems stop at 255.
+#: The longest note file name in UTF-8 bytes. The folder backend's temp file for it is
+#: ``.<name>.<host>-<pid>-<12 hex>.tmp`` (``echo_core.tempfiles``: at most 40 bytes more),
+#: and file systems stop at 255.
 MAX_NOTE_NAME_BYTES = 200
 
 #: Vault-relative paths the agent keeps for itself (compared case-folded: macOS and

@@ -25,6 +25,7 @@ from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised
+from echo_core.write_scope import require_note_path
 
 NEAR_DUPLICATE_SCORE = 0.5
 
@@ -239,7 +240,7 @@ def _new_location(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
     while index.get(slug) is not None or ctx.vault.storage.exists(f"{folder}/{slug}.md"):
         n += 1
         slug = f"{base}-{n}"
-    return slug, f"{folder}/{slug}.md"
+    return slug, require_note_path(f"{folder}/{slug}.md")
 
 
 def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute) -> str:
