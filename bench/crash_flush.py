@@ -1,10 +1,12 @@
 """Outbox replay under SIGKILL and concurrent flushers (issue 11 acceptance, "Flush").
 
-    python bench/crash_flush.py [--records 1000] [--batch 20] [--flushers 4] [--kills 2]
-                                [--seed 11] [--titles 30] [--max-rounds 8] [--keep DIR]
+    python bench/crash_flush.py [--records 1000] [--batch 20] [--vault-records 100]
+        [--flushers 4] [--kills 2] [--seed 11] [--titles 30] [--max-rounds 8]
+        [--min-replays 1000] [--keep DIR]
 
 Queues ``--records`` captures (each with a unique body marker, over ``--titles`` titles,
-so creates and updates mix) in batches of ``--batch``, through the public offline path
+so creates and updates mix; a fresh vault every ``--vault-records`` records so creates
+keep coming) in batches of ``--batch``, through the public offline path
 (``queue_or_raise`` with the arguments ``capture`` queues). Each batch is then flushed in
 rounds: ``--flushers`` concurrent ``echo-memory flush --json`` processes, of which 1 to
 ``--kills`` (seeded) get a SIGKILL at a uniform random instant within the measured
@@ -12,7 +14,8 @@ duration of a flush; rounds repeat until nothing is pending (or ``--max-rounds``
 
 The kill window is measured first on a scratch vault: the longest of ``--flushers``
 concurrent flushes of an empty outbox (E) and of a full batch (F); a round with p records
-pending uses E + (F - E) * p / batch.
+pending uses E + (F - E) * p / batch, and F follows the longest unkilled flusher of the
+latest full round (so the window tracks the machine's load).
 
 Afterwards: every queued marker must be in the vault exactly once, no title may have two
 entity notes, nothing may be pending, no note torn, the entity index must match the notes,
@@ -41,6 +44,7 @@ from bench.crash_kit import (
     body_for,
     describe_copies,
     marker,
+    merge_audits,
     parse_config,
     print_listing,
     print_verdict,
@@ -63,6 +67,7 @@ class FlushBenchConfig:
 
     records: int = 1000
     batch: int = 20
+    vault_records: int = 100
     flushers: int = 4
     kills: int = 2
     seed: int = 11
@@ -76,7 +81,8 @@ class FlushBenchReport:
     """The figures of one run; ``violations()`` is empty when the acceptance holds."""
 
     config: FlushBenchConfig
-    window: tuple[float, float] = (0.0, 0.0)
+    window: tuple[float, float, float] = (0.0, 0.0, 0.0)  # E, smallest and largest F
+    vaults: int = 0
     queued: list[str] = attrs.Factory(list)
     rounds: int = 0
     kills_landed: int = 0  # SIGKILLs that hit a running flusher
@@ -146,16 +152,36 @@ def recorded_outcomes(state_dir: Path) -> int:
     return count
 
 
-def flush_window(sandbox: Sandbox, cfg: FlushBenchConfig) -> tuple[float, float]:
-    """(E, F): the longest of ``flushers`` concurrent unkilled flushes of an empty outbox
-    and of a full batch, on ``sandbox`` (a scratch vault)."""
+@attrs.define
+class KillWindow:
+    """How long a round of concurrent flushes lasts, measured: E for an empty outbox, F
+    for a full batch; F follows the longest unkilled flusher of the latest full round."""
+
+    empty: float
+    full: float
+    full_seen: list[float] = attrs.Factory(list)
+
+    def for_pending(self, pending: int, batch: int) -> float:
+        """E + (F - E) * pending / batch."""
+        return self.empty + max(0.0, self.full - self.empty) * pending / batch
+
+    def observe(self, pending: int, batch: int, ended: list[Finished]) -> None:
+        survivors = [e.seconds for e in ended if not e.killed and not e.hung]
+        if pending == batch and survivors:
+            self.full = max(survivors)
+            self.full_seen.append(self.full)
+
+
+def measure_window(sandbox: Sandbox, cfg: FlushBenchConfig) -> KillWindow:
+    """The longest of ``flushers`` concurrent unkilled flushes of an empty outbox and of
+    a full batch, on ``sandbox`` (a scratch vault)."""
     sandbox.init()
     cmds = [sandbox.cli("flush", "--json")] * cfg.flushers
     env = sandbox.child_env()
     empty = max(r.seconds for r in run_killing(cmds, env, {}))
     queue_batch(sandbox, subjects(cfg.titles), random.Random(cfg.seed), 0, cfg.batch)
     full = max(r.seconds for r in run_killing(cmds, env, {}))
-    return empty, max(full, empty)
+    return KillWindow(empty, max(full, empty), [full])
 
 
 def flush_round(sandbox: Sandbox, cfg: FlushBenchConfig, rng: random.Random,
@@ -168,32 +194,48 @@ def flush_round(sandbox: Sandbox, cfg: FlushBenchConfig, rng: random.Random,
     return len(kills), run_killing(cmds, sandbox.child_env(), kills)
 
 
+def flush_until_drained(sandbox: Sandbox, cfg: FlushBenchConfig, rng: random.Random,
+                        window: KillWindow, report: FlushBenchReport) -> None:
+    """Rounds on ``sandbox`` until nothing is pending or ``max_rounds`` were run."""
+    state_dir = sandbox.state_dir()
+    queue = OutboxQueue(str(state_dir))
+    for _ in range(cfg.max_rounds):
+        pending = len(queue.pending())
+        if not pending:
+            return
+        before = recorded_outcomes(state_dir)
+        scheduled, ended = flush_round(sandbox, cfg, rng, window.for_pending(pending, cfg.batch))
+        after = recorded_outcomes(state_dir)
+        window.observe(pending, cfg.batch, ended)
+        report.compactions += after < before
+        report.replays += after - before if after >= before else after
+        report.rounds += 1
+        report.kills_landed += sum(e.killed for e in ended)
+        report.kills_late += scheduled - sum(e.killed for e in ended)
+        report.exits.update(e.returncode for e in ended)
+        report.hung += sum(e.hung for e in ended)
+    report.undrained_batches += bool(queue.pending())
+
+
 def run(cfg: FlushBenchConfig, root: Path) -> FlushBenchReport:
-    """The whole bench under ``root`` (an empty folder)."""
+    """The whole bench under ``root`` (an empty folder): a fresh vault per
+    ``vault_records`` records (so every vault sees its titles created, then updated)."""
     report = FlushBenchReport(cfg)
-    report.window = empty, full = flush_window(Sandbox(root / "calibration"), cfg)
-    sandbox = Sandbox(root / "bench").init()
-    state_dir, queue = sandbox.state_dir(), OutboxQueue(str(sandbox.state_dir()))
+    window = measure_window(Sandbox(root / "calibration"), cfg)
     titles, rng = subjects(cfg.titles), random.Random(cfg.seed)
+    audits: dict[str, VaultAudit] = {}
     while len(report.queued) < cfg.records:
-        count = min(cfg.batch, cfg.records - len(report.queued))
-        report.queued += queue_batch(sandbox, titles, rng, len(report.queued), count)
-        for _ in range(cfg.max_rounds):
-            pending = len(queue.pending())
-            if not pending:
-                break
-            before = recorded_outcomes(state_dir)
-            scheduled, ended = flush_round(sandbox, cfg, rng, empty + (full - empty) * pending / cfg.batch)
-            after = recorded_outcomes(state_dir)
-            report.compactions += after < before
-            report.replays += after - before if after >= before else after
-            report.rounds += 1
-            report.kills_landed += sum(e.killed for e in ended)
-            report.kills_late += scheduled - sum(e.killed for e in ended)
-            report.exits.update(e.returncode for e in ended)
-            report.hung += sum(e.hung for e in ended)
-        report.undrained_batches += bool(queue.pending())
-    report.result = audit(sandbox)
+        name = f"vault-{len(audits)}"
+        sandbox = Sandbox(root / name).init()
+        end = min(cfg.records, len(report.queued) + cfg.vault_records)
+        while len(report.queued) < end:
+            count = min(cfg.batch, end - len(report.queued))
+            report.queued += queue_batch(sandbox, titles, rng, len(report.queued), count)
+            flush_until_drained(sandbox, cfg, rng, window, report)
+        audits[name] = audit(sandbox)
+    report.window = (window.empty, min(window.full_seen), max(window.full_seen))
+    report.vaults = len(audits)
+    report.result = merge_audits(audits)
     return report
 
 
@@ -203,8 +245,10 @@ def print_report(report: FlushBenchReport) -> None:
     print(f"crash_flush: seed {cfg.seed}, {cfg.flushers} concurrent flushers, "
           f"{len(report.queued)} queued captures over {cfg.titles} titles "
           f"in batches of {cfg.batch}")
-    print(f"  kill window: {report.window[0] * 1000:.0f} ms (empty outbox) to "
-          f"{report.window[1] * 1000:.0f} ms (full batch)")
+    empty, low, high = report.window
+    print(f"  {report.vaults} vaults ({cfg.vault_records} records each); kill window: "
+          f"{empty * 1000:.0f} ms (empty outbox), {low * 1000:.0f}-{high * 1000:.0f} ms "
+          f"(full batch, as measured along the run)")
     print(f"  rounds {report.rounds}, SIGKILLs that hit a running flusher "
           f"{report.kills_landed} (late, after it exited: {report.kills_late}), batches not drained {report.undrained_batches}")
     print(f"  replays recorded: {report.replays} (target {cfg.min_replays}"

@@ -3,7 +3,7 @@
 - ``Sandbox``: one folder vault + state dir + home under a root, with an isolated
   environment (no user config, time pinned) and the CLI command line to drive it.
 - ``Child``: one CLI process in its own session (process group), so a SIGKILL reaches it
-  and anything it started, and nothing else; ``Children`` kills what is left on exit.
+  and anything it started, and nothing else; ``children()`` kills what is left on exit.
 - ``audit``: what is on disk afterwards — torn notes, how often each unique body marker
   landed, titles with more than one entity note, index/notes mismatches, temp files and
   held locks left behind, records still pending in the outbox.
@@ -312,25 +312,19 @@ def _index_problems(sandbox: Sandbox, notes: Iterable[str]) -> list[str]:
     return problems
 
 
-def _hidden_files(sandbox: Sandbox) -> list[str]:
-    found = []
-    for top in (sandbox.vault, sandbox.state_base):
-        if top.is_dir():
-            found += [p.relative_to(sandbox.root).as_posix() for p in top.rglob(".*")
-                      if p.is_file()]
-    return sorted(found)
+def _files(sandbox: Sandbox) -> list[Path]:
+    """Every file under the vault and the state dir."""
+    tops = [t for t in (sandbox.vault, sandbox.state_base) if t.is_dir()]
+    return sorted(p for top in tops for p in top.rglob("*") if p.is_file())
 
 
-def _leftovers(sandbox: Sandbox) -> list[str]:
-    """Temp files anywhere under the vault or state dir, and a vault lock still held."""
-    found = []
-    for top in (sandbox.vault, sandbox.state_base):
-        if top.is_dir():
-            found += [p.relative_to(sandbox.root).as_posix() for p in top.rglob("*")
-                      if p.is_file() and (p.name.endswith(".tmp") or ".tmp." in p.name)]
+def _leftovers(sandbox: Sandbox, files: Iterable[Path]) -> list[str]:
+    """Temp files among ``files``, and a vault lock still held (nobody is running)."""
+    found = [p.relative_to(sandbox.root).as_posix() for p in files
+             if p.name.endswith(".tmp") or ".tmp." in p.name]
     if (sandbox.vault / "_agent/.lock").exists():
         found.append("vault/_agent/.lock (held by nobody)")
-    return sorted(found)
+    return found
 
 
 def _pending(sandbox: Sandbox) -> list[str]:
@@ -341,6 +335,7 @@ def _pending(sandbox: Sandbox) -> list[str]:
 def audit(sandbox: Sandbox) -> VaultAudit:
     """Read what ``sandbox`` holds now (no process may be writing)."""
     markers, torn, titles = _read_notes(sandbox.vault)
+    files = _files(sandbox)
     by_title: dict[str, list[str]] = defaultdict(list)
     for path, title in titles.items():
         by_title[title or f"(untitled {path})"].append(path)
@@ -348,8 +343,27 @@ def audit(sandbox: Sandbox) -> VaultAudit:
         markers=markers, torn=tuple(torn),
         notes_by_title={t: tuple(p) for t, p in sorted(by_title.items())},
         index_problems=tuple(_index_problems(sandbox, titles)),
-        leftovers=tuple(_leftovers(sandbox)), hidden_files=tuple(_hidden_files(sandbox)),
+        leftovers=tuple(_leftovers(sandbox, files)),
+        hidden_files=tuple(p.relative_to(sandbox.root).as_posix() for p in files
+                           if p.name.startswith(".")),
         pending=tuple(_pending(sandbox)))
+
+
+def merge_audits(audits: Mapping[str, VaultAudit]) -> VaultAudit:
+    """One audit of several vaults (keyed by name): marker counts summed, every other
+    finding prefixed with its vault's name."""
+    def each(field: str) -> tuple[str, ...]:
+        return tuple(f"{name}: {item}" for name, a in audits.items() for item in getattr(a, field))
+
+    markers: Counter[str] = Counter()
+    for found in audits.values():
+        markers.update(found.markers)
+    return VaultAudit(
+        markers=markers, torn=each("torn"),
+        notes_by_title={f"{name}: {t}": p for name, a in audits.items()
+                        for t, p in a.notes_by_title.items()},
+        index_problems=each("index_problems"), leftovers=each("leftovers"),
+        hidden_files=each("hidden_files"), pending=each("pending"))
 
 
 def describe_copies(copies: Counter[int]) -> str:
