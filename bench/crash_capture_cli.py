@@ -33,13 +33,11 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.crash_audit import VaultAudit, audit, describe_copies
 from bench.crash_kit import (
     Finished,
     Sandbox,
-    VaultAudit,
-    audit,
     body_for,
-    describe_copies,
     marker,
     median_seconds,
     parse_config,

@@ -35,16 +35,13 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.crash_audit import VaultAudit, audit, describe_copies, merge_audits
 from bench.crash_kit import (
     Finished,
     Sandbox,
     Subject,
-    VaultAudit,
-    audit,
     body_for,
-    describe_copies,
     marker,
-    merge_audits,
     parse_config,
     print_listing,
     print_verdict,

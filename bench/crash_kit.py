@@ -1,16 +1,13 @@
 """Shared pieces of the fault-injection benches (``crash_flush.py``, ``crash_capture_cli.py``).
 
+- ``subjects`` / ``marker`` / ``body_for``: the titles captured and the unique marker word
+  each capture's body carries (``crash_audit`` counts markers on disk).
 - ``Sandbox``: one folder vault + state dir + home under a root, with an isolated
   environment (no user config, time pinned) and the CLI command line to drive it.
 - ``Child``: one CLI process in its own session (process group), so a SIGKILL reaches it
-  and anything it started, and nothing else; ``children()`` kills what is left on exit.
-- ``audit``: what is on disk afterwards — torn notes, how often each unique body marker
-  landed, titles with more than one entity note, index/notes mismatches, temp files and
-  held locks left behind, records still pending in the outbox.
-
-Bodies carry a unique *marker* word (``marker(tag, n)``); ``audit`` counts markers across
-every ``.md`` file of the vault, so "landed once / doubled / missing" needs no knowledge of
-where a capture should have gone.
+  and anything it started, and nothing else; ``children()`` kills what is left on exit;
+  ``run_killing`` starts commands together and kills some at set instants.
+- ``parse_config`` / ``run_in_folder`` / ``print_*``: the command line of a bench.
 """
 
 from __future__ import annotations
@@ -25,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -33,31 +29,21 @@ from typing import TypeVar
 import attrs
 
 from echo_core.context import EchoContext, create_context
-from echo_core.entities import EntityStore
-from echo_core.frontmatter import parse_frontmatter
 from echo_core.ops.init import init_vault
-from echo_core.routing import load_manifest
-from plugins.queue_outbox.outbox import OutboxQueue
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
 TODAY = "2026-03-01"
 NOW = "2026-03-01T09:30:00"
 
-#: Notes ``init`` writes into kind folders that are not captured entities.
-INIT_NOTES = frozenset({"_agent/memory/semantic/operator-preferences.md"})
-
-_WORDS = [
-    "Nimbus", "Harbor", "Quartz", "Falcon", "Juniper", "Cobalt", "Meridian", "Tundra",
-    "Saffron", "Beacon", "Granite", "Willow", "Orchid", "Lantern", "Zephyr", "Ember",
-    "Cascade", "Thimble", "Marble", "Pioneer", "Sierra", "Velvet", "Copper", "Aurora",
-    "Glacier", "Mosaic", "Crimson", "Walnut", "Horizon", "Prairie", "Summit", "Indigo",
-    "Basalt", "Canyon", "Delta", "Fjord", "Galaxy", "Hollow", "Ivory", "Jasper", "Kestrel",
-    "Lagoon", "Magnet", "Nectar", "Obsidian", "Pepper", "Quiver", "Raven", "Sable", "Tangerine",
-    "Umber", "Vortex", "Wren", "Yarrow", "Zinnia", "Alder", "Bramble", "Cinder", "Dune", "Ermine",
-]
+_WORDS = """
+    Acorn Bluebell Clover Dahlia Elmwood Fernbrake Gorse Heather Iris Jonquil Kelp Laurel
+    Maple Nettle Oakmoss Poppy Quince Rowan Sorrel Teasel Umbra Violet Wisteria Xylem Yew
+    Zelkova Aster Bracken Cedar Daisy Elder Foxglove Ginkgo Hazel Ivy Jacaranda Knotweed
+    Lupin Mimosa Nigella Oleander Peony Quillwort Rosemary Sage Tansy Ulex Verbena Woad
+    Yucca Zinnia Alder Bramble Cinder Dune Ermine Furze Gentian Hyssop Indigo
+""".split()
 _KINDS = ("concept", "company", "person", "reference")
-_MARKER = re.compile(r"\bzq-[a-z0-9]+-\d{5}-qz\b")
 
 
 @attrs.frozen
@@ -75,6 +61,9 @@ def subjects(count: int) -> list[Subject]:
         raise ValueError(f"titles: between 1 and {len(_WORDS) // 2}")
     return [Subject(f"{_WORDS[2 * i]} {_WORDS[2 * i + 1]}", _KINDS[i % len(_KINDS)])
             for i in range(count)]
+
+
+MARKER = re.compile(r"\bzq-[a-z0-9]+-\d{5}-qz\b")  # every ``marker(...)``, nothing else
 
 
 def marker(tag: str, n: int) -> str:
@@ -221,157 +210,6 @@ def median_seconds(runs: Iterable[Finished]) -> float:
         raise RuntimeError(f"calibration run failed (exit {failed[0].returncode}): "
                            f"{failed[0].stderr[-2000:]}")
     return statistics.median(r.seconds for r in runs)
-
-
-# --- the audit ----------------------------------------------------------------------------
-
-
-@attrs.frozen
-class VaultAudit:
-    """What a vault and its state dir hold after a fault-injection run."""
-
-    markers: Counter[str]  # marker -> copies found across every .md of the vault
-    torn: tuple[str, ...]  # notes whose frontmatter does not parse or that lack a title
-    notes_by_title: dict[str, tuple[str, ...]]  # entity notes per "# Title"
-    index_problems: tuple[str, ...]
-    leftovers: tuple[str, ...]  # temp files and held locks (vault and state dir)
-    hidden_files: tuple[str, ...]  # every dot-file there, leftover or by design
-    pending: tuple[str, ...]  # outbox records not done: "id state detail"
-
-    def copies(self, marks: Iterable[str]) -> Counter[int]:
-        """How many of ``marks`` landed 0, 1, 2, ... times."""
-        return Counter(self.markers.get(m, 0) for m in marks)
-
-    def missing(self, marks: Iterable[str]) -> list[str]:
-        return [m for m in marks if self.markers.get(m, 0) == 0]
-
-    def doubled(self) -> list[str]:
-        """Every marker (queued, acknowledged or not) found more than once."""
-        return sorted(m for m, n in self.markers.items() if n > 1)
-
-    def duplicate_notes(self) -> dict[str, tuple[str, ...]]:
-        """Titles with more than one entity note."""
-        return {t: p for t, p in self.notes_by_title.items() if len(p) > 1}
-
-    def extra_notes(self) -> int:
-        return sum(len(p) - 1 for p in self.duplicate_notes().values())
-
-
-def entity_note_paths(vault: Path) -> list[str]:
-    """Vault paths of every note in a kind folder, except READMEs and ``init``'s own."""
-    found = []
-    for folder in load_manifest().kind_folders():
-        for path in sorted((vault / folder).glob("*.md")):
-            rel = path.relative_to(vault).as_posix()
-            if path.name != "README.md" and rel not in INIT_NOTES:
-                found.append(rel)
-    return found
-
-
-def _title_of(body: str) -> str | None:
-    match = re.search(r"^# (.+?)\s*$", body, re.MULTILINE)
-    return match.group(1) if match else None
-
-
-def _read_notes(vault: Path) -> tuple[Counter[str], list[str], dict[str, str | None]]:
-    """Marker counts over every note, torn notes, and each entity note's title."""
-    entity_paths = set(entity_note_paths(vault))
-    markers: Counter[str] = Counter()
-    torn: list[str] = []
-    titles: dict[str, str | None] = {}
-    for path in sorted(vault.rglob("*.md")):
-        rel = path.relative_to(vault).as_posix()
-        text = path.read_text(encoding="utf-8", errors="replace")
-        markers.update(_MARKER.findall(text))
-        _, body, error = parse_frontmatter(text)
-        if rel in entity_paths:
-            titles[rel] = _title_of(body)
-            if titles[rel] is None:
-                error = error or "no '# Title' line"
-        if error is not None:
-            torn.append(f"{rel}: {error}")
-    return markers, torn, titles
-
-
-def _index_problems(sandbox: Sandbox, notes: Iterable[str]) -> list[str]:
-    try:
-        index = EntityStore(sandbox.ctx().storage).load()
-    except Exception as error:  # noqa: BLE001 - a corrupt snapshot is a finding
-        return [f"entity index does not load: {type(error).__name__}: {error}"]
-    problems = []
-    entries: dict[str, list[str]] = defaultdict(list)
-    for slug, entity in index.entities.items():
-        if entity.path not in INIT_NOTES:
-            entries[entity.path].append(slug)
-    for path, slugs in sorted(entries.items()):
-        if not (sandbox.vault / path).is_file():
-            problems.append(f"index entry {slugs[0]} -> {path}: no such note")
-        if len(slugs) > 1:
-            problems.append(f"{path}: {len(slugs)} index entries ({', '.join(slugs)})")
-    problems += [f"{path}: note not in the entity index" for path in notes if path not in entries]
-    return problems
-
-
-def _files(sandbox: Sandbox) -> list[Path]:
-    """Every file under the vault and the state dir."""
-    tops = [t for t in (sandbox.vault, sandbox.state_base) if t.is_dir()]
-    return sorted(p for top in tops for p in top.rglob("*") if p.is_file())
-
-
-def _leftovers(sandbox: Sandbox, files: Iterable[Path]) -> list[str]:
-    """Temp files among ``files``, and a vault lock still held (nobody is running)."""
-    found = [p.relative_to(sandbox.root).as_posix() for p in files
-             if p.name.endswith(".tmp") or ".tmp." in p.name]
-    if (sandbox.vault / "_agent/.lock").exists():
-        found.append("vault/_agent/.lock (held by nobody)")
-    return found
-
-
-def _pending(sandbox: Sandbox) -> list[str]:
-    return [f"{r['id']} {r['state']} {r['detail']}".strip()
-            for r in OutboxQueue(str(sandbox.state_dir())).pending()]
-
-
-def audit(sandbox: Sandbox) -> VaultAudit:
-    """Read what ``sandbox`` holds now (no process may be writing)."""
-    markers, torn, titles = _read_notes(sandbox.vault)
-    files = _files(sandbox)
-    by_title: dict[str, list[str]] = defaultdict(list)
-    for path, title in titles.items():
-        by_title[title or f"(untitled {path})"].append(path)
-    return VaultAudit(
-        markers=markers, torn=tuple(torn),
-        notes_by_title={t: tuple(p) for t, p in sorted(by_title.items())},
-        index_problems=tuple(_index_problems(sandbox, titles)),
-        leftovers=tuple(_leftovers(sandbox, files)),
-        hidden_files=tuple(p.relative_to(sandbox.root).as_posix() for p in files
-                           if p.name.startswith(".")),
-        pending=tuple(_pending(sandbox)))
-
-
-def merge_audits(audits: Mapping[str, VaultAudit]) -> VaultAudit:
-    """One audit of several vaults (keyed by name): marker counts summed, every other
-    finding prefixed with its vault's name."""
-    def each(field: str) -> tuple[str, ...]:
-        return tuple(f"{name}: {item}" for name, a in audits.items() for item in getattr(a, field))
-
-    markers: Counter[str] = Counter()
-    for found in audits.values():
-        markers.update(found.markers)
-    return VaultAudit(
-        markers=markers, torn=each("torn"),
-        notes_by_title={f"{name}: {t}": p for name, a in audits.items()
-                        for t, p in a.notes_by_title.items()},
-        index_problems=each("index_problems"), leftovers=each("leftovers"),
-        hidden_files=each("hidden_files"), pending=each("pending"))
-
-
-def describe_copies(copies: Counter[int]) -> str:
-    """``{0: 2, 1: 90, 2: 8}`` -> ``'90 once, 8 doubled (max 2 copies), 2 missing'``."""
-    doubled = sum(n for k, n in copies.items() if k > 1)
-    top = max(copies, default=0)
-    extra = f" (max {top} copies)" if doubled else ""
-    return f"{copies.get(1, 0)} once, {doubled} doubled{extra}, {copies.get(0, 0)} missing"
 
 
 def print_listing(label: str, items: Sequence[str], limit: int = 10) -> None:

@@ -14,8 +14,8 @@ from bench.crash_flush import FlushBenchConfig, print_report, run
 def test_four_concurrent_flushers_killed_at_random_instants_land_every_queued_capture_once(
     tmp_path: Path,
 ) -> None:
-    cfg = FlushBenchConfig(records=60, batch=30, flushers=4, kills=2, seed=20261201,
-                           titles=30, max_rounds=6, min_replays=60)
+    cfg = FlushBenchConfig(records=60, batch=30, vault_records=60, flushers=4, kills=2,
+                           seed=20261201, titles=30, max_rounds=6, min_replays=60)
     report = run(cfg, tmp_path)
     print_report(report)  # the figures, shown by pytest when the test fails
     assert report.kills_landed >= 1, "no SIGKILL hit a running flusher: nothing was tested"
