@@ -7,7 +7,7 @@
 Queues ``--records`` captures (each with a unique body marker, over ``--titles`` titles,
 so creates and updates mix; a fresh vault every ``--vault-records`` records so creates
 keep coming) in batches of ``--batch``, through the public offline path
-(``queue_or_raise`` with the arguments ``capture`` queues). Each batch is then flushed in
+(``queue_capture``, as ``capture`` queues). Each batch is then flushed in
 rounds: ``--flushers`` concurrent ``echo-memory flush --json`` processes, of which 1 to
 ``--kills`` (seeded) get a SIGKILL at a uniform random instant within the measured
 duration of a flush; rounds repeat until nothing is pending (or ``--max-rounds``).
@@ -49,10 +49,8 @@ from bench.crash_kit import (
     run_killing,
     subjects,
 )
-from echo_core.context import EchoContext
 from echo_core.models import CaptureRequest
-from echo_core.ops.capture_request import validate_request
-from echo_core.ops.outbox import queue_or_raise
+from echo_core.ops.outbox import queue_capture
 from echo_core.protocols import BackendUnavailable
 from plugins.queue_outbox.outbox import FILE_NAME as OUTBOX_FILE
 from plugins.queue_outbox.outbox import OutboxQueue
@@ -109,13 +107,6 @@ class FlushBenchReport:
         return {name: n for name, n in counts.items() if n}
 
 
-def capture_args(request: CaptureRequest, ctx: EchoContext) -> dict[str, object]:
-    """The arguments ``ops.capture.capture`` queues for ``request`` when the vault is down."""
-    req = validate_request(request, ctx.manifest)
-    return {k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in attrs.asdict(req, recurse=False).items() if k != "dry_run"}
-
-
 def queue_batch(sandbox: Sandbox, titles: list[Subject], rng: random.Random, first: int,
                 count: int) -> list[str]:
     """Queue ``count`` captures numbered from ``first``; their markers."""
@@ -124,8 +115,7 @@ def queue_batch(sandbox: Sandbox, titles: list[Subject], rng: random.Random, fir
     for n in range(first, first + count):
         subject, mark = rng.choice(titles), marker("f", n)
         request = CaptureRequest(title=subject.title, kind=subject.kind, body=body_for(mark))
-        envelope = queue_or_raise(ctx, "capture", capture_args(request, ctx),
-                                  BackendUnavailable("vault down (crash_flush bench)"))
+        envelope = queue_capture(ctx, request, BackendUnavailable("vault down (crash_flush bench)"))
         if envelope.action != "queued":
             raise RuntimeError(f"could not queue capture {n}: {envelope.message}")
         marks.append(mark)

@@ -33,9 +33,14 @@ def _host_tag() -> str:
 HOST_TAG = _host_tag()
 
 
+#: Characters of the target's name kept in its temp file's name (so a temp file name
+#: stays within 255 bytes whatever the target's length: 64 x 3 bytes + 36).
+TEMP_NAME_CHARS = 64
+
+
 def temp_name(name: str) -> str:
     """The file name of a new temp file for the file ``name`` (owner-tagged, unique)."""
-    return f".{name}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+    return f".{name[:TEMP_NAME_CHARS]}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
 
 
 def is_stale_temp(name: str, mtime: float, *, now: float, max_age: float = STALE_AFTER) -> bool:

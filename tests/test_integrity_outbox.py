@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from echo_core.config import state_dir_for
@@ -22,7 +21,7 @@ from echo_core.entities import EntityStore
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.init import init_vault
-from echo_core.ops.outbox import flush, queue_or_raise
+from echo_core.ops.outbox import flush, queue_capture
 from echo_core.protocols import BackendUnavailable
 from plugins.queue_outbox.outbox import OutboxQueue
 
@@ -65,9 +64,7 @@ def queue_offline(tmp_path: Path, env: dict[str, str], captures: list[CaptureReq
     """Queue captures as a capture meeting an outage does (one record each)."""
     offline = make_ctx(tmp_path, env)
     for request in captures:
-        args = {k: (list(v) if isinstance(v, tuple) else v)
-                for k, v in attrs.asdict(request, recurse=False).items() if k != "dry_run"}
-        envelope = queue_or_raise(offline, "capture", args, BackendUnavailable("test outage"))
+        envelope = queue_capture(offline, request, BackendUnavailable("test outage"))
         assert envelope.action == "queued", envelope.message
 
 
@@ -200,7 +197,7 @@ def test_a_hand_made_note_at_the_title_path_is_adopted_not_duplicated(
 def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c",
                            "from plugins.transport_cli.app import main; main()", *args],
-                          env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+                          env=env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_a_vault_folder_gone_missing_is_not_called_uninitialised(
@@ -226,7 +223,8 @@ def test_nothing_is_queued_for_a_folder_that_never_was_a_vault(
         out = subprocess.run(
             [sys.executable, "-c", "from plugins.transport_cli.app import main; main()", *args,
              "--vault", str(tmp_path / "never"), "--state-dir", str(state)],
-            env=env, cwd=REPO, capture_output=True, text=True, timeout=60, input="# X\n")
+            env=env, cwd=REPO, capture_output=True, text=True, timeout=60, input="# X\n",
+            check=False)
         assert out.returncode == 69, out
         assert "queued" not in out.stdout
     assert outbox(tmp_path, tmp_path / "never").pending() == []

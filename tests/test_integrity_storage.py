@@ -71,7 +71,8 @@ def test_temp_files_of_killed_writers_are_gone_after_the_next_write(tmp_path: Pa
     vault.mkdir()
     for n in range(3):
         proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(vault),
-                               f"notes/n{n}.md"], cwd=REPO, capture_output=True, timeout=60)
+                               f"notes/n{n}.md"], cwd=REPO, capture_output=True, timeout=60,
+                              check=False)
         assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert len(temp_files(vault)) >= 1  # (each killed writer's first write swept the last)
     FolderStorage(vault).write("notes/other.md", "next write\n")
@@ -113,10 +114,23 @@ def test_a_full_or_read_only_vault_queues_the_capture_and_lands_it_once_later(
     assert text.count("waits for space") == 1
 
 
-def test_a_name_too_long_for_the_filesystem_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_name_too_long_for_the_filesystem_is_a_usage_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     storage = FolderStorage(tmp_path)
     with pytest.raises(EchoError) as refused:
-        storage.write("notes/" + "n" * 300 + ".md", "x")
+        storage.write("notes/" + "n" * 300 + ".md", "x")  # refused by the path rules
+    assert refused.value.code == ExitCode.USAGE
+    storage.write("notes/" + "n" * 240 + ".md", "x")  # legal: its temp file name is capped
+    real_open = os.open
+
+    def short_names(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith(".tmp"):  # a file system with short names (eCryptfs: 143)
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", short_names)
+    with pytest.raises(EchoError) as refused:
+        storage.write("notes/" + "m" * 150 + ".md", "x")
     assert refused.value.code == ExitCode.USAGE
     assert "shorter name" in refused.value.message
 

@@ -64,11 +64,9 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
     except BackendUnavailable as down:
         if req.dry_run:
             raise
-        from echo_core.ops.outbox import queue_or_raise
+        from echo_core.ops.outbox import queue_capture
 
-        args = {k: (list(v) if isinstance(v, tuple) else v)
-                for k, v in attrs.asdict(req, recurse=False).items() if k != "dry_run"}
-        return queue_or_raise(ctx, "capture", args, down, op_id=op)
+        return queue_capture(ctx, req, down, op_id=op)
 
 
 def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str) -> Envelope:

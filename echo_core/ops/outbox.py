@@ -90,6 +90,23 @@ def queue_or_raise(ctx: EchoContext, op: str, args: dict[str, Any],
     return Envelope(not missing, "queued", message, QueuedResult(rid, op, pending, str(down)))
 
 
+def capture_args(request: CaptureRequest) -> dict[str, Any]:
+    """The queued form of a (validated) capture request: its fields as JSON values,
+    without ``dry_run`` (a dry run never queues)."""
+    return {k: (list(v) if isinstance(v, tuple) else v)
+            for k, v in attrs.asdict(request, recurse=False).items() if k != "dry_run"}
+
+
+def queue_capture(ctx: EchoContext, request: CaptureRequest, down: BackendUnavailable, *,
+                  op_id: str | None = None) -> Envelope:
+    """Queue ``request`` as one capture record, as ``capture`` does when it meets ``down``
+    (see ``queue_or_raise`` for when it raises instead)."""
+    from echo_core.ops.capture_request import validate_request
+
+    args = capture_args(validate_request(request, ctx.manifest))
+    return queue_or_raise(ctx, "capture", args, down, op_id=op_id)
+
+
 def _replay_capture(ctx: EchoContext, args: dict[str, Any], op_id: str | None) -> Envelope:
     from echo_core.ops.capture import capture
 
