@@ -24,7 +24,7 @@ from echo_core.frontmatter_fast import fast_load as _fast_load
 from echo_core.yaml_bounded import MAX_DEPTH, load_block, size_refusal
 
 BOM = "\ufeff"
-_OPEN_RE = re.compile(r"---[ \t]*\r?\n")
+_OPEN_RE = re.compile(r"---[ \t]*(?:\r?\n|\r?\Z)")  # the first line, ended or not
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _LINE_RE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _STR_TAG = "tag:yaml.org,2002:str"

@@ -104,53 +104,51 @@ def _line(node: Any) -> str:
     return f" (line {mark.line + 2})" if mark is not None else ""
 
 
+def _too_deep(node: Any) -> str:
+    return f"frontmatter refused: collections nest more than {MAX_DEPTH} deep{_line(node)}; {_FIX}"
+
+
 def measure_refusal(root: Any) -> str | None:
     """Why the node graph under ``root`` is refused (cycle, depth, expanded size), or None.
 
-    One iterative pass over the distinct nodes; a shared node (an alias) is measured once
-    and its expanded size counted at every place it is used.
+    One iterative pass over the distinct collection nodes; a shared node (an alias) is
+    measured once and its expanded size counted at every place it is used.
     """
     units: dict[int, int] = {}
     height: dict[int, int] = {}
     open_nodes: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    stack: list[tuple[Any, bool]] = [(root, False)] if root.id != "scalar" else []
     while stack:
         node, children_done = stack.pop()
         key = id(node)
-        if node.id == "scalar":
-            units[key], height[key] = 1 + len(node.value), 0
-            continue
         if children_done:
             open_nodes.discard(key)
-            kids = _children(node)
-            units[key] = 1 + sum(units[id(kid)] for kid in kids)
-            height[key] = 1 + max((height[id(kid)] for kid in kids), default=0)
-            if height[key] > MAX_DEPTH:
-                return (
-                    f"frontmatter refused: collections nest more than {MAX_DEPTH} deep"
-                    f"{_line(node)}; flatten the block"
-                )
-            if units[key] > MAX_EXPANDED:
+            total, tallest = 1, 0
+            for kid in _children(node):
+                if kid.id == "scalar":
+                    total += 1 + len(kid.value)
+                else:
+                    total += units[id(kid)]
+                    tallest = max(tallest, height[id(kid)])
+            units[key], height[key] = total, tallest + 1
+            if tallest + 1 > MAX_DEPTH:
+                return _too_deep(node)
+            if total > MAX_EXPANDED:
                 return (
                     f"frontmatter refused: its aliases expand it past {MAX_EXPANDED:,} "
                     f"units (nodes plus characters){_line(node)}; write the values out"
                 )
-            continue
-        if key in units:
-            continue
-        if key in open_nodes:
-            return (
-                f"frontmatter refused: an alias refers to a node that contains it"
-                f"{_line(node)}; remove the '*' reference"
-            )
-        if len(open_nodes) >= MAX_DEPTH:
-            return (
-                f"frontmatter refused: collections nest more than {MAX_DEPTH} deep"
-                f"{_line(node)}; flatten the block"
-            )
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((kid, False) for kid in _children(node))
+        elif key not in units:
+            if key in open_nodes:
+                return (
+                    f"frontmatter refused: an alias refers to a node that contains it"
+                    f"{_line(node)}; remove the '*' reference"
+                )
+            if len(open_nodes) >= MAX_DEPTH:
+                return _too_deep(node)
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in _children(node) if kid.id != "scalar")
     return None
 
 
@@ -177,7 +175,7 @@ def load_block(block: str) -> tuple[dict[str, Any], str | None]:
         try:
             node = loader.get_single_node()
         except RecursionError:  # the pure-Python composer, without libyaml's depth limit
-            return {}, f"frontmatter refused: collections nest more than {MAX_DEPTH} deep; {_FIX}"
+            return {}, _too_deep(None)
         if node is None:
             return {}, None
         refused = measure_refusal(node)
