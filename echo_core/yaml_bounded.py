@@ -93,12 +93,6 @@ def plain_loader() -> Any:
     return PlainLoader
 
 
-def _children(node: Any) -> list[Any]:
-    if node.id == "mapping":
-        return [part for pair in node.value for part in pair]
-    return list(node.value)
-
-
 def _line(node: Any) -> str:
     mark = getattr(node, "start_mark", None)
     return f" (line {mark.line + 2})" if mark is not None else ""
@@ -117,14 +111,14 @@ def measure_refusal(root: Any) -> str | None:
     units: dict[int, int] = {}
     height: dict[int, int] = {}
     open_nodes: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)] if root.id != "scalar" else []
+    stack: list[tuple[Any, list[Any] | None]] = [] if root.id == "scalar" else [(root, None)]
     while stack:
-        node, children_done = stack.pop()
+        node, kids = stack.pop()
         key = id(node)
-        if children_done:
+        if kids is not None:  # every child measured
             open_nodes.discard(key)
             total, tallest = 1, 0
-            for kid in _children(node):
+            for kid in kids:
                 if kid.id == "scalar":
                     total += 1 + len(kid.value)
                 else:
@@ -147,8 +141,9 @@ def measure_refusal(root: Any) -> str | None:
             if len(open_nodes) >= MAX_DEPTH:
                 return _too_deep(node)
             open_nodes.add(key)
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in _children(node) if kid.id != "scalar")
+            kids = node.value if node.id == "sequence" else [p for pair in node.value for p in pair]
+            stack.append((node, kids))
+            stack.extend((kid, None) for kid in kids if kid.id != "scalar")
     return None
 
 
