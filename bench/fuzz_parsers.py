@@ -3,7 +3,8 @@
     python bench/fuzz_parsers.py --n 1000000 --seed 1 --jobs 2
 
 Input ``i`` of seed ``s`` is drawn from ``random.Random(f"{s}:{i}")`` (bench/parser_inputs.py),
-so a failure is replayed alone with ``--seed s --start i --n 1``. Prints calls per function,
+so a failure is replayed alone with ``--seed s --start i --n 1``, and a long run can be
+split into ranges (``--start``) that together cover the same inputs. Prints calls per function,
 every exception type seen, the slowest call of each function, and the first failures;
 exits 1 on any undocumented exception (anything but ``EchoError`` from an editor), any
 property failure, or any call slower than 1 s.
@@ -353,16 +354,20 @@ def exercise(tally: Tally, draw: Chooser) -> None:
     tally.inputs += 1
 
 
-def run(seed: int, start: int, n: int) -> Tally:
-    """Inputs ``start .. start+n-1`` of ``seed``."""
+def run(seed: int, start: int, n: int, progress: int = 0) -> Tally:
+    """Inputs ``start .. start+n-1`` of ``seed``; every ``progress`` inputs (0: never) a
+    line on stdout says how far this range got, so a stopped run still shows its count."""
     tally = Tally()
     for i in range(start, start + n):
         tally.where = f"seed {seed} input {i}"
         exercise(tally, random.Random(f"{seed}:{i}"))
+        if progress and (i + 1 - start) % progress == 0:
+            print(f"progress: seed {seed} inputs {start}..{i} done, {tally.failure_count} "
+                  f"failures, {sum(tally.raised.values())} EchoErrors", flush=True)
     return tally
 
 
-def _run_part(args: tuple[int, int, int]) -> Tally:
+def _run_part(args: tuple[int, int, int, int]) -> Tally:
     return run(*args)
 
 
@@ -373,11 +378,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--start", type=int, default=0, help="index of the first input")
     parser.add_argument("--jobs", type=int, default=1, help="processes (inputs split evenly)")
+    parser.add_argument("--progress", type=int, default=0, help="report every N inputs")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     jobs = max(1, args.jobs)
     step = -(-args.n // jobs)
-    parts = [(args.seed, args.start + k * step, min(step, args.n - k * step))
+    parts = [(args.seed, args.start + k * step, min(step, args.n - k * step), args.progress)
              for k in range(jobs) if args.n - k * step > 0]
     with multiprocessing.Pool(len(parts)) as pool:
         tallies = pool.map(_run_part, parts) if len(parts) > 1 else [run(*parts[0])]
