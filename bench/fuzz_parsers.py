@@ -91,13 +91,21 @@ def call(tally: Tally, name: str, fn: Callable[..., Any], *args: Any) -> Any:
         return _FAILED
     except Exception as exc:  # noqa: BLE001 - the point is to see every kind
         tally.raised[f"{name}: {type(exc).__name__}"] += 1
-        tally.fail(f"{name}{tuple(repr(a)[:80] for a in args)} raised {exc!r}")
+        tally.fail(f"{name}({', '.join(_short(a) for a in args)}) raised {_short(exc)}")
         return _FAILED
     finally:
         seconds = time.perf_counter() - started
         tally.slowest[name] = max(seconds, tally.slowest.get(name, 0.0))
         if seconds > SLOW_SECONDS:
             tally.fail(f"{name} took {seconds:.2f}s")
+
+
+def _short(value: Any) -> str:
+    """A short repr that cannot fail (an int too long to print has no repr)."""
+    try:
+        return repr(value)[:80]
+    except ValueError:
+        return f"<{type(value).__name__} too long to print>"
 
 
 def canon(value: Any) -> str:
@@ -245,7 +253,7 @@ def check_render(tally: Tally, draw: Chooser) -> None:
     if rendered is not _FAILED:
         data, _, error = _parsed(f"---\nv: {rendered}\n---\n")
         if error is not None or canon(data.get("v")) != canon(value) or "\n" in rendered:
-            tally.fail(f"render_value({value!r:.80}) does not read back: {rendered!r:.80}")
+            tally.fail(f"render_value({_short(value)}) does not read back: {rendered!r:.80}")
     mapping = {gen.key(draw): gen.value(draw) for _ in range(draw.randint(0, 3))}
     block = call(tally, "render_frontmatter", fm.render_frontmatter, mapping)
     if block is not _FAILED:
