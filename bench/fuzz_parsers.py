@@ -30,13 +30,13 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import parser_inputs as gen  # noqa: E402
-from bench.parser_inputs import Chooser  # noqa: E402
-from echo_core import frontmatter as fm  # noqa: E402
-from echo_core import notes  # noqa: E402
-from echo_core.errors import EchoError, ExitCode  # noqa: E402
-from echo_core.frontmatter_fast import fast_load  # noqa: E402
-from echo_core.yaml_bounded import load_block, size_refusal  # noqa: E402
+from bench import parser_inputs as gen
+from bench.parser_inputs import Chooser
+from echo_core import frontmatter as fm
+from echo_core import notes
+from echo_core.errors import EchoError
+from echo_core.frontmatter_fast import fast_load
+from echo_core.yaml_bounded import load_block, size_refusal
 
 SLOW_SECONDS = 1.0
 #: Functions documented as never raising: any exception from them is a failure.

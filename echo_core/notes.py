@@ -19,13 +19,13 @@ from echo_core.models import Note
 __all__ = [
     "append_under_heading",
     "ensure_heading",
-    "replace_section_body",
-    "section_body",
     "find_section",
     "get_section",
     "headings",
     "line_ending",
     "parse_note",
+    "replace_section_body",
+    "section_body",
     "truncate",
     "wikilinks",
 ]

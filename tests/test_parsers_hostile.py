@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from echo_core.errors import EchoError, ExitCode
 from echo_core.frontmatter import parse_frontmatter, render_value, set_frontmatter_key
 from echo_core.frontmatter_fast import fast_load
-from echo_core.errors import EchoError, ExitCode
 from echo_core.yaml_bounded import MAX_BLOCK_CHARS, MAX_DEPTH, MAX_EXPANDED, load_block
 
 LEVELS = "abcdefghi"
