@@ -171,6 +171,15 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
+def _breaks_are(inserted: str, eol: str, before: str) -> bool:
+    """Whether every line break ``inserted`` writes is ``eol`` (a first ``\n`` may complete
+    a lone ``\r`` that ended the text before it)."""
+    if before.endswith("\r") and inserted.startswith("\n"):
+        inserted = inserted[1:]
+    crlf = inserted.count("\r\n")
+    return crlf == (inserted.count("\n") if eol == "\r\n" else 0)
+
+
 def _key_head(key: str) -> re.Pattern[str]:
     k = re.escape(key)
     return re.compile(rf"(?:{k}|\"{k}\"|'{k}')[ \t]*:")
@@ -318,8 +327,9 @@ def check_append(tally: Tally, draw: Chooser, text: str, heading: str, base: str
         tally.fail(f"append_under_heading changed bytes outside its insertion: {lines!r}")
     if _parsed(result)[0::2] != _parsed(text)[0::2]:
         tally.fail("append_under_heading changed the frontmatter")
-    if fm.line_ending(result) != fm.line_ending(text) and "\n" in text:
-        tally.fail("append_under_heading changed the note's line ending")
+    before = result[: _common_prefix(base, result)]
+    if inserted is not None and not _breaks_are(inserted, fm.line_ending(text), before):
+        tally.fail(f"append_under_heading wrote a line ending not the note's: {inserted!r:.120}")
     if not _structural(lines):
         found = _section_lines(result, heading)
         missing = [p.rstrip("\r").rstrip() for line in lines for p in line.split("\n")

@@ -272,21 +272,24 @@ def render_frontmatter(mapping: Mapping[str, Any]) -> str:
 
 def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
     """Line ranges ``[i, j)`` of each top-level occurrence of ``key`` with its value's
-    continuation lines (indented lines and column-0 ``- item`` lines; blank and column-0
-    comment lines only when more continuation follows)."""
+    continuation lines (indented lines, and column-0 ``- item`` lines when the key has no
+    value on its own line; blank and column-0 comment lines only when more continuation
+    follows)."""
     k = re.escape(key)
     head = re.compile(rf"(?:{k}|\"{k}\"|'{k}')[ \t]*:(?=[ \t]|\r?\n|\Z)")
     spans: list[tuple[int, int]] = []
     for i, line in enumerate(lines):
-        if not head.match(line):
+        match = head.match(line)
+        if not match:
             continue
+        inline = line[match.end() :].strip()
+        items_follow = not inline or inline.startswith("#")
         j = last = i + 1
         while j < len(lines):
             content = lines[j].rstrip("\r\n")
             filler = not content.strip() or content.startswith("#")
-            if not filler and not (
-                content[0] in " \t" or content == "-" or content.startswith(("- ", "-\t"))
-            ):
+            item = content == "-" or content.startswith(("- ", "-\t"))
+            if not filler and not (content[0] in " \t" or (item and items_follow)):
                 break
             j += 1
             if not filler:
