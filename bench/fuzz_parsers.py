@@ -180,6 +180,23 @@ def _breaks_are(inserted: str, eol: str, before: str) -> bool:
     return crlf == (inserted.count("\n") if eol == "\r\n" else 0)
 
 
+def _in_key_span(old: list[str], removed: list[str], head: re.Pattern[str]) -> bool:
+    """Whether the ``removed`` run of ``old`` lies in one key's lines: its head line, or the
+    indented / ``- item`` / blank / comment lines that follow it."""
+    if not removed:
+        return True
+    for at in range(len(old) - len(removed) + 1):
+        if old[at : at + len(removed)] != removed:
+            continue
+        i = at
+        while i >= 0 and not head.match(old[i]) and (
+                old[i][:1] in (" ", "\t", "#", "-", "\r", "\n")):
+            i -= 1
+        if i >= 0 and head.match(old[i]):
+            return True
+    return False
+
+
 def _key_head(key: str) -> re.Pattern[str]:
     k = re.escape(key)
     return re.compile(rf"(?:{k}|\"{k}\"|'{k}')[ \t]*:")
@@ -235,9 +252,8 @@ def check_set(tally: Tally, draw: Chooser, text: str) -> None:
     if block is not None and result != text:
         removed, added = _changed_lines(text, result)
         head = _key_head(key)
-        eol_ok = added and added[0].endswith(("\n",))
-        if len(added) != 1 or not head.match(added[0]) or not eol_ok or (
-                removed and not head.match(removed[0])):
+        if len(added) > 1 or not all(head.match(line) and line.endswith("\n") for line in added) \
+                or not _in_key_span(_lines(text), removed, head):
             tally.fail(f"set_frontmatter_key({key!r}) touched other lines: {removed!r} -> {added!r}")
 
 

@@ -251,20 +251,23 @@ def ensure_heading(text: str, heading: str, level: int = 2) -> str:
 def replace_section_body(text: str, heading: str, body: str) -> str:
     """Replace the content of section ``heading`` (heading line kept) with ``body``,
     followed by one blank line before the next heading; the section is appended when
-    missing (see ``ensure_heading``). Line endings follow the file's; leading and trailing
+    missing (see ``ensure_heading``). New lines take the heading line's ending; leading and trailing
     empty lines of ``body`` are dropped, and a fence ``body`` leaves open is closed. A
     heading inside ``body`` stays a heading. Raises ``usage_error`` for an empty heading,
     or when ``body`` has a ``---`` line that would close a frontmatter block left open.
     """
     original = text
-    eol = line_ending(text)
     text, start, end = _ensure(text, heading, 2)
     tail = text[end:]
     heading_end = text.find("\n", start)
     if heading_end < 0:
-        text, heading_end = _complete(text, eol), len(_complete(text, eol))
+        text = _complete(text, line_ending(original))
+        heading_end = len(text)
     else:
         heading_end += 1
+    # the heading line's own ending, not the file's majority: removing the old content
+    # can change the majority, and a second identical call must write the same bytes
+    eol = "\r\n" if text.endswith("\r\n", 0, heading_end) else "\n"
     content = _physical([body]) if body.strip() else []
     while content and not content[-1]:
         content.pop()

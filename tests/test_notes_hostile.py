@@ -137,3 +137,11 @@ def test_editors_behave_the_same_under_python_dash_o() -> None:
     outputs = [subprocess.run([sys.executable, *flags, "-c", script], capture_output=True,
                               text=True, check=True).stdout for flags in ([], ["-O"])]
     assert outputs[0] == outputs[1] and "```" in outputs[0]
+
+
+def test_replace_section_body_twice_is_once_when_it_changes_the_majority_ending() -> None:
+    # the old content is most of the file's CRLF lines: removing it makes LF the majority
+    text = "# T\n## Log\na\r\nb\r\nc\r\n"
+    once = replace_section_body(text, "Log", "new")
+    assert once == "# T\n## Log\n\nnew\n"
+    assert replace_section_body(once, "Log", "new") == once
