@@ -2,7 +2,8 @@
 
 Pure functions on note text; no I/O. The block is the YAML between a first line ``---``
 and the next ``---`` (or ``...``) line; a UTF-8 BOM and CRLF line endings are tolerated.
-Reading never fails on a bad block (the error is returned as data). Editing one key
+Reading never fails on a bad or hostile block (the error is returned as data; YAML is
+loaded within the bounds of ``echo_core.yaml_bounded``). Editing one key
 touches only that key's line(s): every other byte - key order, comments, quoting, blank
 lines, CRLF/LF, the trailing newline - is kept. PyYAML is imported lazily.
 """
@@ -20,12 +21,12 @@ from typing import Any
 from echo_core.errors import EchoError, usage_error
 from echo_core.frontmatter_fast import YAML_UNSAFE_RE as _YAML_UNSAFE_RE
 from echo_core.frontmatter_fast import fast_load as _fast_load
+from echo_core.yaml_bounded import MAX_DEPTH, load_block, size_refusal
 
 BOM = "\ufeff"
-_OPEN_RE = re.compile(r"---[ \t]*\r?\n")
+_OPEN_RE = re.compile(r"---[ \t]*(?:\r?\n|\r?\Z)")  # the first line, ended or not
 _CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _LINE_RE = re.compile(r"[^\n]*\n|[^\n]+\Z")
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _STR_TAG = "tag:yaml.org,2002:str"
 _PLAIN_FIRST_BAD = set("-?:,[]{}#&*!|>'\"%@`")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
@@ -82,80 +83,26 @@ def split_frontmatter(text: str) -> tuple[str | None, str, str | None]:
     return rest[start:end], rest[body:], None
 
 
-@functools.lru_cache(maxsize=1)
-def _loader() -> Any:
-    """A SafeLoader subclass: dates stay strings, keys are their literal text."""
-    import yaml
-
-    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class PlainLoader(base):  # type: ignore[misc]
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
-            if not isinstance(node, yaml.MappingNode):
-                raise yaml.constructor.ConstructorError(
-                    None, None, "expected a mapping", node.start_mark
-                )
-            self.flatten_mapping(node)
-            out: dict[str, Any] = {}
-            for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode):
-                    raise yaml.constructor.ConstructorError(
-                        "while reading a mapping",
-                        node.start_mark,
-                        "found a key that is not a plain value",
-                        key_node.start_mark,
-                    )
-                out[key_node.value] = self.construct_object(value_node, deep=deep)
-            return out
-
-    def as_list(loader: Any, node: Any) -> list[Any]:
-        return list(loader.construct_mapping(node))
-
-    PlainLoader.yaml_implicit_resolvers = {
-        first: [r for r in resolvers if r[0] != _TIMESTAMP_TAG]
-        for first, resolvers in base.yaml_implicit_resolvers.items()
-    }
-    as_str = yaml.constructor.SafeConstructor.construct_yaml_str
-    PlainLoader.add_constructor(_TIMESTAMP_TAG, as_str)
-    PlainLoader.add_constructor("tag:yaml.org,2002:binary", as_str)
-    PlainLoader.add_constructor("tag:yaml.org,2002:set", as_list)
-    return PlainLoader
-
-
-# -- fast path: flat ``key: value`` / ``key: [a, b]`` blocks without PyYAML -------------
 def _load(block: str) -> tuple[dict[str, Any], str | None]:
-    """Load a block with the plain loader: (mapping, None) or ({}, error message)."""
+    """Load a block: (mapping, None) or ({}, error message). The size bound comes first,
+    so the fast path never reads a block the bounded loader would refuse."""
+    refused = size_refusal(block)
+    if refused is not None:
+        return {}, refused
     fast = _fast_load(block)
     if fast is not None:
         return fast, None
-    import yaml
-
-    try:
-        data = yaml.load(block, Loader=_loader())
-    except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        mark = getattr(exc, "problem_mark", None)
-        where = f" on line {mark.line + 2}" if mark is not None else ""
-        return {}, (
-            f"frontmatter is not valid YAML: {problem}{where}; "
-            "fix the block between the '---' lines"
-        )
-    if data is None:
-        return {}, None
-    if not isinstance(data, dict):
-        return {}, (
-            f"frontmatter is a {type(data).__name__}, not a mapping of keys; "
-            "write one 'key: value' per line"
-        )
-    return data, None
+    return load_block(block)
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
     """Parse ``text`` into (frontmatter mapping in file order, body, error or None).
 
     Values are JSON-ready: dates and timestamps stay strings (``'2026-01-02'``), keys are
-    their literal text. A missing block gives ``({}, text, None)``; a malformed block or
-    one that is not a mapping gives ``({}, body, message)`` so the note stays readable.
+    their literal text. A missing block gives ``({}, text, None)``; a malformed block, one
+    that is not a mapping, or one refused by a bound of ``echo_core.yaml_bounded`` (size,
+    depth, alias expansion, an alias cycle) gives ``({}, body, message)`` so the note stays
+    readable; the message names what was refused and the limit. Never raises.
     """
     block, body, error = split_frontmatter(text)
     if block is None:
@@ -174,10 +121,12 @@ def _check_key(key: str) -> None:
         or ":" in key
         or " #" in key
         or key[0] in _PLAIN_FIRST_BAD
+        or key == "<<"
     ):
         raise usage_error(
             f"frontmatter key {key!r} is not a simple key; use letters, digits, '_', '-' "
-            "or spaces, without ':' and not starting with '#', '-' or a quote"
+            "or spaces, without ':' and not starting with '#', '-' or a quote ('<<' is "
+            "YAML's merge key)"
         )
 
 
@@ -230,13 +179,18 @@ def _float(value: float) -> str:
     return mantissa + sep + exponent
 
 
-def _render(value: Any, quote_all: bool) -> str:
+def _render(value: Any, quote_all: bool, depth: int = 0) -> str:
+    if depth > MAX_DEPTH:
+        raise usage_error(
+            f"cannot store a value nested more than {MAX_DEPTH} deep in frontmatter "
+            "(or one that contains itself); flatten it"
+        )
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return _int(value)
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, (_dt.date, _dt.datetime)):
@@ -244,14 +198,26 @@ def _render(value: Any, quote_all: bool) -> str:
     if isinstance(value, str):
         return value if not quote_all and _plain_ok(value) else _quote(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_render(v, quote_all) for v in value) + "]"
+        return "[" + ", ".join(_render(v, quote_all, depth + 1) for v in value) + "]"
     if isinstance(value, Mapping):
-        items = (f"{_render(str(k), quote_all)}: {_render(v, quote_all)}" for k, v in value.items())
+        items = (
+            f"{_render(_int(k) if isinstance(k, int) else str(k), quote_all)}: {_render(v, quote_all, depth + 1)}"
+            for k, v in value.items()
+        )
         return "{" + ", ".join(items) + "}"
     raise usage_error(
         f"cannot store a {type(value).__name__} in frontmatter; use a string, number, "
         "boolean, null, date, list or mapping"
     )
+
+
+def _int(value: int) -> str:
+    try:
+        return str(value)
+    except ValueError:  # over sys.get_int_max_str_digits()
+        raise usage_error(
+            "cannot store an integer this long in frontmatter; store it as a string"
+        ) from None
 
 
 def _plain_data(value: Any) -> Any:
@@ -275,15 +241,19 @@ def render_value(value: Any) -> str:
 
     Strings are plain when safe, else double-quoted; lists render ``[a, b]``, mappings
     ``{a: b}``; ``date``/``datetime`` objects render plain ISO (``2026-01-02``) while a
-    string ``'2026-01-02'`` is quoted. Raises ``usage_error`` for other types.
+    string ``'2026-01-02'`` is quoted. Raises ``usage_error`` for other types, values
+    nested more than ``MAX_DEPTH`` deep, and values that would not read back the same.
     """
+    texts = [_render(value, quote_all) for quote_all in (False, True)]
     expected = _canon(value)
-    for quote_all in (False, True):
-        text = _render(value, quote_all)
+    for text in texts:
         data, error = _load("v: " + text)
         if error is None and _canon(data.get("v")) == expected:
             return text
-    raise usage_error(f"cannot write {value!r} as a one-line frontmatter value")
+    raise usage_error(
+        f"cannot write this {type(value).__name__} as a one-line frontmatter value "
+        "(it would not read back the same); store it as a plain string"
+    )
 
 
 def render_frontmatter(mapping: Mapping[str, Any]) -> str:
@@ -302,21 +272,24 @@ def render_frontmatter(mapping: Mapping[str, Any]) -> str:
 
 def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
     """Line ranges ``[i, j)`` of each top-level occurrence of ``key`` with its value's
-    continuation lines (indented lines and column-0 ``- item`` lines; blank and column-0
-    comment lines only when more continuation follows)."""
+    continuation lines (indented lines, and column-0 ``- item`` lines when the key has no
+    value on its own line; blank and column-0 comment lines only when more continuation
+    follows)."""
     k = re.escape(key)
     head = re.compile(rf"(?:{k}|\"{k}\"|'{k}')[ \t]*:(?=[ \t]|\r?\n|\Z)")
     spans: list[tuple[int, int]] = []
     for i, line in enumerate(lines):
-        if not head.match(line):
+        match = head.match(line)
+        if not match:
             continue
+        inline = line[match.end() :].strip()
+        items_follow = not inline or inline.startswith("#")
         j = last = i + 1
         while j < len(lines):
             content = lines[j].rstrip("\r\n")
             filler = not content.strip() or content.startswith("#")
-            if not filler and not (
-                content[0] in " \t" or content == "-" or content.startswith(("- ", "-\t"))
-            ):
+            item = content == "-" or content.startswith(("- ", "-\t"))
+            if not filler and not (content[0] in " \t" or (item and items_follow)):
                 break
             j += 1
             if not filler:

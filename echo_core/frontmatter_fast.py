@@ -4,7 +4,9 @@ Notes' frontmatter is nearly always flat: simple keys, plain words, dates, small
 flow lists of such. Those are read here (PyYAML's constructor costs ~25 us a block);
 anything else — quotes, comments, nesting, continuation lines, ':' or '#' in a value,
 other numbers, CR — returns None and goes to PyYAML, so results are always PyYAML's
-(property-tested in tests/test_frontmatter_fast.py).
+(property-tested in tests/test_frontmatter_fast.py). What it accepts is flat, alias-free
+and never beyond the bounds of ``echo_core.yaml_bounded`` (the caller checks the size
+first). Every pattern here is linear in the line's length.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ YAML_UNSAFE_RE = re.compile(
     "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 
-_FAST_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*?))? *")
+#: ``key: value`` with trailing spaces already stripped (no lazy group before ``" *"``,
+#: which backtracked quadratically on a long run of inner spaces).
+_FAST_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*))?")
 #: A plain scalar read as a string: a letter first, then no indicator that could matter
 #: anywhere ('#', ':', flow brackets, ',', quotes, '&*!|>%@`' and tabs left to PyYAML).
 _FAST_WORDS_RE = re.compile(r"[A-Za-z][^:#\[\]{},\t\"'&*!|>%@`]*")
@@ -54,7 +58,7 @@ def fast_load(block: str) -> dict[str, Any] | None:
     for line in block.split("\n"):
         if not line:
             continue
-        match = _FAST_LINE_RE.fullmatch(line)
+        match = _FAST_LINE_RE.fullmatch(line.rstrip(" "))
         if match is None:
             return None
         key, text = match.groups()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+import attrs
+
 from echo_core.errors import usage_error
 from echo_core.frontmatter import line_ending, parse_frontmatter, split_frontmatter
 from echo_core.models import Note
@@ -17,24 +19,36 @@ from echo_core.models import Note
 __all__ = [
     "append_under_heading",
     "ensure_heading",
-    "replace_section_body",
-    "section_body",
     "find_section",
     "get_section",
     "headings",
     "line_ending",
     "parse_note",
+    "replace_section_body",
+    "section_body",
     "truncate",
     "wikilinks",
 ]
 
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_HEADING_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
-_CLOSING_HASHES_RE = re.compile(r"(?:^|[ \t]+)#+$")
+_HEADING_START_RE = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _HEADING_ARG_RE = re.compile(r"(#{1,6})[ \t]+(.+)")
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
 _TARGET_END_RE = re.compile(r"[|#]")
+
+
+@attrs.frozen
+class _Line:
+    """One line of a note: offsets ``[start, end)`` (``end`` past its line ending), its
+    ``content`` without the ending, whether it is code (a fence line or inside one), and
+    the fence still open after it (``""`` when none)."""
+
+    start: int
+    end: int
+    content: str
+    in_code: bool
+    open_fence: str
 
 
 def parse_note(path: str, text: str) -> Note:
@@ -49,13 +63,14 @@ def _body_start(text: str) -> int:
     return len(text) - len(split_frontmatter(text)[1])
 
 
-def _scan(text: str, start: int) -> Iterator[tuple[int, int, str, bool]]:
-    """Yield ``(start, end, content, in_code)`` for each line from offset ``start``.
+def _scan(text: str, start: int, fence: str = "") -> Iterator[_Line]:
+    """The lines of ``text`` from offset ``start``, with ``fence`` open before the first.
 
-    ``end`` includes the line ending, ``content`` excludes it; ``in_code`` is true for
-    fence lines and the lines between them.
+    A line ends after ``\n``; ``\r`` before it (or at the very end) belongs to the ending.
+    A fence opens on a line of 3+ backticks or tildes (up to 3 spaces in; a backtick
+    fence's info string has no backtick) and closes on a line of the same character, at
+    least as long, with nothing else but spaces; left open, it runs to the end (CommonMark).
     """
-    fence = ""
     pos = start
     while pos < len(text):
         newline = text.find("\n", pos)
@@ -65,7 +80,7 @@ def _scan(text: str, start: int) -> Iterator[tuple[int, int, str, bool]]:
         if not fence:
             if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
                 fence = match.group(1)
-            yield pos, end, content, bool(fence)
+            yield _Line(pos, end, content, bool(fence), fence)
         else:
             closes = (
                 match is not None
@@ -73,30 +88,57 @@ def _scan(text: str, start: int) -> Iterator[tuple[int, int, str, bool]]:
                 and len(match.group(1)) >= len(fence)
                 and not match.group(2).strip()
             )
-            yield pos, end, content, True
             if closes:
                 fence = ""
+            yield _Line(pos, end, content, True, fence)
         pos = end
 
 
-def _heading_lines(text: str) -> Iterator[tuple[int, int, int, str]]:
-    """Yield ``(start, end, level, title)`` for each heading line of the body."""
-    for start, end, content, in_code in _scan(text, _body_start(text)):
-        if in_code:
-            continue
-        match = _HEADING_RE.fullmatch(content)
-        if match is None:
-            continue
-        title = _CLOSING_HASHES_RE.sub("", (match.group(2) or "").strip()).strip()
-        if title:
-            yield start, end, len(match.group(1)), title
+def _open_fence_at_end(text: str, start: int, fence: str = "") -> str:
+    """The fence still open at the end of ``text`` scanned from ``start`` (``""``: none)."""
+    for line in _scan(text, start, fence):
+        fence = line.open_fence
+    return fence
+
+
+def _clean_title(raw: str) -> str:
+    """A heading's title: surrounding space and a closing ``#`` sequence removed."""
+    title = raw.strip()
+    bare = title.rstrip("#")
+    if not bare:
+        return ""
+    return (bare if bare != title and bare[-1] in " \t" else title).strip()
+
+
+def _heading_of(content: str) -> tuple[int, str] | None:
+    """``(level, title)`` when the line ``content`` is an ATX heading with a title."""
+    match = _HEADING_START_RE.match(content)
+    if match is None:
+        return None
+    title = _clean_title(content[match.end() :])
+    return (len(match.group(1)), title) if title else None
+
+
+def _heading_line(level: int, title: str) -> str:
+    """The heading line (no ending) that reads back as ``(level, title)``."""
+    line = "#" * level + " " + title
+    return line if _clean_title(title) == title else line + " #"
+
+
+def _heading_lines(text: str) -> Iterator[tuple[_Line, int, str]]:
+    """Yield ``(line, level, title)`` for each heading line of the body."""
+    for line in _scan(text, _body_start(text)):
+        heading = None if line.in_code else _heading_of(line.content)
+        if heading is not None:
+            yield line, heading[0], heading[1]
 
 
 def _parse_heading(heading: str) -> tuple[int | None, str]:
     """``"## Notes"`` -> ``(2, "Notes")``; ``"Notes"`` -> ``(None, "Notes")``."""
     raw = heading.strip()
     match = _HEADING_ARG_RE.fullmatch(raw)
-    level, title = (len(match.group(1)), match.group(2).strip()) if match else (None, raw)
+    level, title = (len(match.group(1)), _clean_title(match.group(2))) if match else (
+        None, _clean_title(raw))
     if not title or "\n" in title:
         raise usage_error(f"heading {heading!r} is empty or spans lines; give e.g. '## Notes'")
     return level, title
@@ -104,7 +146,18 @@ def _parse_heading(heading: str) -> tuple[int | None, str]:
 
 def headings(text: str) -> list[str]:
     """The body's headings in order, normalised (``["# Title", "## Notes"]``)."""
-    return ["#" * level + " " + title for _, _, level, title in _heading_lines(text)]
+    return ["#" * level + " " + title for _, level, title in _heading_lines(text)]
+
+
+def _find(text: str, want_level: int | None, want_title: str) -> tuple[int, int] | None:
+    want = want_title.casefold()
+    found: tuple[int, int] | None = None
+    for line, level, title in _heading_lines(text):
+        if found is not None and level <= found[1]:
+            return found[0], line.start
+        if found is None and title.casefold() == want and want_level in (None, level):
+            found = (line.start, level)
+    return (found[0], len(text)) if found is not None else None
 
 
 def find_section(text: str, heading: str) -> tuple[int, int] | None:
@@ -115,15 +168,7 @@ def find_section(text: str, heading: str) -> tuple[int, int] | None:
     the next heading of the same or a higher level, or ``len(text)``. Headings inside
     fenced code blocks do not count. Raises ``usage_error`` for an empty heading.
     """
-    want_level, want_title = _parse_heading(heading)
-    want = want_title.casefold()
-    found: tuple[int, int] | None = None
-    for start, _, level, title in _heading_lines(text):
-        if found is not None and level <= found[1]:
-            return found[0], start
-        if found is None and title.casefold() == want and want_level in (None, level):
-            found = (start, level)
-    return (found[0], len(text)) if found is not None else None
+    return _find(text, *_parse_heading(heading))
 
 
 def get_section(text: str, heading: str) -> str | None:
@@ -141,89 +186,141 @@ def section_body(text: str, heading: str) -> str | None:
     return section.split("\n", 1)[1].strip() if "\n" in section else ""
 
 
-def replace_section_body(text: str, heading: str, body: str) -> str:
-    """Replace the content of section ``heading`` (heading line kept) with ``body``,
-    followed by one blank line before the next heading; the section is appended when
-    missing. Line endings follow the file's."""
+def _complete(text: str, eol: str) -> str:
+    """``text`` with its last line ended: a trailing lone ``\r`` becomes ``\r\n``."""
+    if not text or text.endswith("\n"):
+        return text
+    return text + ("\n" if text.endswith("\r") else eol)
+
+
+def _physical(lines: Iterable[str]) -> list[str]:
+    """Lines split on ``\n``, each without a trailing ``\r``."""
+    return [part.rstrip("\r") for line in lines for part in line.split("\n")]
+
+
+def _closed(lines: list[str]) -> list[str]:
+    """``lines`` plus a closing fence line when they leave a fence open."""
+    fence = _open_fence_at_end("\n".join(lines), 0)
+    return lines + [fence] if fence else lines
+
+
+def _ensure(text: str, heading: str, level: int) -> tuple[str, int, int]:
+    """``(text, start, end)``: ``text`` with section ``heading`` (added when missing) and
+    that section's offsets. A fence left open at the end is closed before a new heading."""
+    own_level, title = _parse_heading(heading)
+    level = own_level or level
+    if not 1 <= level <= 6:
+        raise usage_error(f"heading level {level} is out of range; use 1 to 6")
+    span = _find(text, own_level, title)
+    if span is not None:
+        return text, span[0], span[1]
     eol = line_ending(text)
-    if find_section(text, heading) is None:
-        text = ensure_heading(text, heading)
-    span = find_section(text, heading)
-    assert span is not None
-    start, end = span
-    heading_end = text.find("\n", start)
-    heading_end = len(text) if heading_end < 0 else heading_end + 1
-    if heading_end == len(text) and not text.endswith("\n"):
+    line = _heading_line(level, title) + eol
+    text = _complete(text, eol)
+    fence = _open_fence_at_end(text, _body_start(text))
+    if fence:
+        text += fence + eol
+    if text[_body_start(text) :].strip() and not text.endswith(("\n\n", "\n\r\n")):
         text += eol
-        heading_end = len(text)
-    content = eol.join(body.strip("\n").split("\n")) if body.strip() else ""
-    block = (eol + content + eol) if content else ""
-    tail = text[end:]
-    if tail:
-        block += eol
-    return text[:heading_end] + block + tail
+    return text + line, len(text), len(text) + len(line)
+
+
+def _checked(before: str, after: str) -> str:
+    """``after``, unless inserted lines closed a frontmatter block ``before`` left open."""
+    if split_frontmatter(before)[0] is None and split_frontmatter(after)[0] is not None:
+        raise usage_error(
+            "cannot add a '---' or '...' line to this note: its frontmatter opens with '---' "
+            "but never closes, and that line would close it; add the closing '---' line "
+            "after the frontmatter first"
+        )
+    return after
 
 
 def ensure_heading(text: str, heading: str, level: int = 2) -> str:
     """Return ``text`` with a section ``heading``, appended at the end when missing.
 
     ``heading`` may carry its own ``#``s, which override ``level``. The new heading is
-    separated by one blank line and written in the file's line ending. Raises
-    ``usage_error`` for an empty heading or a level outside 1-6.
+    separated by one blank line and written in the file's line ending; a code fence left
+    open at the end of the note is closed first (an open fence runs to the end, so the
+    heading would otherwise be code). Raises ``usage_error`` for an empty heading or a
+    level outside 1-6.
     """
-    own_level, title = _parse_heading(heading)
-    level = own_level or level
-    if not 1 <= level <= 6:
-        raise usage_error(f"heading level {level} is out of range; use 1 to 6")
-    if find_section(text, heading) is not None:
-        return text
-    eol = line_ending(text)
-    line = "#" * level + " " + title + eol
-    if not text:
-        return line
-    if not text.endswith("\n"):
-        text += eol
-    if text[_body_start(text) :].strip() and not text.endswith(("\n\n", "\n\r\n")):
-        text += eol
-    return text + line
+    return _ensure(text, heading, level)[0]
+
+
+def replace_section_body(text: str, heading: str, body: str) -> str:
+    """Replace the content of section ``heading`` (heading line kept) with ``body``,
+    followed by one blank line before the next heading; the section is appended when
+    missing (see ``ensure_heading``). New lines take the heading line's ending; leading and trailing
+    empty lines of ``body`` are dropped, and a fence ``body`` leaves open is closed. A
+    heading inside ``body`` stays a heading. Raises ``usage_error`` for an empty heading,
+    or when ``body`` has a ``---`` line that would close a frontmatter block left open.
+    """
+    original = text
+    text, start, end = _ensure(text, heading, 2)
+    tail = text[end:]
+    heading_end = text.find("\n", start)
+    if heading_end < 0:
+        text = _complete(text, line_ending(original))
+        heading_end = len(text)
+    else:
+        heading_end += 1
+    # the heading line's own ending, not the file's majority: removing the old content
+    # can change the majority, and a second identical call must write the same bytes
+    eol = "\r\n" if text.endswith("\r\n", 0, heading_end) else "\n"
+    content = _physical([body]) if body.strip() else []
+    while content and not content[-1]:
+        content.pop()
+    while content and not content[0]:
+        content.pop(0)
+    block = (eol + eol.join(_closed(content)) + eol) if content else ""
+    if tail:
+        block += eol
+    return _checked(original, text[:heading_end] + block + tail)
 
 
 def append_under_heading(text: str, heading: str, lines: list[str]) -> tuple[str, bool]:
     """Insert ``lines`` at the end of section ``heading``; return ``(text, changed)``.
 
     The lines go after the last non-blank line of the section's own content (before the
-    next heading of any level), creating the heading at the end when missing. Lines may
-    contain ``\\n``; they are written in the file's line ending. Idempotent: when the first
-    line is already present (ignoring trailing spaces) anywhere in the section, ``text``
-    is returned unchanged with ``False``.
+    next heading of any level), creating the heading at the end when missing (see
+    ``ensure_heading``). Lines may contain ``\n``; they are written in the file's line
+    ending. A fence open at the insertion point (one that ran to the end of the note) is
+    closed before them, and a fence the lines leave open is closed after them, so they
+    never swallow the headings that follow. Idempotent: when the first line is already
+    present (ignoring trailing spaces) anywhere in the section, or already stands at the
+    insertion point (a heading line that ended the section), ``text`` is returned
+    unchanged with ``False``. Raises ``usage_error`` for an empty heading, or when the
+    lines have a ``---`` line that would close a frontmatter block left open.
     """
-    physical = [part.rstrip("\r") for line in lines for part in line.split("\n")]
+    physical = _physical(lines)
     if not physical:
         return text, False
+    original = text
     eol = line_ending(text)
-    span = find_section(text, heading)
-    if span is None:
-        text = ensure_heading(text, heading)
-        span = find_section(text, heading)
-        assert span is not None
-    start, end = span
+    text, start, end = _ensure(text, heading, 2)
     first = physical[0].rstrip()
-    insert_at = -1
-    own_content = True
-    for line_start, line_end, content, in_code in _scan(text[:end], start):
-        if content.rstrip() == first and line_start != start:
-            return text, False
-        if line_start == start:
-            insert_at = line_end
-            continue
-        if not in_code and _HEADING_RE.fullmatch(content) and content.strip("# \t"):
-            own_content = False
-        if own_content and content.strip():
-            insert_at = line_end
-    block = eol.join(physical)
-    if text[:insert_at].endswith("\n"):
-        return text[:insert_at] + block + eol + text[insert_at:], True
-    return text[:insert_at] + eol + block + text[insert_at:], True
+    insert_at, open_fence, own_content = start, "", True
+    for line in _scan(text[:end], start):
+        if line.start != start:
+            if line.content.rstrip() == first:
+                return original, False
+            if not line.in_code and _heading_of(line.content) is not None:
+                own_content = False
+            if not own_content or not line.content.strip():
+                continue
+        insert_at, open_fence = line.end, line.open_fence
+    following = next(_scan(text, insert_at, open_fence), None)
+    if following is not None and following.content.rstrip() == first:
+        return original, False
+    block = eol.join(([open_fence] if open_fence else []) + _closed(physical))
+    head = text[:insert_at]
+    if head.endswith("\n"):
+        return _checked(original, head + block + eol + text[insert_at:]), True
+    # at the end of a note without a final line break: keep that style, unless the last
+    # line appended is empty (it would not be a line at all without its ending)
+    ending = eol if not physical[-1] else ""
+    return _checked(original, _complete(head, eol) + block + ending + text[insert_at:]), True
 
 
 def truncate(text: str, max_chars: int) -> tuple[str, bool]:
@@ -257,8 +354,8 @@ def wikilinks(text: str) -> list[str]:
         # a line break, so this equals the line-by-line scan)
         chunks: Iterable[str] = (_INLINE_CODE_RE.sub("", text) if "`" in text else text,)
     else:
-        chunks = (_INLINE_CODE_RE.sub("", content) for _, _, content, in_code in _scan(text, 0)
-                  if not in_code and "[[" in content)
+        chunks = (_INLINE_CODE_RE.sub("", line.content) for line in _scan(text, 0)
+                  if not line.in_code and "[[" in line.content)
     for chunk in chunks:
         for match in _WIKILINK_RE.finditer(chunk):
             target = _TARGET_END_RE.split(match.group(1), maxsplit=1)[0].rstrip("\\").strip()

@@ -21,8 +21,9 @@ from plugins.stem_porterlite.tokenizer import PorterLiteTokenizer
 def wikilinks_by_lines(text: str) -> list[str]:
     """The line-by-line scan (fences tracked), as ``wikilinks`` did before its fast path."""
     seen: dict[str, None] = {}
-    for _, _, content, in_code in _scan(text, 0):
-        if in_code or "[[" not in content:
+    for line in _scan(text, 0):
+        content = line.content
+        if line.in_code or "[[" not in content:
             continue
         for match in _WIKILINK_RE.finditer(_INLINE_CODE_RE.sub("", content)):
             target = re.split(r"[|#]", match.group(1), maxsplit=1)[0].rstrip("\\").strip()

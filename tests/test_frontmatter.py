@@ -392,3 +392,13 @@ def test_set_key_round_trips_and_changes_one_line(template: str, key: str, value
 @given(value=VALUES)
 def test_set_then_remove_new_key_restores_original_text(value: Any) -> None:
     assert remove_frontmatter_key(set_frontmatter_key(NOTE, "fresh", value), "fresh") == NOTE
+
+
+def test_set_key_with_an_inline_value_leaves_a_stray_item_line_alone() -> None:
+    # a malformed block (a '- item' line after a key that has its value inline) is edited
+    # line-wise: the stray line belongs to no key, so setting the key keeps it
+    text = "---\n# comment\nyes: 1\n- stray item\nk: [unclosed\n---\nbody\n"
+    assert parse_frontmatter(text)[2] is not None
+    out = set_frontmatter_key(text, "yes", 2)
+    assert out == text.replace("yes: 1\n", "yes: 2\n")
+    assert remove_frontmatter_key(text, "yes") == text.replace("yes: 1\n", "")

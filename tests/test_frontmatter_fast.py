@@ -9,14 +9,15 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from echo_core import frontmatter
-from echo_core.frontmatter import _fast_load, _loader, parse_frontmatter
+from echo_core import yaml_bounded
+from echo_core.frontmatter import _fast_load, parse_frontmatter
+from echo_core.yaml_bounded import plain_loader
 
 
 def _pyyaml(block: str) -> tuple[dict[str, Any], bool]:
     """What the PyYAML plain loader makes of a block: (mapping, ok)."""
     try:
-        data = yaml.load(block, Loader=_loader())
+        data = yaml.load(block, Loader=plain_loader())
     except yaml.YAMLError:
         return {}, False
     if data is None:
@@ -111,7 +112,7 @@ def test_fast_path_equals_pyyaml(block: str) -> None:
 def test_typical_note_frontmatter_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     block = ("type: session\nstatus: complete\ncreated: 2025-01-01\nupdated: 2025-01-31\n"
              "tags: [session, Kalo]\naliases: [Kalo Session]\n")
-    monkeypatch.setattr(frontmatter, "_loader", lambda: pytest.fail("PyYAML was used"))
+    monkeypatch.setattr(yaml_bounded, "plain_loader", lambda: pytest.fail("PyYAML was used"))
     data, body, error = parse_frontmatter(f"---\n{block}---\n# Title\n")
     assert error is None and body == "# Title\n"
     assert data == {"type": "session", "status": "complete", "created": "2025-01-01",
