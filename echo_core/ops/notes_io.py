@@ -57,7 +57,10 @@ def get_note(
     result = GetResult(
         note.path, content, dict(note.frontmatter), truncated, section, note.frontmatter_error
     )
-    return Envelope(True, "read", f"{note.path} ({len(content)} chars)", result)
+    message = f"{note.path} ({len(content)} chars)"
+    if note.frontmatter_error:
+        message += f"; its frontmatter was not read: {note.frontmatter_error}"
+    return Envelope(True, "read", message, result)
 
 
 @attrs.frozen
