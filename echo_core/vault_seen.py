@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.tempfiles import temp_name
+from echo_core.vault import MARKER_PATH
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
 SEEN_FILE = "vault-seen.json"
-MARKER_PATH = "_agent/echo-vault.md"
 
 
 def was_seen(ctx: EchoContext) -> bool:
