@@ -240,3 +240,45 @@ def test_flush_does_not_write_into_a_folder_without_a_vault_marker(
     result = flush(make_ctx(tmp_path, env)).data
     assert (result.synced, result.pending) == (0, 1)
     assert list(vault.iterdir()) == []
+
+
+def test_a_capture_whose_later_write_is_refused_rolls_back_what_landed(
+        ctx: EchoContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.errors import EchoError, usage_error
+    from plugins.storage_fs.folder_storage import FolderStorage
+
+    real_write = FolderStorage.write
+
+    def refuse_daily(self: FolderStorage, path: str, text: str) -> None:
+        if path.startswith("journal/daily/"):
+            raise usage_error("refused (test)")
+        real_write(self, path, text)
+
+    monkeypatch.setattr(FolderStorage, "write", refuse_daily)
+    with pytest.raises(EchoError):
+        capture(ctx, CaptureRequest(title="Rolled Back", kind="concept", body="not half-done"))
+    monkeypatch.setattr(FolderStorage, "write", real_write)
+    vault = tmp_path / "vault"
+    assert occurrences(vault, "not half-done") == 0
+    assert list((ctx.state_dir / "pending-writes").glob("*.json")) == []
+    assert capture(make_ctx(tmp_path, env_of(ctx)),
+                   CaptureRequest(title="Rolled Back", kind="concept", body="later")).ok
+    assert entity_paths(vault) == ["rolled-back.md"]
+
+
+def test_an_intent_that_cannot_be_finished_is_set_aside_and_blocks_nothing(
+        ctx: EchoContext, tmp_path: Path) -> None:
+    folder = ctx.state_dir / "pending-writes"
+    folder.mkdir(exist_ok=True)
+    (folder / "deadbeefdeadbeef.json").write_text(json.dumps({
+        "op_id": "deadbeefdeadbeef", "entities": [],
+        "writes": [{"path": "../outside.md", "text": "x", "prior_sha": None}]}))
+    envelope = capture(make_ctx(tmp_path, env_of(ctx)),
+                       CaptureRequest(title="Still Works", kind="concept", body="fine"))
+    assert envelope.action == "created", envelope.message
+    assert (folder / "deadbeefdeadbeef.failed").exists()
+    assert not (tmp_path / "outside.md").exists()
+
+
+def env_of(ctx: EchoContext) -> dict[str, str]:
+    return dict(ctx.env)

@@ -158,10 +158,25 @@ def commit(ctx: EchoContext, stage: StagedVault, entities: Sequence[Entity], op_
         if w.keep_history and w.prior is not None:
             ctx.keep_prior_text(w.path, w.prior)
     intent = _save_intent(ctx, op_id, _intent_json(op_id, writes, entities))
-    for w in writes:
-        ctx.vault.write_note(w.path, w.text, keep_history=False)
+    done: list[PlannedWrite] = []
+    try:
+        for w in writes:
+            ctx.vault.write_note(w.path, w.text, keep_history=False)
+            done.append(w)
+    except EchoError:  # refused, not unreachable: undo what landed, so nothing half-done
+        _roll_back(ctx, done)
+        _forget(intent)
+        raise
     ctx.entities.apply(puts=list(entities), op_id=op_id)
     _forget(intent)
+
+
+def _roll_back(ctx: EchoContext, done: Sequence[PlannedWrite]) -> None:
+    for w in reversed(done):
+        if w.prior is None:
+            ctx.vault.delete_note(w.path)
+        else:
+            ctx.vault.write_note(w.path, w.prior, keep_history=False)
 
 
 def _forget(intent: Path) -> None:
@@ -190,8 +205,9 @@ def pending_intents(ctx: EchoContext) -> int:
 def recover_pending(ctx: EchoContext) -> Recovered:
     """Finish every operation interrupted after its intent was saved (caller holds the
     vault lock). Cheap when there is none (one folder listing). ``BackendUnavailable``
-    propagates and leaves the rest for next time; an unreadable intent (torn before its
-    rename could not happen, so: damaged by hand) is moved aside as ``.bad``."""
+    propagates and leaves the rest for next time; an unreadable intent (damaged by hand:
+    a torn one never gets renamed into place) is moved aside as ``.bad``, one whose
+    writes are refused (``EchoError``) as ``.failed``, so no intent blocks later writes."""
     folder = _intent_dir(ctx)
     try:
         names = sorted(os.listdir(folder))
@@ -214,9 +230,15 @@ def recover_pending(ctx: EchoContext) -> Recovered:
             with contextlib.suppress(OSError):
                 os.replace(path, path.with_suffix(".bad"))
             continue
-        if not ctx.entities.has_op(op_id):
-            conflicts += _finish_writes(ctx, writes)
-            ctx.entities.apply(puts=entities, op_id=op_id)
+        try:
+            if not ctx.entities.has_op(op_id):
+                conflicts += _finish_writes(ctx, writes)
+                ctx.entities.apply(puts=entities, op_id=op_id)
+        except EchoError as refused:  # this intent cannot be finished: never block the rest
+            log.warning("write intent %s cannot be finished (%s); moved aside", path, refused)
+            with contextlib.suppress(OSError):
+                os.replace(path, path.with_suffix(".failed"))
+            continue
         _forget(path)
         done.append(op_id)
     return Recovered(tuple(done), tuple(conflicts))
