@@ -278,6 +278,11 @@ def test_an_intent_that_cannot_be_finished_is_set_aside_and_blocks_nothing(
     assert envelope.action == "created", envelope.message
     assert (folder / "deadbeefdeadbeef.failed").exists()
     assert not (tmp_path / "outside.md").exists()
+    from echo_core.ops.doctor import run_doctor
+
+    checks = [c for c in run_doctor(make_ctx(tmp_path, env_of(ctx))).data.checks
+              if c.name == "interrupted-writes"]
+    assert [c.status for c in checks] == ["warn"] and "could not be finished" in checks[0].detail
 
 
 def env_of(ctx: EchoContext) -> dict[str, str]:

@@ -63,6 +63,12 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
         checks.append(Check("interrupted-writes", "warn",
                             f"{pending} capture(s) interrupted part-way",
                             "the next capture or `echo-memory flush` finishes them"))
+    set_aside = pending_intents(ctx, (".failed", ".bad"))
+    if set_aside:
+        checks.append(Check("interrupted-writes", "warn",
+                            f"{set_aside} interrupted capture(s) could not be finished",
+                            f"look at the files in {ctx.state_dir / 'pending-writes'} (each "
+                            "names the notes it meant to write), then delete them"))
     return checks
 
 

@@ -193,11 +193,12 @@ class Recovered:
     conflicts: tuple[str, ...] = ()
 
 
-def pending_intents(ctx: EchoContext) -> int:
-    """How many interrupted operations wait for ``recover_pending``."""
+def pending_intents(ctx: EchoContext, suffixes: tuple[str, ...] = (".json",)) -> int:
+    """How many interrupted operations wait for ``recover_pending`` (with ``suffixes``
+    ``(".failed", ".bad")``: how many it set aside)."""
     try:
         return sum(1 for n in os.listdir(_intent_dir(ctx))
-                   if n.endswith(".json") and not n.startswith("."))
+                   if n.endswith(suffixes) and not n.startswith("."))
     except FileNotFoundError:
         return 0
 
