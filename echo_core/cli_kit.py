@@ -102,6 +102,12 @@ _UNSAFE_PROSE = re.compile(
     "[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
     "\u2066-\u2069\ud800-\udfff]|\r(?!\n)"
 )
+# One log line: the same, plus every line break and tab (a client-chosen request path
+# must not start a line of its own in a log).
+_UNSAFE_LINE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+    "\u2066-\u2069\ud800-\udfff]"
+)
 # In JSON, json.dumps already escapes C0; these remain raw with ensure_ascii=False.
 _UNSAFE_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
                           "\ud800-\udfff]")
@@ -116,12 +122,14 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def terminal_safe(text: str) -> str:
+def terminal_safe(text: str, *, one_line: bool = False) -> str:
     """``text`` with every terminal control character shown as an escape (``\\x1b``,
-    ``\\u202e``); tabs, newlines and CRLF line ends are kept. Other text is unchanged."""
-    if _UNSAFE_PROSE.search(text) is None:
+    ``\\u202e``); tabs, newlines and CRLF line ends are kept unless ``one_line`` (for a
+    log line: they are escaped too). Other text is unchanged."""
+    unsafe = _UNSAFE_LINE if one_line else _UNSAFE_PROSE
+    if unsafe.search(text) is None:
         return text
-    return _UNSAFE_PROSE.sub(_escape, text)
+    return unsafe.sub(_escape, text)
 
 
 def json_text(payload: Any) -> str:

@@ -38,6 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from echo_core.cli_kit import terminal_safe
 from plugins.transport_mcp.bearer import is_loopback
 from plugins.transport_mcp.health import health_report
 from plugins.transport_mcp.server import EchoMcpServer
@@ -82,8 +83,7 @@ def printable(text: str, limit: int = 200) -> str:
     (ESC, BEL, CR, RLO, ...) escaped as ``\\x1b`` / ``\\u202e``, at most ``limit``
     characters kept (a request path is the client's to choose)."""
     clipped = text[:limit] + ("..." if len(text) > limit else "")
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
-                   for ch in clipped)
+    return terminal_safe(clipped, one_line=True)
 
 
 async def _respond(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
