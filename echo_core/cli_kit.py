@@ -141,31 +141,6 @@ def json_text(payload: Any) -> str:
     return _UNSAFE_JSON.sub(_json_escape, text)
 
 
-def read_text_source(source: str, what: str) -> str:
-    """The UTF-8 text of stdin (``source == "-"``) or of the file ``source``.
-
-    Errors: ``EchoError`` (2) naming ``what`` (the argument, e.g. "BODY") when the file
-    cannot be read or the bytes are not UTF-8.
-    """
-    from echo_core.errors import usage_error
-
-    where = "stdin" if source == "-" else repr(source)
-    try:
-        if source == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read()
-    except OSError as exc:
-        raise usage_error(f"{what}: cannot read {where}: {exc.strerror}; pass a readable "
-                          "file or - for stdin") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise usage_error(f"{what}: {where} is not UTF-8 text (byte {exc.start}); give "
-                          "UTF-8 text") from None
-
-
 def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None,
          *, exact_when_piped: bool = False) -> None:
     """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
@@ -173,13 +148,14 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
     A ``queued`` envelope (the outbox took the write) prints its message, whatever the
     verb's ``render``. Prose goes through ``terminal_safe``; with ``exact_when_piped``
     (note text for ``get``) it is printed exactly as it is when stdout is not a terminal.
-    A gate stop exits 76, a write kept in the outbox because the vault folder is missing
-    69; any other not-ok envelope exits 1.
+    A gate stop exits 76; a write kept in the outbox because the vault folder is missing,
+    or a read of an unreachable vault, 69; any other not-ok envelope exits 1.
     """
     if as_json:
         click.echo(json_text(envelope.to_dict()))
     else:
-        text = render(envelope) if render and envelope.action != "queued" else envelope.message
+        plain = envelope.action in ("queued", "unreachable")
+        text = render(envelope) if render and not plain else envelope.message
         if text:
             if exact_when_piped and not _stdout_is_terminal():
                 click.echo(text, color=True)  # color=True: click keeps ANSI sequences as is
@@ -188,8 +164,8 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
         for warning in envelope.warnings:
             click.echo(f"warning: {terminal_safe(warning)}", err=True)
     if not envelope.ok:
-        code = {"duplicate-gate": ExitCode.DUPLICATE_GATE,
-                "queued": ExitCode.UNAVAILABLE}.get(envelope.action, ExitCode.FAILURE)
+        code = {"duplicate-gate": ExitCode.DUPLICATE_GATE, "queued": ExitCode.UNAVAILABLE,
+                "unreachable": ExitCode.UNAVAILABLE}.get(envelope.action, ExitCode.FAILURE)
         sys.exit(int(code))
 
 

@@ -1,10 +1,19 @@
-"""The core's own ``trylast`` implementations of the policy hooks."""
+"""The core's own plugin: the built-in operations and the ``trylast`` policy defaults."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from echo_core.hookspecs import hookimpl
+from echo_core.hookspecs import Register, hookimpl
+
+
+@hookimpl
+def register_operations(register: Register) -> None:
+    """Register the built-in verbs (``echo_core.verbs``)."""
+    from echo_core.verbs import builtin_operations
+
+    for op in builtin_operations():
+        register(op.name, op)
 
 
 @hookimpl(trylast=True)

@@ -87,22 +87,25 @@ def register_queues(register: Register) -> None:
 
 
 @hookspec
+def register_operations(register: Register) -> None:
+    """Register operations: ``register(name, Operation(...))`` (``echo_core.operations``).
+
+    :param register: ``register(name, operation)``; ``name`` equals ``operation.name``
+        (kebab-case). The CLI, the MCP server and the ``claude-code`` skills are derived
+        from every registered operation; the core's own verbs come through this hook too.
+        A malformed declaration, or a CLI command or MCP tool name claimed twice, is a
+        start-up error naming both plugins. Keep this cheap: declarations import their
+        operation's implementation only when it runs. Suite: ``OperationsContract``.
+    """
+
+
+@hookspec
 def register_commands(cli: click.Group) -> None:
     """Add subcommands to the ``echo-memory`` CLI group.
 
     Called once when the CLI starts. Implementations must import their command modules
     lazily enough that ``echo-memory --help`` stays fast. A command name taken twice is a
     start-up error. Suite: ``CommandsContract``.
-    """
-
-
-@hookspec
-def register_mcp_tools(register: Register) -> None:
-    """Register MCP tools: ``register(name, McpTool(...))``.
-
-    ``name`` starts with ``echo_``; the description is written for a model (what, when,
-    returns; at most 3 sentences). The MCP transport serves every registered tool.
-    Suite: ``McpToolsContract``.
     """
 
 

@@ -60,6 +60,7 @@ class PluginHost:
         self.disabled = set(disabled)
         self.records: dict[str, PluginRecord] = {}
         self._collected: dict[str, dict[str, Any]] = {}
+        self._owners: dict[str, dict[str, str]] = {}
         from echo_core import defaults
 
         self.pm.register(defaults, name=CORE_PLUGIN_NAME)
@@ -189,7 +190,13 @@ class PluginHost:
                 found[name] = obj
                 owner[name] = plugin_name
         self._collected[hook_name] = found
+        self._owners[hook_name] = owner
         return found
+
+    def owner_of(self, hook_name: str, name: str) -> str:
+        """The plugin that registered ``name`` through ``hook_name`` ("" when unknown)."""
+        self.collect(hook_name)
+        return self._owners.get(hook_name, {}).get(name, "")
 
     def _version(self, name: str) -> str:
         rec = self.records.get(name)

@@ -198,17 +198,6 @@ class BuildTarget(Protocol):
         ...
 
 
-@attrs.frozen
-class McpTool:
-    """An MCP tool offered by a plugin: a name (``echo_`` prefix), a model-facing
-    description (<= 3 sentences), and a typed callable."""
-
-    name: str
-    description: str
-    function: Callable[..., Any]
-    profile: str = "full"
-
-
 class BackendUnavailable(Exception):
     """The storage backend cannot be reached (network down, server gone).
 

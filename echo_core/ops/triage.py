@@ -172,7 +172,8 @@ def read_proposals(text: str) -> object:
                           ) from None
 
 
-def _entries(raw: object) -> Sequence[object]:
+def proposal_list(raw: object) -> Sequence[object]:
+    """The proposals of a parsed file: a list, or {"proposals": [...]} (else exit 2)."""
     if isinstance(raw, Mapping):
         extra = sorted(str(k) for k in raw if k != "proposals")
         if extra:
@@ -233,7 +234,7 @@ def _one_proposal(index: int, raw: object, problems: list[str]) -> Proposal | No
 def validate_proposals(raw: object) -> list[Proposal]:
     """Validated proposals, or one ``EchoError`` (2) listing every file-level problem."""
     problems: list[str] = []
-    proposals = [_one_proposal(i, entry, problems) for i, entry in enumerate(_entries(raw))]
+    proposals = [_one_proposal(i, entry, problems) for i, entry in enumerate(proposal_list(raw))]
     if problems:
         shown = "; ".join(problems[:10]) + (f"; ... {len(problems) - 10} more"
                                              if len(problems) > 10 else "")

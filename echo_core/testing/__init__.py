@@ -31,7 +31,7 @@ pytest.register_assert_rewrite(
             "events_contract",
             "expander_contract",
             "gate_contract",
-            "mcp_tools_contract",
+            "operations_contract",
             "plugin_contract",
             "queue_contract",
             "ranker_contract",
@@ -46,7 +46,7 @@ from echo_core.testing.commands_contract import CommandsContract
 from echo_core.testing.events_contract import EventsContract
 from echo_core.testing.expander_contract import ExpanderContract
 from echo_core.testing.gate_contract import GateContract
-from echo_core.testing.mcp_tools_contract import McpToolsContract
+from echo_core.testing.operations_contract import OperationsContract
 from echo_core.testing.plugin_contract import PluginContract
 from echo_core.testing.queue_contract import QueueContract
 from echo_core.testing.ranker_contract import RankerContract
@@ -63,7 +63,7 @@ CONTRACT_SUITES: dict[str, str] = {
     "register_expanders": "ExpanderContract",
     "register_queues": "QueueContract",
     "register_commands": "CommandsContract",
-    "register_mcp_tools": "McpToolsContract",
+    "register_operations": "OperationsContract",
     "register_build_targets": "BuildTargetContract",
     "on_note_written": "EventsContract",
     "on_note_deleted": "EventsContract",
@@ -79,7 +79,7 @@ __all__ = [
     "EventsContract",
     "ExpanderContract",
     "GateContract",
-    "McpToolsContract",
+    "OperationsContract",
     "PluginContract",
     "QueueContract",
     "RankerContract",

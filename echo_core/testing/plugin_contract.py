@@ -36,7 +36,7 @@ REGISTER_CALLBACK_HOOKS = (
     "register_rankers",
     "register_expanders",
     "register_queues",
-    "register_mcp_tools",
+    "register_operations",
     "register_build_targets",
 )
 

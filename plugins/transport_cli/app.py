@@ -48,7 +48,7 @@ def build_cli(host: PluginHost) -> click.Group:
     def cli() -> None:
         pass
 
-    owners: dict[str, str] = {}
+    owners: dict[str, str] = _add_operations(cli, host)
     for impl in reversed(host.pm.hook.register_commands.get_hookimpls()):
         scratch = click.Group()
         try:
@@ -67,6 +67,18 @@ def build_cli(host: PluginHost) -> click.Group:
             guard_text_arguments(command)
             cli.add_command(command, name)
     return cli
+
+
+def _add_operations(cli: click.Group, host: PluginHost) -> dict[str, str]:
+    """Commands derived from the operation registry; returns command -> owning plugin."""
+    from echo_core.operations import OperationRegistry
+    from plugins.transport_cli.derived import add_operations
+
+    registry = OperationRegistry.from_host(host)
+    added = add_operations(cli, registry.for_cli())
+    for command in cli.commands.values():
+        guard_text_arguments(command)
+    return {path.split()[0]: registry.owners.get(name, "?") for path, name in added.items()}
 
 
 def _startup_host() -> PluginHost:

@@ -2,7 +2,8 @@
 
 Every result carries ``structured_content`` (a JSON object: the envelope's ``to_dict()``,
 or ``{"ok": false, "action": "error", "message", "error": {code, exit, message}}``) and a
-text block of 1-3 short lines summarising it. ``Outcome.label`` is the word the call log
+text block a model can use on its own: 1-3 short summary lines, then the readable result
+(the operation's ``render``, what the CLI prints; or the JSON when it has none). ``Outcome.label`` is the word the call log
 records (``ok``, ``not-ok:<action>``, ``error:<code>``) — never arguments or bodies.
 
 Error map (SPEC §6.2): an ``EchoError`` -> ``is_error`` with its code name (``not-found``,
@@ -16,7 +17,7 @@ is NOT an error either (``ok=false``, ``action="duplicate-gate"``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -58,9 +59,26 @@ def _result(structured: dict[str, Any], text: str, *, is_error: bool) -> CallToo
                           structured_content=structured, is_error=is_error)
 
 
-def envelope_outcome(envelope: Envelope) -> Outcome:
+def readable_text(envelope: Envelope, data: Mapping[str, Any],
+                  render: Callable[[Envelope], str] | None) -> str:
+    """The result as people read it: ``render(envelope)`` (the CLI's prose), else the
+    structured content as JSON. A ``queued`` envelope has only its message."""
+    if envelope.action == "queued":
+        return ""
+    if render is not None:
+        try:
+            return render(envelope).strip()
+        except Exception:  # a renderer that cannot cope: the JSON still says it all
+            pass
+    return json.dumps(data, ensure_ascii=False, indent=1)
+
+
+def envelope_outcome(envelope: Any, render: Callable[[Envelope], str] | None = None) -> Outcome:
     """An operation's envelope: data, even when ``ok`` is false (a gate stop, a failed
-    health check), except ``action="unreachable"`` (load with the vault down: an error)."""
+    health check), except ``action="unreachable"`` (load with the vault down: an error).
+    The text is the summary, a blank line, and ``readable_text``."""
+    if not isinstance(envelope, Envelope):
+        return value_outcome(envelope)
     data = envelope.to_dict()
     if envelope.action == "unreachable":
         message = envelope.message or UNREACHABLE_READ
@@ -73,6 +91,9 @@ def envelope_outcome(envelope: Envelope) -> Outcome:
         extra.append(f"{len(envelope.warnings)} warning(s): see warnings")
     head = (envelope.message or envelope.action).splitlines() or [envelope.action]
     text = summary_text(*head[: max(1, MAX_LINES - len(extra))], *extra)
+    readable = readable_text(envelope, data, render)
+    if readable and readable != text:
+        text = f"{text}\n\n{readable}"
     label = "ok" if envelope.ok else f"not-ok:{envelope.action}"
     return Outcome(_result(data, text, is_error=False), label)
 
@@ -107,8 +128,9 @@ def internal_outcome(exc: BaseException) -> Outcome:
 
 
 def value_outcome(value: Any) -> Outcome:
-    """Whatever a tool function returned: an ``Envelope`` (built-ins), a ``CallToolResult``
-    (passed through), a mapping (structured as is), or anything else (JSON text)."""
+    """What an operation returned when it is not an ``Envelope`` (a third party's
+    mistake, served anyway): a ``CallToolResult`` (passed through), a mapping (structured
+    as is), or anything else (JSON text)."""
     if isinstance(value, Envelope):
         return envelope_outcome(value)
     if isinstance(value, CallToolResult):

@@ -31,20 +31,21 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode
+from echo_core.operations import Operation
 from echo_core.protocols import BackendUnavailable
 from plugins.transport_mcp.access import AccessPlan, plan_for
 from plugins.transport_mcp.results import (
     Outcome,
     echo_error_outcome,
+    envelope_outcome,
     internal_outcome,
     unreachable_outcome,
-    value_outcome,
 )
 
 log = logging.getLogger("echo_memory.mcp")
@@ -111,16 +112,16 @@ class ToolRunner:
 
     # -- calls -----------------------------------------------------------------------
 
-    async def call(self, name: str, function: Callable[..., Any],
-                   arguments: Mapping[str, Any]) -> Outcome:
-        """Run ``function(ctx, **arguments)`` (in a worker thread, or inline for a read
-        when ``inline_reads``) and convert its result.
+    async def call(self, op: Operation[Any], params: Any, *, start: float | None = None) -> Outcome:
+        """Run ``op`` with its validated ``params`` (in a worker thread, or inline for a
+        read when ``inline_reads``) and convert its envelope.
 
         Never raises for an operation failure: ``EchoError``, ``BackendUnavailable`` and
         crashes become error outcomes (see ``results``). Logs one line."""
-        start = time.perf_counter()
+        start = time.perf_counter() if start is None else start
+        name = op.tool_name
         try:
-            plan = plan_for(function, arguments)
+            plan = plan_for(op, params)
         except EchoError as exc:
             outcome = echo_error_outcome(exc)
         else:
@@ -129,22 +130,21 @@ class ToolRunner:
                 # their turn before this one takes the loop (without it a new request could
                 # overtake waiting ones, and p99 under load went from 48 to 70 ms).
                 await asyncio.sleep(0)
-                outcome = self._run(name, function, dict(arguments), plan)
+                outcome = self._run(op, params, plan)
             else:
                 pool = self._writes if plan.is_write else self._reads
                 loop = asyncio.get_running_loop()
-                outcome = await loop.run_in_executor(pool, self._run, name, function,
-                                                     dict(arguments), plan)
+                outcome = await loop.run_in_executor(pool, self._run, op, params, plan)
         self.log_call(name, start, outcome.label)
         return outcome
 
-    def _run(self, name: str, function: Callable[..., Any], arguments: dict[str, Any],
-             plan: AccessPlan) -> Outcome:
+    def _run(self, op: Operation[Any], params: Any, plan: AccessPlan) -> Outcome:
         """Lock, call, convert (in a worker thread, conversion included, or inline)."""
+        name = op.tool_name
         try:
             with self._hold(plan):
-                value = function(self.context(), **arguments)
-            return value_outcome(value)
+                value = op.run(self.context(), params)
+            return envelope_outcome(value, op.render)
         except EchoError as exc:
             return echo_error_outcome(exc)
         except BackendUnavailable as exc:

@@ -1,40 +1,35 @@
-"""The MCP server object: every plugin's tools, served through the SDK's ``MCPServer``.
+"""The MCP server object: every registered operation with an MCP surface, served through
+the SDK's ``MCPServer``.
 
-``build_server`` asks the plugin host for ``register_mcp_tools`` (this plugin's built-ins
-come through the same hook as any third party's), keeps the tools of the profile
-(``ECHO_MCP_TOOLS=core|full``, default ``full``), and turns each ``McpTool`` into an SDK
-tool: the schema comes from the function's signature minus its leading ``ctx``
-parameter, with ``additionalProperties: false``.
-
-Unknown parameters: the SDK's argument models silently drop keys they do not know, so
-``EchoMcpServer.call_tool`` validates first against a model that forbids extras and
-answers with a ``usage`` error naming every offending field (never its value).
+``build_server`` takes the operations of the profile (``ECHO_MCP_TOOLS=core|full``,
+default ``full``) from the registry (the built-ins come through ``register_operations``
+like any third party's) and lists each as a tool whose input schema (closed:
+``additionalProperties: false``) and output schema are derived from its declaration.
+``EchoMcpServer.call_tool`` validates arguments with ``parse_params`` (an unknown or bad
+parameter is a ``usage`` error naming the field, never its value) and runs the operation
+through the ``ToolRunner``.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import inspect
-import re
 import time
-import typing
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, ValidationError
+from mcp.types import ToolAnnotations
 
-from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.errors import ExitCode, usage_error
+from echo_core.operations import Operation, OperationRegistry, ParamsInvalid, parse_params
+from echo_core.operations.schema import input_schema, output_schema
 from echo_core.plugins import PluginHost
-from echo_core.protocols import McpTool
-from plugins.transport_mcp.results import validation_outcome
+from plugins.transport_mcp.results import error_outcome
 from plugins.transport_mcp.runner import ToolRunner
 
 PROFILE_ENV = "ECHO_MCP_TOOLS"
 PROFILES = ("core", "full")
-TOOL_NAME = re.compile(r"^echo_[a-z0-9]+(?:_[a-z0-9]+)*$")
 SERVER_NAME = "echo-memory"
 INSTRUCTIONS = (
     "echo-memory is persistent memory kept as markdown notes. Call echo_load at the start "
@@ -51,110 +46,63 @@ def profile_from_env(env: Mapping[str, str]) -> str:
     return raw
 
 
-def collect_tools(host: PluginHost) -> list[McpTool]:
-    """Every registered tool, validated (an ``McpTool`` under its own ``echo_`` name whose
-    function takes ``ctx`` first); a bad one is a start-up error naming it."""
-    tools: list[McpTool] = []
-    for name, tool in host.collect("register_mcp_tools").items():
-        if not isinstance(tool, McpTool):
-            raise EchoError(f"MCP tool {name!r} is not an McpTool ({type(tool).__name__}); "
-                            "fix or disable the plugin that registers it", ExitCode.FAILURE)
-        if tool.name != name or not TOOL_NAME.match(name):
-            raise EchoError(f"MCP tool {name!r}: the name must be snake_case with the echo_ "
-                            "prefix and equal McpTool.name", ExitCode.FAILURE)
-        sdk_signature(tool)  # fails early on an unusable signature
-        tools.append(tool)
-    return tools
+def served_operations(host: PluginHost, profile: str) -> list[Operation[Any]]:
+    """The operations ``host``'s plugins register that MCP serves in ``profile``
+    (a malformed declaration or a tool name claimed twice is a start-up error)."""
+    return OperationRegistry.from_host(host).for_mcp(profile)
 
 
-def select_profile(tools: Sequence[McpTool], profile: str) -> list[McpTool]:
-    """``core``: only tools whose profile is ``core``; ``full``: all of them."""
-    return [t for t in tools if profile == "full" or t.profile == "core"]
-
-
-def sdk_signature(tool: McpTool) -> inspect.Signature:
-    """The signature the SDK sees: the function's parameters after ``ctx``, keyword-only,
-    with resolved annotations, returning ``CallToolResult``."""
-    function = tool.function
-    params = list(inspect.signature(function).parameters.values())
-    if not params or params[0].name != "ctx":
-        raise EchoError(f"MCP tool {tool.name!r}: its function must take ctx (the "
-                        "EchoContext) as the first parameter", ExitCode.FAILURE)
-    hints = typing.get_type_hints(function, include_extras=True)
-    out = []
-    for param in params[1:]:
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.name.startswith("_"):
-            raise EchoError(f"MCP tool {tool.name!r}: parameter {param.name!r} cannot be "
-                            "exposed (no *args, **kwargs or leading underscore)", ExitCode.FAILURE)
-        out.append(param.replace(kind=param.KEYWORD_ONLY, annotation=hints.get(param.name, Any)))
-    return inspect.Signature(out, return_annotation=CallToolResult)
-
-
-def _annotations(tool: McpTool) -> ToolAnnotations:
-    rule = getattr(tool.function, "echo_access", "write")
-    read_only = rule == "read"
-    destructive = None if read_only else getattr(tool.function, "echo_destructive", None)
+def _annotations(op: Operation[Any]) -> ToolAnnotations:
+    read_only = op.access == "read"
+    destructive = None if read_only else op.access == "destructive"
     return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
                            open_world_hint=False)
 
 
-def _handler(tool: McpTool, runner: ToolRunner) -> Callable[..., Awaitable[CallToolResult]]:
-    async def handler(**arguments: Any) -> CallToolResult:
-        outcome = await runner.call(tool.name, tool.function, arguments)
-        return outcome.result
-
-    handler.__signature__ = sdk_signature(tool)  # type: ignore[attr-defined]
-    handler.__name__ = tool.name
-    handler.__doc__ = tool.description
-    return handler
+async def _never_called(**_: Any) -> None:  # the server runs operations itself
+    raise RuntimeError("echo-memory tools run through EchoMcpServer.call_tool")
 
 
-def _strict(model: type[BaseModel], name: str) -> type[BaseModel]:
-    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    return type(f"{name}Arguments", (model,), {"model_config": config, "__module__": __name__})
-
-
-def sdk_tool(tool: McpTool, runner: ToolRunner) -> Tool:
-    """The SDK ``Tool`` for ``tool``: its handler runs through ``runner``; its argument
-    model forbids unknown keys (so the schema says ``additionalProperties: false``)."""
-    built = Tool.from_function(_handler(tool, runner), name=tool.name,
-                               description=tool.description, annotations=_annotations(tool),
+def sdk_tool(op: Operation[Any]) -> Tool:
+    """The SDK ``Tool`` listing ``op``: the declaration's input schema (closed) and output
+    schema, its description and annotations. Calls never reach its ``fn``."""
+    built = Tool.from_function(_never_called, name=op.tool_name,
+                               description=op.tool_description, annotations=_annotations(op),
                                structured_output=False)
-    strict = _strict(built.fn_metadata.arg_model, tool.name)
-    built.fn_metadata.arg_model = strict  # type: ignore[assignment]
-    built.parameters = strict.model_json_schema(by_alias=True)
+    built.parameters = input_schema(op, "mcp")
+    built.fn_metadata.output_schema = output_schema(op)
     return built
 
 
 class EchoMcpServer(MCPServer[Any]):
-    """``MCPServer`` serving ``tools`` through ``runner`` with strict argument checks.
+    """``MCPServer`` serving ``operations`` through ``runner``: every call is checked by
+    the declaration (``parse_params``: a ``usage`` error naming the fields) and run by the
+    runner. ``tool_names`` lists what it serves; ``runner`` is shared with ``/health``."""
 
-    ``tool_names`` lists what it serves; ``runner`` is shared with ``/health``."""
-
-    def __init__(self, tools: Sequence[McpTool], runner: ToolRunner) -> None:
+    def __init__(self, operations: Sequence[Operation[Any]], runner: ToolRunner) -> None:
         self.runner = runner
-        built = [sdk_tool(t, runner) for t in tools]
-        self._tools: dict[str, Tool] = {t.name: t for t in built}
-        self.tool_names = tuple(self._tools)
+        self._operations = {op.tool_name: op for op in operations}
+        built = [sdk_tool(op) for op in operations]
+        self.tool_names = tuple(self._operations)
         super().__init__(name=SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
                          tools=built, log_level="WARNING")
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
-        """Check ``arguments`` strictly (a ``usage`` error naming the fields), then let the
-        SDK validate and run the tool."""
-        tool = self._tools.get(name)
-        if tool is not None:
-            start = time.perf_counter()
-            try:
-                tool.fn_metadata.validate_arguments(arguments)
-            except ValidationError as exc:
-                allowed = list(tool.parameters.get("properties", {}))
-                outcome = validation_outcome(
-                    name, exc.errors(include_input=False, include_url=False), allowed)
-                self.runner.log_call(name, start, outcome.label)
-                return outcome.result
-        return await super().call_tool(name, arguments, context)
+        """Validate ``arguments`` against the operation's declaration, then run it."""
+        op = self._operations.get(name)
+        if op is None:
+            return await super().call_tool(name, arguments, context)
+        start = time.perf_counter()
+        try:
+            params = parse_params(op.params, arguments or {}, surface="mcp",
+                                  operation=name)
+        except ParamsInvalid as exc:
+            outcome = error_outcome(ExitCode.USAGE, exc.message, exc.fields)
+            self.runner.log_call(name, start, outcome.label)
+            return outcome.result
+        outcome = await self.runner.call(op, params, start=start)
+        return outcome.result
 
 
 def _version() -> str:
@@ -167,8 +115,8 @@ def _version() -> str:
 def build_server(host: PluginHost, runner: ToolRunner, *,
                  env: Mapping[str, str] | None = None, profile: str | None = None) -> EchoMcpServer:
     """The server for ``host``'s tools in ``profile`` (default: from ``ECHO_MCP_TOOLS`` in
-    ``env``). Errors: 2 for an unknown profile; 1 for a malformed registered tool."""
+    ``env``). Errors: 2 for an unknown profile; 1 for a malformed operation."""
     chosen = profile if profile is not None else profile_from_env(env or {})
     if chosen not in PROFILES:
         raise usage_error(f"profile {chosen!r}: use one of {', '.join(PROFILES)}")
-    return EchoMcpServer(select_profile(collect_tools(host), chosen), runner)
+    return EchoMcpServer(served_operations(host, chosen), runner)

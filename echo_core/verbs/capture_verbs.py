@@ -1,0 +1,173 @@
+"""``capture``, declared once (SPEC §2.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from echo_core.models import CaptureRequest, Envelope
+from echo_core.operations import (
+    Access,
+    CliArg,
+    CliParam,
+    CliSurface,
+    Operation,
+    SkillSpec,
+    param,
+)
+from echo_core.routing import load_manifest
+from echo_core.text_source import read_text_source
+
+_MANIFEST = load_manifest()
+KINDS = ", ".join(_MANIFEST.kinds)
+DOMAINS = ", ".join(_MANIFEST.area_domains)
+MAX_NAMES = 50
+MAX_BODY = 1_000_000
+
+
+def _names(help: str) -> Any:
+    return param((), help=help, max_length=MAX_NAMES, cli=CliParam(split_commas=True,
+                                                                   metavar="A,B"))
+
+
+@attrs.frozen(kw_only=True)
+class CaptureParams:
+    """What ``capture`` takes (``echo_core.models.CaptureRequest`` is built from it)."""
+
+    title: str = param(help="The thing's name (one line), e.g. 'Ada Lovelace' or 'Use "
+                       "pytest, not unittest'.", min_length=1, max_length=200,
+                       cli=CliParam(positional=True))
+    kind: str | None = param(None, help=f"Kind of note: one of {KINDS}. Omit to drop a quick "
+                             "item in the inbox.", cli=CliParam(short="-k", metavar="KIND"))
+    body: str = param("", help="Markdown text to record (on the CLI, - as the second "
+                      "argument reads it from stdin).", max_length=MAX_BODY,
+                      cli=CliParam(short="-b", metavar="TEXT"))
+    tags: tuple[str, ...] = _names("Tags (repeat the option or comma-separate).")
+    aliases: tuple[str, ...] = _names("Other names it goes by.")
+    sources: tuple[str, ...] = _names("Where it came from (URLs, paths).")
+    status: str | None = param(None, help="One word, e.g. active (default: by kind).",
+                               cli=CliParam(metavar="STATUS"))
+    date: str | None = param(None, help="ISO date YYYY-MM-DD of the event (default today).",
+                             cli=CliParam(metavar="YYYY-MM-DD"))
+    domain: str | None = param(None, help=f"For kind area: one of {DOMAINS}.",
+                               cli=CliParam(metavar="DOMAIN"))
+    merge_into: str | None = param(None, help="Slug of the existing note to update (the "
+                                   "answer to a duplicate-gate).", cli=CliParam(metavar="SLUG"))
+    force: bool = param(False, help="Create even if the duplicate gate sees a duplicate.")
+    dry_run: bool = param(False, help="Preview only; nothing is written.")
+
+    def request(self) -> CaptureRequest:
+        """The ``CaptureRequest`` these parameters ask for."""
+        return CaptureRequest(**attrs.asdict(self, recurse=False))
+
+
+def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The CLI's ``capture TITLE -``: the body comes from stdin."""
+    from echo_core.errors import usage_error
+
+    out = dict(values)
+    source = out.pop("body_source", None)
+    if source not in (None, "-"):
+        raise usage_error(f"unexpected argument {source!r}; use --body TEXT or - for stdin")
+    if source == "-":
+        if "body" in out:
+            raise usage_error("body: give either --body or - (stdin), not both")
+        out["body"] = read_text_source("-", "body (stdin)")
+    return out
+
+
+def render_capture(env: Envelope) -> str:
+    """The outcome line, gate candidates, links and aliases learned, similar notes."""
+    data = env.data
+    lines = [env.message]
+    if env.action in ("duplicate-gate", "dry-run:duplicate-gate"):
+        lines.append("candidates:")
+        lines += [f"  {c['slug']}  {c['path']}  (score {c['score']})" for c in data.candidates]
+    for path in getattr(data, "links_added", ()):
+        lines.append(f"  linked {path}")
+    for alias in getattr(data, "aliases_learned", ()):
+        lines.append(f"  learned alias {alias!r}")
+    near = getattr(data, "near_duplicates", ())
+    if near and env.action != "duplicate-gate":
+        names = ", ".join(f"{c['title']} ({c['kind']})" for c in near)
+        lines.append(f"  similar: {names}")
+    return "\n".join(lines)
+
+
+def run_capture(ctx: Any, p: CaptureParams) -> Envelope:
+    """``echo_core.ops.capture.capture`` of the request."""
+    from echo_core.ops.capture import capture
+
+    return capture(ctx, p.request())
+
+
+def capture_access(p: CaptureParams) -> Access:
+    """A write, unless it is a dry run."""
+    return "read" if p.dry_run else "write"
+
+
+def _capture_result() -> type:
+    from echo_core.ops.capture import CaptureResult
+
+    return CaptureResult
+
+
+SAVE_SKILL = SkillSpec("save", (
+    "Save something worth remembering to echo-memory (a person, company, project update, "
+    "decision, concept, or an operator preference). Use when the user says remember/note "
+    "this, when a decision is made, or when you learn a durable fact a future session "
+    "will need."), """
+# Save to memory
+
+Save: $ARGUMENTS
+
+One note per thing: the title names it, `--kind` routes it, `--body` says what to keep.
+An existing note with the same name (or alias) gets a dated bullet instead of a copy.
+
+```bash
+echo-memory capture "Ada Lovelace" --kind person --body "Maintains the billing service; prefers short PRs."
+echo-memory capture "Vantage Systems" --kind company --body "Renewal due in April at 40k/year."
+echo-memory capture "Move to Postgres 16" --kind decision --date 2026-03-01 --body "Chosen for ...; rejected ..."
+echo-memory capture "Run tests with pytest -n 2" --kind semantic --body "The operator wants the parallel run."
+echo-memory capture "look into flaky deploy test"          # no --kind: goes to the inbox
+```
+
+Kinds: person, company, concept, reference, project, area (needs `--domain business|
+personal|learning|systems`), meeting, decision, semantic (facts and preferences), episodic
+(what happened), working (short-lived, expires), skill. Add `--tags a,b`,
+`--aliases "VSYS,Vantage"`, `--sources URL`; `--dry-run` previews without writing.
+
+If capture stops at the duplicate gate (exit 76), it lists near-identical notes: re-run
+with `--merge-into SLUG` to update that one, or `--force` if it really is new.
+`echo-memory resolve "Vantage"` shows which note a name already points to. Keep bodies
+factual and short; never store secrets.
+""", argument_hint="[what to remember]")
+
+CAPTURE = Operation(
+    "capture",
+    "Remember TITLE: create or update the entity it names, or add it to the inbox.",
+    ("Save something worth remembering across sessions (a person, project, decision, "
+     "preference, idea...) as a note, updating the existing note when the title resolves "
+     "to one; without kind it goes to the inbox. Use it when a durable fact or decision "
+     "comes up. Returns the path and action; a likely duplicate returns ok=false with "
+     "action duplicate-gate and candidates (retry with merge_into or force)."),
+    CaptureParams, run_capture, _capture_result, access=capture_access, profile="core",
+    render=render_capture, skill=SAVE_SKILL,
+    cli=CliSurface(
+        extra=(CliArg("body_source", "- reads the body from stdin.", metavar="[-]",
+                      required=False),),
+        prepare=_body_from_stdin, literal_args=True,
+        help="""Remember TITLE: create or update the entity it names, or add it to the inbox.
+
+\b
+Examples:
+  echo-memory capture "Ada Lovelace" --kind person --body "Wrote the first program."
+  echo-memory capture "Vantage Systems" -k company - < notes.txt
+  echo-memory capture "call the bank"              # no --kind: goes to the inbox
+
+An existing entity (same name, alias or slug) gets a dated bullet with the whole body.
+A new name too close to an existing one of the same kind stops at the duplicate gate
+(exit 76): re-run with --merge-into SLUG to update it, or --force to create anyway."""),
+)

@@ -1,0 +1,155 @@
+"""``history``, ``restore`` and ``backup``, declared once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from echo_core.models import Envelope
+from echo_core.operations import (
+    Access,
+    CliParam,
+    CliSurface,
+    Operation,
+    lazy_type,
+    param,
+)
+
+_SKIPPED_SHOWN = 10
+
+
+@attrs.frozen(kw_only=True)
+class HistoryParams:
+    """What ``history`` takes."""
+
+    path: str = param(help="Vault-relative note path.", min_length=1, max_length=500,
+                      cli=CliParam(positional=True))
+
+
+def render_history(env: Envelope) -> str:
+    """Each kept version: id, when, size, headline."""
+    data = env.data
+    if not data.versions:
+        return env.message
+    lines = [f"{env.message}:"]
+    for v in data.versions:
+        lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}")
+    lines.append(f"Preview a restore with `echo-memory restore {data.path} <version>`.")
+    return "\n".join(lines)
+
+
+def run_history(ctx: Any, p: HistoryParams) -> Envelope:
+    """``ops.history.note_history``."""
+    from echo_core.ops.history import note_history
+
+    return note_history(ctx, p.path)
+
+
+HISTORY = Operation(
+    "history", "List the earlier versions kept of the note at PATH, newest first.",
+    ("List the earlier versions kept of one note, newest first. Use it before restoring a "
+     "note a write damaged. Returns each version's id, time, size and headline."),
+    HistoryParams, run_history, lazy_type("echo_core.ops.history", "HistoryResult"),
+    render=render_history, mcp=None,
+    cli=CliSurface(help="""List the earlier versions kept of the note at PATH, newest first.
+
+A version is kept whenever a note is overwritten (put, capture's section updates,
+fm, restore) or deleted: up to 20 per note, in the state dir (not the vault).
+Each line: version id, when it was kept, size, first heading or line.
+Exit 44 when PATH has no note and no history."""),
+)
+
+
+@attrs.frozen(kw_only=True)
+class RestoreParams:
+    """What ``restore`` takes."""
+
+    path: str = param(help="Vault-relative note path.", min_length=1, max_length=500,
+                      cli=CliParam(positional=True))
+    version: str = param(help="A version id from history, or its first 4+ digits.",
+                         min_length=1, max_length=100, cli=CliParam(positional=True))
+    confirm: bool = param(False, help="Really restore (without it: only show the diff).",
+                          cli=CliParam(flag="--yes"))
+
+
+def render_restore(env: Envelope) -> str:
+    """The diff, then what was done."""
+    diff: str = env.data.diff
+    if env.action == "unchanged":
+        return env.message
+    return f"{diff.rstrip()}\n{env.message}" if diff else env.message
+
+
+def run_restore(ctx: Any, p: RestoreParams) -> Envelope:
+    """``ops.history.restore_note``."""
+    from echo_core.ops.history import restore_note
+
+    return restore_note(ctx, p.path, p.version, confirm=p.confirm)
+
+
+def restore_access(p: RestoreParams) -> Access:
+    """Destructive when confirmed (the replaced text is kept as a version); else a read."""
+    return "destructive" if p.confirm else "read"
+
+
+RESTORE = Operation(
+    "restore", "Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).",
+    ("Restore one note to an earlier version (confirm=false only shows the diff). Use it "
+     "to undo a damaging write. Returns the diff and whether the note changed."),
+    RestoreParams, run_restore, lazy_type("echo_core.ops.history", "RestoreResult"),
+    access=restore_access, lock_param="path", render=render_restore, mcp=None,
+    cli=CliSurface(help="""Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).
+
+Without --yes: prints the unified diff from the current text to VERSION and changes
+nothing. With --yes: writes it; the text it replaces is kept as a new version, so
+a restore can itself be undone. Exit 44 when PATH has no history or VERSION is not
+one of its versions."""),
+)
+
+
+@attrs.frozen(kw_only=True)
+class BackupParams:
+    """What ``backup`` takes."""
+
+    keep: int = param(30, help="How many backups of this vault to keep in the folder "
+                      "(newest first).", ge=1, le=10000)
+    out: str | None = param(None, help="Folder for the zip (default: <state dir>/backups).",
+                            cli=CliParam(metavar="DIR"))
+
+
+def render_backup(env: Envelope) -> str:
+    """What was zipped, skipped and removed."""
+    data = env.data
+    lines = [f"backed up {data.files} files ({data.bytes} bytes) to {data.path} "
+             f"({data.zip_bytes} bytes zipped)"]
+    if data.skipped:
+        lines.append(f"skipped {len(data.skipped)} file(s) the storage cannot read as text:")
+        lines += [f"  {s.path}: {s.reason}" for s in data.skipped[:_SKIPPED_SHOWN]]
+        if len(data.skipped) > _SKIPPED_SHOWN:
+            lines.append(f"  ... and {len(data.skipped) - _SKIPPED_SHOWN} more (see --json)")
+    if data.removed:
+        lines.append(f"removed {len(data.removed)} older backup(s), keeping the newest "
+                     f"{data.keep}")
+    return "\n".join(lines)
+
+
+def run_backup(ctx: Any, p: BackupParams) -> Envelope:
+    """``ops.backup.backup_vault``."""
+    from echo_core.ops.backup import backup_vault
+
+    return backup_vault(ctx, keep=p.keep, out=p.out)
+
+
+BACKUP = Operation(
+    "backup", "Write a dated zip of the whole vault, then delete all but the newest --keep.",
+    ("Write a dated zip of the whole vault and prune old ones. Use it before risky bulk "
+     "changes. Returns the zip's path and what was skipped or removed."),
+    BackupParams, run_backup, lazy_type("echo_core.ops.backup", "BackupResult"),
+    access="write", render=render_backup, mcp=None,
+    cli=CliSurface(help="""Write a dated zip of the whole vault, then delete all but the newest --keep.
+
+The zip is echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip; every file is read through
+the vault's backend (folder or Obsidian alike), hidden files left out. Other files in
+the folder are never touched. Restore by unzipping into an empty folder."""),
+)

@@ -1,0 +1,152 @@
+"""``recall`` and ``reindex``, declared once (SPEC §3.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from echo_core.models import Envelope
+from echo_core.operations import Bounds, CliParam, CliSurface, McpParam, Operation, SkillSpec, param
+from echo_core.verbs.skill_texts import SWEEP_SKILL
+from echo_core.verbs.skill_texts import SWEEP_SKILL
+
+MAX_QUERY = 2000
+
+
+@attrs.frozen(kw_only=True)
+class RecallParams:
+    """What ``recall`` takes."""
+
+    query: str = param(help="What to look for, in plain words.", min_length=1,
+                       max_length=MAX_QUERY, cli=CliParam(positional=True, variadic=True))
+    # SPEC §6.2: models get at most 20 primary hits; people on the CLI up to 50.
+    limit: int = param(8, help="Most primary hits to return.", ge=1, le=50,
+                       cli=CliParam(short="-n"), mcp=McpParam(bounds=Bounds(le=20)))
+    include_linked: bool = param(True, help="Also return notes linked from the hits "
+                                 "(labelled via).", cli=CliParam(flag="--no-linked", negate=True,
+                                 help="Leave out notes linked from the hits."))
+    budget_chars: int | None = param(None, help="Cap on the total excerpt characters; cut "
+                                     "excerpts end with … and are marked truncated. Omit "
+                                     "for no cap.", ge=500, le=20000, cli=CliParam(metavar="N"))
+
+
+def render_recall(env: Envelope) -> str:
+    """Ranked hits with excerpts, then linked notes, then budget and expansion notes."""
+    data = env.data
+    if not data.primary:
+        return f"nothing in memory matches {data.query!r}"
+    lines = []
+    for hit in data.primary:
+        lines.append(f"{hit.score:7.3f}  {hit.path}  [{hit.type or '-'}"
+                     f"{', ' + hit.status if hit.status else ''}]")
+        if hit.excerpt:
+            lines.append(f"         {hit.excerpt}")
+    if data.linked:
+        lines.append("linked:")
+        for hit in data.linked:
+            lines.append(f"{hit.score:7.3f}  {hit.path}  (via {hit.via})")
+            if hit.excerpt:
+                lines.append(f"         {hit.excerpt}")
+    if data.truncated:
+        lines.append(f"(truncated to the budget; {data.dropped} more hits left out)")
+    if data.expansions:
+        lines.append(f"(expanded with: {', '.join(data.expansions)})")
+    return "\n".join(lines)
+
+
+def run_recall(ctx: Any, p: RecallParams) -> Envelope:
+    """``echo_core.ops.recall.recall`` with the declared parameters."""
+    from echo_core.ops.recall import recall
+
+    return recall(ctx, p.query, limit=p.limit, include_linked=p.include_linked,
+                  budget_chars=p.budget_chars)
+
+
+@attrs.frozen(kw_only=True)
+class ReindexParams:
+    """``reindex`` takes nothing."""
+
+
+def run_reindex(ctx: Any, p: ReindexParams) -> Envelope:
+    """Rebuild the active ranker, reporting progress (``echo_core.progress``)."""
+    from echo_core import progress
+    from echo_core.ops.recall_index import corpus_size, reindex
+
+    if not progress.wanted():
+        return reindex(ctx)
+    total = corpus_size(ctx)
+    progress.report(0, total)
+    envelope = reindex(ctx, lambda done: progress.report(done, total))
+    progress.report(total, total)
+    return envelope
+
+
+RECALL_SKILL = SkillSpec("recall", (
+    "Search echo-memory for notes about a person, project, decision, preference or past "
+    "session. Use before answering questions about earlier work or people, before redoing "
+    "something that may have been decided already, and when the user asks what we know "
+    "about X."), """
+# Recall from memory
+
+```bash
+echo-memory recall $ARGUMENTS --budget-chars 1500
+```
+
+Results are ranked notes with an excerpt each, plus notes they link to. Read a whole note
+with `echo-memory get PATH` (add `--json` for frontmatter). Words are stemmed and entity
+aliases expand the query, so plain words work; try the person's or project's name, or two
+or three key words.
+
+The UserPromptSubmit hook already adds a few clearly relevant notes to each prompt; recall
+explicitly when you need more, or something older. If nothing matches, say memory has
+nothing on it rather than guessing.
+""", argument_hint="<query>")
+
+
+def _recall_result() -> type:
+    from echo_core.ops.recall import RecallResult
+
+    return RecallResult
+
+
+def _reindex_result() -> type:
+    from echo_core.ops.recall_index import ReindexResult
+
+    return ReindexResult
+
+
+RECALL = Operation(
+    "recall",
+    "Search memory for QUERY: ranked notes with excerpts, plus linked notes.",
+    ("Search memory (entity notes, session logs, journal) for what is known about a "
+     "topic. Use it before answering questions about past work, people, decisions or "
+     "preferences. Returns ranked primary hits and linked notes with path, score and "
+     "excerpt; budget_chars caps the excerpt text (cut ones are marked truncated)."),
+    RecallParams, run_recall, _recall_result, access="read", profile="core", render=render_recall,
+    cli=CliSurface(help="""Search memory for QUERY: ranked notes with excerpts, plus linked notes.
+
+\b
+Examples:
+  echo-memory recall vantage pricing decision
+  echo-memory recall "who is Ada" --limit 3 --json
+  echo-memory recall deploy checklist --budget-chars 1500
+
+Words are stemmed (deploys, deployed, deployment all match), entity aliases expand
+the query, and fresher, active notes rank a little higher."""),
+    skill=RECALL_SKILL,
+)
+
+REINDEX = Operation(
+    "reindex",
+    "Rebuild the recall index from every note in the vault (with a progress bar).",
+    ("Rebuild the recall index from every note in the vault. Use it only when recall misses "
+     "notes that exist (after bulk edits outside echo-memory). Returns how many notes were "
+     "indexed."),
+    ReindexParams, run_reindex, _reindex_result, access="write", mcp=None,
+    skill=SWEEP_SKILL,
+    cli=CliSurface(help="""Rebuild the recall index from every note in the vault (with a progress bar).
+
+Rarely needed: the index keeps itself current as notes are written and rebuilds
+itself when missing. Use it after editing many notes outside echo-memory."""),
+)

@@ -1,0 +1,162 @@
+"""The texts of the built-in Claude Code skills (``SkillSpec``), kept apart from the
+declarations they belong to so each verb module stays short. The built skill adds the
+command's usage, derived from the declaration."""
+
+from __future__ import annotations
+
+from echo_core.operations import SkillSpec
+
+LOAD_SKILL = SkillSpec("load", (
+    "Load the echo-memory brief: current scope, operator preferences, the last session's "
+    "open threads and next step, today's agent log and the inbox count. Use at the start of "
+    "work when no echo-memory brief is in context, after switching projects, or when asked "
+    "what we were doing."), """
+# Load memory
+
+The SessionStart hook injects this brief automatically on startup, `/clear` and after
+compaction. Run it yourself when it is missing from your context or you need it fresh:
+
+```bash
+echo-memory load --brief        # the budgeted digest (about 8000 characters at most)
+echo-memory load                # everything load reads, in full
+echo-memory scope show          # just the current focus and when it was set
+```
+
+Then act on it: follow the operator's Fact / Pattern preferences, pick up the last
+session's Open Threads and Suggested Next Step, and mention a non-empty inbox if the user
+may want to triage it. When the focus changes for good, record it:
+
+```bash
+echo-memory scope set "Ship the recall index; then the MCP server"
+```
+""")
+
+REFLECT_SKILL = SkillSpec("reflect", (
+    "Close a session in echo-memory: write the session log (goal, decisions, open threads, "
+    "next step), an agent-log line, an optional new scope and reflection proposals (facts, "
+    "decisions, preferences learned). Use at the end of substantive work, or when the Stop "
+    "hook asks you to save what was learned."), """
+# Reflect and end the session
+
+1. Write a bundle file, e.g. `/tmp/echo-session.json` (only `slug` and `log_body` are
+   required; `slug` is kebab-case):
+
+```json
+{
+  "slug": "fix-recall-index-crash",
+  "log_body": "## Goal\\nFix the crash on empty notes.\\n\\n## Decisions Made\\n- Skip empty bodies at index time.\\n\\n## Open Threads\\n- Backfill the skipped notes.\\n\\n## Suggested Next Step\\nRun `echo-memory reindex` and re-check recall.",
+  "agent_log_line": "- 2026-03-01: fixed the recall index crash on empty notes",
+  "scope": "Stabilise the recall index",
+  "reflect": [
+    {"title": "Run tests with pytest -n 2", "kind": "semantic",
+     "body": "The operator prefers the parallel test run.", "confidence": 0.9}
+  ]
+}
+```
+
+2. Preview, then apply:
+
+```bash
+echo-memory session-end /tmp/echo-session.json           # dry run: shows every step
+echo-memory session-end /tmp/echo-session.json --apply   # writes log, agent log, notes, heartbeat
+```
+
+`-` instead of the file name reads the bundle from stdin (e.g. a heredoc).
+
+Reflection proposals go through capture (the duplicate gate applies); `confidence` below
+0.6 sends a proposal to the inbox instead. Propose only what a future session needs:
+explicit preferences ("always/never/I prefer"), corrections, decisions with their reason,
+fixes for errors that cost time. Leave out `scope` unless the focus really changed.
+""")
+
+TRIAGE_SKILL = SkillSpec("triage", (
+    "Process the echo-memory inbox: list the quick captures and route each into a proper "
+    "note (person, project, decision, ...) or leave it there. Run when the user asks to "
+    "triage or clean up the inbox."), """
+# Triage the inbox
+
+```bash
+echo-memory triage list --json
+```
+
+Write a proposals file with one entry per item, copying `line` exactly from the list:
+
+```json
+[{"line": "- 2026-02-20: met Ada at the engine demo", "title": "Ada Lovelace",
+  "kind": "person", "body": "Met her at the engine demo."},
+ {"line": "- 2026-02-21: Vantage renewal", "title": "Vantage Systems", "kind": "company",
+  "merge_into": "vantage-systems"},
+ {"line": "- 2026-02-22: call the bank", "action": "stay"}]
+```
+
+```bash
+echo-memory triage apply /tmp/proposals.json           # preview: create / update / gated / ...
+echo-memory triage apply /tmp/proposals.json --apply   # route them
+```
+
+Show the user the preview before applying. A `gated` item needs `"merge_into": SLUG` or
+`"force": true`. The inbox lines stay in place; each routed item is logged, so re-applying
+never routes it twice.
+""", model_invocable=False)
+
+HEALTH_SKILL = SkillSpec("health", (
+    "Check whether echo-memory is healthy and its notes are consistent. Use when memory "
+    "seems wrong, stale or incomplete, or when the user asks about memory health."), """
+# Memory health
+
+This version of echo-memory has no `health` (lint) verb yet; the vault checks it will run
+(broken links, orphans, stale scope, expired working notes, index drift) are not installed.
+What you can check today:
+
+```bash
+echo-memory doctor            # config, vault, marker, schema, plugins: ok / warn / fail with fixes
+echo-memory scope show        # how many sessions since the scope was last set
+echo-memory triage list       # how much is waiting in the inbox
+```
+
+If recall misses notes you know exist (e.g. after editing notes outside echo-memory), the
+index can be rebuilt with `echo-memory reindex`. Report what you found; do not edit notes
+to "fix" them without the user's go-ahead.
+""")
+
+SWEEP_SKILL = SkillSpec("sweep", (
+    "Maintenance sweep of the echo-memory vault: rebuild indexes and repair metadata. "
+    "Run only when the user asks for memory maintenance."), """
+# Sweep
+
+This version of echo-memory has no `sweep` verb yet (frontmatter backfill, reciprocal
+links and alias learning are not installed). The maintenance that exists:
+
+```bash
+echo-memory reindex     # rebuild the recall index from every note (safe, read-only on notes)
+echo-memory doctor      # readiness report with fixes
+```
+
+Run `reindex` when recall misses notes that exist, e.g. after bulk edits in Obsidian.
+""", model_invocable=False)
+
+DOCTOR_SKILL = SkillSpec("doctor", (
+    "Diagnose the echo-memory setup: which config and vault are used, whether the vault is "
+    "reachable and initialised, and plugin problems. Use when an echo-memory command fails, "
+    "the memory hooks seem silent, or memory looks empty."), """
+# Doctor
+
+```bash
+echo-memory doctor            # each check ok / WARN / FAIL, with the fix
+echo-memory doctor --json
+echo-memory plugins           # installed plugins, their hooks, and load errors
+```
+
+The vault is `--vault`, else `$ECHO_VAULT`, else `vault` in
+`~/.config/echo-memory/config.toml`, else the embedded default; `echo-memory init` creates
+the layout. The Claude Code hooks run `echo-memory` from PATH (or `$ECHO_MEMORY_BIN`) and
+stay silent on any error. To see why a hook is silent, run it by hand:
+
+```bash
+echo '{"session_id": "t", "hook_event_name": "UserPromptSubmit", "prompt": "deploy checklist"}' \\
+  | ECHO_HOOK_DEBUG=1 echo-memory hook UserPromptSubmit
+```
+
+Exit codes: 2 usage, 44 not found, 75 vault lock held (retry), 76 duplicate gate,
+78 not configured (run `echo-memory init` or set the vault).
+""")

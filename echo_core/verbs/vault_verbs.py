@@ -1,0 +1,129 @@
+"""``init``, ``doctor`` (the MCP ``echo_health``) and ``flush``, declared once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from echo_core.models import Envelope
+from echo_core.operations import CliSurface, McpSurface, Operation, lazy_type, param
+from echo_core.verbs.skill_texts import DOCTOR_SKILL, HEALTH_SKILL
+
+
+@attrs.frozen(kw_only=True)
+class InitParams:
+    """What ``init`` takes."""
+
+    new: bool = param(False, help="Create a new empty vault even where this machine used "
+                      "one that is missing now (otherwise refused: mount or restore the old "
+                      "one instead).")
+
+
+def render_init(env: Envelope) -> str:
+    """What was created."""
+    return "\n".join([env.message, *(f"  + {path}" for path in env.data.created)])
+
+
+def run_init(ctx: Any, p: InitParams) -> Envelope:
+    """``ops.init.init_vault``."""
+    from echo_core.ops.init import init_vault
+
+    return init_vault(ctx, new=p.new)
+
+
+INIT = Operation(
+    "init", "Create the vault layout (folders, templates, marker).",
+    ("Create the vault layout (folders, templates, marker); existing files are never "
+     "changed. Use it once when setting up memory. Returns what was created."),
+    InitParams, run_init, lazy_type("echo_core.ops.init", "InitResult"), access="write",
+    render=render_init, mcp=None,
+    cli=CliSurface(help="""Create the vault layout (folders, templates, marker).
+
+Safe to run again: existing files are never changed, so a second run writes nothing.
+Where a vault this machine used has gone missing (a drive not mounted), init refuses
+to put a new empty vault in its place unless --new is given."""),
+)
+
+
+@attrs.frozen(kw_only=True)
+class DoctorParams:
+    """What ``doctor`` / ``echo_health`` take."""
+
+    deep: bool = param(False, help="Ask for deep checks too. Lint-level checks are not "
+                       "available yet, so both modes run the readiness checks; deep=true "
+                       "adds a warning saying so.", cli=None)
+
+
+def render_doctor(env: Envelope) -> str:
+    """Each check as ok / WARN / FAIL with its fix."""
+    marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+    lines = []
+    for check in env.data.checks:
+        line = f"[{marks[check.status]}] {check.name}: {check.detail}"
+        if check.fix and check.status != "ok":
+            line += f"\n       fix: {check.fix}"
+        lines.append(line)
+    lines.append(env.message)
+    return "\n".join(lines)
+
+
+def run_doctor(ctx: Any, p: DoctorParams) -> Envelope:
+    """``ops.doctor.run_doctor``; ``deep`` is reserved for the lint checks (SPEC §5.2)."""
+    from echo_core.ops.doctor import run_doctor as doctor
+
+    envelope = doctor(ctx)
+    if p.deep:
+        note = "deep checks (lint) are not available yet; ran the readiness checks only"
+        envelope = attrs.evolve(envelope, warnings=(*envelope.warnings, note))
+    return envelope
+
+
+DOCTOR = Operation(
+    "doctor", "Check readiness: config (and which source won), vault, marker, schema, plugins.",
+    ("Check that memory works: config, vault reachable, plugins, marker and schema. Use "
+     "it when memory tools fail or during setup. Returns each check as ok, warn or fail "
+     "with the fix; ok=false when any check fails."),
+    DoctorParams, run_doctor, lazy_type("echo_core.ops.doctor", "DoctorResult"),
+    profile="core", render=render_doctor, mcp=McpSurface(tool="echo_health"),
+    skill=(DOCTOR_SKILL, HEALTH_SKILL),
+    cli=CliSurface(help="""Check readiness: config (and which source won), vault, marker, schema, plugins.
+
+Exits 1 when a check fails; each problem line says how to fix it."""),
+)
+
+
+@attrs.frozen(kw_only=True)
+class FlushParams:
+    """``flush`` takes nothing."""
+
+
+def render_flush(env: Envelope) -> str:
+    """What was replayed, and anything not synced."""
+    lines = [env.message]
+    for item in env.data.items:
+        if item.outcome != "synced":
+            lines.append(f"  {item.outcome}: {item.op} {item.id}  {item.detail}")
+    return "\n".join(lines)
+
+
+def run_flush(ctx: Any, p: FlushParams) -> Envelope:
+    """``ops.outbox.flush``."""
+    from echo_core.ops.outbox import flush
+
+    return flush(ctx)
+
+
+FLUSH = Operation(
+    "flush", "Replay the offline outbox: writes queued while the vault was unreachable.",
+    ("Replay the writes queued while the vault was unreachable. Use it once the vault is "
+     "back (load also does it). Returns each queued write's outcome."),
+    FlushParams, run_flush, lazy_type("echo_core.ops.outbox", "FlushResult"), access="write",
+    render=render_flush, mcp=None,
+    cli=CliSurface(help="""Replay the offline outbox: writes queued while the vault was unreachable.
+
+Each queued capture runs through capture again (routing and the duplicate gate see
+the vault as it is now). A capture the gate stops is kept and flagged "needs
+attention" (re-capture it with --merge-into or --force); later ones still land.
+`load` flushes automatically."""),
+)

@@ -1,0 +1,201 @@
+"""CLI commands derived from operation declarations (``echo_core.operations``).
+
+``command_for(op)`` builds a click command from ``op``'s parameter class: positional
+arguments and options with the declared help, defaults and CLI bounds (``--limit``
+becomes an ``IntRange``), flags for booleans, repeatable options for lists, plus the
+surface's CLI-only ``extra`` arguments. The callback gathers the values, lets
+``CliSurface.prepare`` turn extras into parameters, validates everything through
+``parse_params(surface="cli")`` (the same check MCP uses), runs the operation and prints
+its envelope with the operation's ``render``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+import click
+
+from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from echo_core.operations import (
+    CliArg,
+    CliParam,
+    FieldInfo,
+    Kind,
+    Operation,
+    fields_of,
+    parse_params,
+)
+
+
+def option_name(info: FieldInfo) -> str:
+    """The long option of a non-positional parameter (``--budget-chars``)."""
+    cli = info.spec.cli
+    if cli is not None and cli.flag:
+        return cli.flag
+    return "--" + info.name.replace("_", "-")
+
+
+def _click_type(info: FieldInfo) -> Any:
+    bounds = info.bounds_for("cli")
+    kind = info.type.kind
+    if kind is Kind.INT:
+        return click.IntRange(None if bounds.ge is None else int(bounds.ge),
+                              None if bounds.le is None else int(bounds.le))
+    if kind is Kind.FLOAT:
+        return click.FloatRange(bounds.ge, bounds.le)
+    return click.STRING
+
+
+def _metavar(info: FieldInfo, cli: CliParam) -> str | None:
+    if cli.metavar:
+        return cli.metavar
+    choices = info.choices()
+    if choices and len(choices) <= 6:
+        return "[" + "|".join(choices) + "]"
+    return None
+
+
+def _help(info: FieldInfo) -> str:
+    choices = info.choices()
+    cli = info.spec.cli
+    text = cli.help if cli is not None and cli.help else info.spec.help
+    if choices and len(choices) > 6:
+        text += f" One of: {', '.join(choices)}."
+    return text
+
+
+def _parameter(info: FieldInfo) -> click.Parameter:
+    cli = info.spec.cli
+    assert cli is not None
+    if cli.positional:
+        required = info.default_for("cli") is attrs.NOTHING
+        return click.Argument([info.name], nargs=-1 if cli.variadic else 1,
+                              required=required, metavar=cli.metavar or None,
+                              type=_click_type(info))
+    names = [option_name(info), *([cli.short] if cli.short else [])]
+    default = info.default_for("cli")
+    if info.type.kind is Kind.BOOL:
+        return click.Option([info.name, *names], is_flag=True, default=False, help=_help(info))
+    multiple = info.type.kind is Kind.LIST
+    return click.Option(
+        [info.name, *names], type=_click_type(info), multiple=multiple, help=_help(info),
+        metavar=_metavar(info, cli),
+        default=None if default is attrs.NOTHING or multiple else default,
+        show_default=not multiple and default not in (attrs.NOTHING, None, ""),
+        required=default is attrs.NOTHING and not multiple,
+    )
+
+
+def _extra(arg: CliArg) -> click.Parameter:
+    if arg.flag:
+        return click.Option([arg.name, arg.flag], help=arg.help, metavar=arg.metavar or None)
+    return click.Argument([arg.name], metavar=arg.metavar or None, required=arg.required)
+
+
+def _convert(info: FieldInfo, value: Any) -> Any:
+    """A parsed click value as the parameter takes it (joined words, split lists,
+    negated flags)."""
+    cli = info.spec.cli
+    assert cli is not None
+    kind = info.type.kind
+    if cli.variadic:
+        return " ".join(value)
+    if kind is Kind.BOOL:
+        return not value if cli.negate else value
+    if kind is Kind.LIST:
+        parts = [p.strip() for v in value for p in (v.split(",") if cli.split_commas else [v])]
+        return tuple(p for p in parts if p)
+    return value
+
+
+def cli_arguments(op: Operation[Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameter mapping for ``op`` from click's ``values`` (flags not given and
+    empty lists are left to the declared defaults)."""
+    fields = {f.name: f for f in fields_of(op.params) if f.spec.cli is not None}
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        info = fields.get(name)
+        if info is None:
+            out[name] = value  # a CLI-only extra, for prepare()
+            continue
+        if value is None or (info.type.kind is Kind.LIST and not value):
+            continue
+        if info.type.kind is Kind.BOOL and not value:
+            continue
+        out[name] = _convert(info, value)
+    if op.cli is not None and op.cli.prepare is not None:
+        out = dict(op.cli.prepare(out))
+    return out
+
+
+def _progress_bar(label: str, run: Callable[[], Any]) -> Any:
+    from echo_core import progress
+
+    state: dict[str, Any] = {}
+
+    def report(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = click.progressbar(length=total, label=label, show_pos=True,
+                                    file=click.get_text_stream("stderr"))
+            bar.__enter__()
+            state["bar"], state["done"] = bar, 0
+        bar.update(done - state["done"])
+        state["done"] = done
+
+    try:
+        with progress.reporting(report):
+            return run()
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+
+def command_for(op: Operation[Any]) -> click.Command:
+    """The click command running ``op`` (named after the last of its CLI words)."""
+    surface = op.cli
+    assert surface is not None
+    fields = [f for f in fields_of(op.params) if f.spec.cli is not None]
+    positional = [f for f in fields if f.spec.cli and f.spec.cli.positional]
+    options = [f for f in fields if not (f.spec.cli and f.spec.cli.positional)]
+    params: list[click.Parameter] = [_parameter(f) for f in positional]
+    params += [_extra(a) for a in surface.extra if not a.flag]
+    params += [_parameter(f) for f in options]
+    params += [_extra(a) for a in surface.extra if a.flag]
+
+    def callback(as_json: bool, **values: Any) -> None:
+        arguments = cli_arguments(op, values)
+        prepared = set(arguments) - {f.name for f in fields}
+        checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
+                               prepared=prepared)
+        ctx = current_context()
+        if as_json:
+            envelope = op.run(ctx, checked)
+        else:
+            envelope = _progress_bar(op.name, lambda: op.run(ctx, checked))
+        emit(envelope, as_json, op.render, exact_when_piped=surface.exact_when_piped)
+
+    cls = LiteralArgsCommand if surface.literal_args else click.Command
+    command = cls(op.command[-1], params=params, callback=callback, help=op.cli_help)
+    common_options(command)
+    return command
+
+
+def add_operations(cli: click.Group, operations: list[Operation[Any]]) -> dict[str, str]:
+    """Attach a command for each operation to ``cli`` (creating groups for nested
+    words); returns command path -> operation name."""
+    added: dict[str, str] = {}
+    for op in operations:
+        group = cli
+        for word in op.command[:-1]:
+            sub = group.commands.get(word)
+            if not isinstance(sub, click.Group):
+                assert op.cli is not None
+                sub = click.Group(word, help=op.cli.group_help or f"The {word} commands.")
+                group.add_command(sub)
+            group = sub
+        group.add_command(command_for(op))
+        added[" ".join(op.command)] = op.name
+    return added
