@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 from mcp import Client
 
 from echo_core.context import create_context
@@ -85,12 +86,28 @@ def subprocess_env(box: VaultBox, **overrides: str) -> dict[str, str]:
 
 
 async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, dict[str, Any], str]:
-    """``(is_error, structured_content, text)`` of one tool call."""
+    """``(is_error, structured_content, text)`` of one tool call.
+
+    Checks the result contract: structured content that matches the tool's output schema
+    (when the call is not an error), and a text that opens with a 1-3 line summary (a
+    blank line then separates the readable result)."""
     result = await client.call_tool(name, arguments)
     text = "".join(getattr(block, "text", "") for block in result.content)
     assert result.structured_content is not None, f"{name}: no structured content"
-    assert 1 <= len(text.splitlines()) <= 3, f"{name}: summary must be 1-3 lines: {text!r}"
+    summary = text.split("\n\n", 1)[0]
+    assert 1 <= len(summary.splitlines()) <= 3, f"{name}: summary must be 1-3 lines: {text!r}"
+    if not result.is_error:
+        schema = OUTPUT_SCHEMAS.get(name)
+        if schema is None:
+            tools = (await client.list_tools()).tools
+            OUTPUT_SCHEMAS.update({t.name: t.output_schema for t in tools})
+            schema = OUTPUT_SCHEMAS[name]
+        assert schema, f"{name}: no outputSchema"
+        jsonschema.validate(result.structured_content, schema)
     return bool(result.is_error), dict(result.structured_content), text
+
+
+OUTPUT_SCHEMAS: dict[str, Any] = {}
 
 
 async def run_scenario(client: Client) -> None:
@@ -104,8 +121,10 @@ async def run_scenario(client: Client) -> None:
     err, data, _ = await call(client, "echo_load", brief=True)
     assert not err and data["action"] == "loaded" and data["digest"]
 
-    err, data, _ = await call(client, "echo_recall", query="analytical engine punched cards")
+    err, data, text = await call(client, "echo_recall", query="analytical engine punched cards")
     assert not err and {h["path"] for h in data["primary"]} >= {ADA, ENGINE}
+    for hit in data["primary"]:  # the text a model reads carries the result, not a count
+        assert hit["path"] in text and hit["excerpt"] in text
     err, data, _ = await call(client, "echo_recall", query="analytical engine", budget_chars=500)
     assert not err and data["truncated"] is True
     cut = [h for h in data["primary"] + data["linked"] if h["truncated"]]

@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -17,13 +18,14 @@ import yaml
 
 from echo_core.errors import EchoError
 from echo_core.hookspecs import hookimpl
+from echo_core.operations import OperationRegistry
 from echo_core.ops.build import BUILD_RECORD, build
 from echo_core.plugins import create_host
 from echo_core.protocols import BuildTarget
 from echo_core.testing import BuildTargetContract
 from plugins.hooks_claude.build_part import ClaudeHooksPart
 from plugins.transport_cli.app import build_cli
-from plugins.transport_cli.skills import SKILLS, CliSkillsPart
+from plugins.transport_cli.skills import CliSkillsPart
 from tests.capture_kit import VaultBox
 from tests.hook_kit import (
     ECHO_BIN,
@@ -280,9 +282,14 @@ class TestCliSkillsPart(BuildTargetContract):
     def build_part(self) -> BuildTarget:
         return CliSkillsPart()
 
+    @pytest.fixture
+    def build_context(self) -> Any:
+        return SimpleNamespace(host=create_host(env={}, strict=True))
+
 
 def test_skills_cover_every_verb_the_spec_names() -> None:
-    assert {s.name for s in SKILLS} == SKILL_NAMES
+    registry = OperationRegistry.from_host(create_host(env={}, strict=True))
+    assert {skill.name for _, skill in registry.skills()} == SKILL_NAMES
 
 
 # --- .mcp.json (transport_mcp's part) -----------------------------------------------------

@@ -16,20 +16,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 import pytest
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.hookspecs import Register, hookimpl
-from echo_core.models import CaptureRequest, GateStop, Note
-from echo_core.protocols import IndexDoc, McpTool, Tokenizer, WeightedTerm
+from echo_core.models import CaptureRequest, Envelope, GateStop, Note
+from echo_core.operations import Operation, param
+from echo_core.protocols import IndexDoc, Tokenizer, WeightedTerm
 from echo_core.testing import (
     BuildTargetContract,
     CommandsContract,
     EventsContract,
     ExpanderContract,
     GateContract,
-    McpToolsContract,
+    OperationsContract,
     PluginContract,
     QueueContract,
     RankerContract,
@@ -436,15 +438,20 @@ def test_commands_suite_catches_bare_commands(test_name: str) -> None:
             getattr(suite, test_name)(BareDoctorCommands())
 
 
-# --- MCP tools ----------------------------------------------------------------------
+# --- operations ---------------------------------------------------------------------
 
 
-def echo_hello(name: str = "world") -> dict[str, str]:
-    return {"greeting": f"hello {name}"}
+@attrs.frozen(kw_only=True)
+class HelloParams:
+    name: str = param("world", help="Who to greet.", max_length=50)
 
 
-class HelloTools:
-    def __init__(self, name: str = "echo_hello", description: str = "") -> None:
+def hello(ctx: Any, p: HelloParams) -> Envelope:
+    return Envelope(True, "greeted", f"hello {p.name}")
+
+
+class HelloOperations:
+    def __init__(self, name: str = "hello", description: str = "") -> None:
         self.name = name
         self.description = description or (
             "Greets someone by name, e.g. a teammate. Use it to check the server answers. "
@@ -452,23 +459,30 @@ class HelloTools:
         )
 
     @hookimpl
-    def register_mcp_tools(self, register: Register) -> None:
-        register(self.name, McpTool(self.name, self.description, echo_hello, profile="core"))
+    def register_operations(self, register: Register) -> None:
+        register(self.name, Operation(self.name, "Greet someone.", self.description,
+                                      HelloParams, hello, profile="core"))
 
 
-class TestHelloTools(McpToolsContract):
+class TestHelloOperations(OperationsContract):
     @pytest.fixture
-    def plugin(self) -> HelloTools:
-        return HelloTools()
+    def plugin(self) -> HelloOperations:
+        return HelloOperations()
+
+    @pytest.fixture
+    def examples(self) -> dict[str, dict[str, Any]]:
+        return {"hello": {"name": "Ada"}}
 
 
-def test_mcp_suite_catches_bad_names_and_long_descriptions() -> None:
-    suite = McpToolsContract()
-    with pytest.raises(AssertionError):
-        suite.test_names_are_prefixed_snake_case(HelloTools(name="HelloTool"))
-    wordy = HelloTools(description="One. Two. Three. Four.")
+def test_operations_suite_catches_bad_names_long_descriptions_and_bad_examples() -> None:
+    suite = OperationsContract()
+    with pytest.raises(AssertionError, match="kebab-case"):
+        suite.test_declarations_are_well_formed(HelloOperations(name="Hello_Op"))
+    wordy = HelloOperations(description="One. Two. Three. Four.")
     with pytest.raises(AssertionError):
         suite.test_descriptions_are_short_and_present(wordy)
+    with pytest.raises(EchoError, match="name: must have at most 50"):
+        suite.test_examples_validate_on_every_surface(HelloOperations(), {"hello": {"name": "x" * 51}})
 
 
 # --- build targets ------------------------------------------------------------------

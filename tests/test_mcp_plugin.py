@@ -3,19 +3,19 @@ descriptions and signatures follow the rules the server relies on."""
 
 from __future__ import annotations
 
-import inspect
 from types import ModuleType
+from typing import Any
 
 import click
 import pytest
 
 import plugins.transport_cli
 import plugins.transport_mcp
-from echo_core.testing import CommandsContract, McpToolsContract, PluginContract
-from echo_core.testing.mcp_tools_contract import count_sentences
+from echo_core.operations import Operation, parse_params
+from echo_core.testing import CommandsContract, PluginContract
+from echo_core.testing.operations_contract import count_sentences
+from echo_core.verbs import builtin_operations
 from plugins.transport_mcp.access import plan_for
-from plugins.transport_mcp.read_tools import READ_TOOLS
-from plugins.transport_mcp.write_tools import WRITE_TOOLS
 from tests.mcp_kit import CORE_TOOLS, FULL_TOOLS
 
 
@@ -27,12 +27,6 @@ class TestTransportMcpPlugin(PluginContract):
     @pytest.fixture
     def plugin_name(self) -> str:
         return "transport_mcp"
-
-
-class TestTransportMcpTools(McpToolsContract):
-    @pytest.fixture
-    def plugin(self) -> ModuleType:
-        return plugins.transport_mcp
 
 
 class TestTransportMcpCommands(CommandsContract):
@@ -47,17 +41,19 @@ class TestTransportMcpCommands(CommandsContract):
         return set(cli.commands) | {"init", "doctor", "plugins"}
 
 
+def _builtin() -> dict[str, Operation[Any]]:
+    return {op.tool_name: op for op in builtin_operations() if op.mcp is not None}
+
+
 def test_builtin_sets_match_the_spec() -> None:
-    tools = (*READ_TOOLS, *WRITE_TOOLS)
-    assert {t.name for t in tools} == FULL_TOOLS
-    assert {t.name for t in tools if t.profile == "core"} == CORE_TOOLS
+    tools = _builtin()
+    assert set(tools) == FULL_TOOLS
+    assert {name for name, op in tools.items() if op.profile == "core"} == CORE_TOOLS
 
 
-@pytest.mark.parametrize("tool", [*READ_TOOLS, *WRITE_TOOLS], ids=lambda t: t.name)
-def test_builtin_tools_take_ctx_first_and_say_what_when_returns(tool: object) -> None:
-    params = list(inspect.signature(tool.function).parameters)  # type: ignore[attr-defined]
-    assert params[0] == "ctx"
-    description = tool.description  # type: ignore[attr-defined]
+@pytest.mark.parametrize("name", sorted(FULL_TOOLS))
+def test_builtin_tools_say_what_when_returns(name: str) -> None:
+    description = _builtin()[name].tool_description
     assert count_sentences(description) <= 3 and "Returns" in description
 
 
@@ -74,11 +70,6 @@ def test_builtin_tools_take_ctx_first_and_say_what_when_returns(tool: object) ->
 ])
 def test_access_plans(name: str, arguments: dict[str, object], access: str,
                       key: str | None) -> None:
-    tool = {t.name: t for t in (*READ_TOOLS, *WRITE_TOOLS)}[name]
-    plan = plan_for(tool.function, arguments)
+    op = _builtin()[name]
+    plan = plan_for(op, parse_params(op.params, arguments, surface="mcp"))
     assert (plan.access, plan.lock_key) == (access, key)
-
-
-def test_an_unmarked_function_is_a_serialised_write() -> None:
-    plan = plan_for(lambda ctx: None, {})
-    assert plan.is_write and plan.lock_key is None

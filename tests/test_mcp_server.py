@@ -7,17 +7,17 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
+import attrs
 import pytest
 from mcp import Client
-from pydantic import Field
 
 from echo_core.errors import EchoError
 from echo_core.hookspecs import hookimpl
 from echo_core.models import Envelope
-from echo_core.protocols import McpTool
+from echo_core.operations import Operation, param
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS
 from plugins.transport_mcp.server import EchoMcpServer
 from tests.capture_kit import TODAY, VaultBox
@@ -97,7 +97,8 @@ INVALID = [
     ("echo_load", {"brief": "maybe"}, "brief"),
     ("echo_recall", {"query": "x", "budget_chars": 100}, "budget_chars"),
     ("echo_recall", {}, "query"),
-    ("echo_resolve", {"mention": "ada", "kind": "person"}, "kind"),
+    ("echo_resolve", {"mention": "ada", "kinds": "person"}, "kinds"),
+    ("echo_resolve", {"mention": "ada", "kind": 3}, "kind"),
     ("echo_get_note", {"path": ADA, "max_chars": 0}, "max_chars"),
     ("echo_get_scope", {"verbose": True}, "verbose"),
     ("echo_set_scope", {"scope": ""}, "scope"),
@@ -181,26 +182,41 @@ def test_health_deep_says_lint_is_not_available_yet(server: EchoMcpServer) -> No
 # --- plugin-contributed tools ---------------------------------------------------------
 
 
-def word_count(ctx: Any, path: Annotated[str, Field(min_length=1)],
-               minimum: Annotated[int, Field(ge=0, le=10)] = 0) -> dict[str, Any]:
-    """A third-party tool: count the words of a note."""
-    words = len(ctx.vault.read_note(path).text.split())
-    return {"ok": True, "message": f"{words} words", "words": words, "minimum": minimum}
+@attrs.frozen(kw_only=True)
+class WordCountParams:
+    path: str = param(help="Vault-relative note path.", min_length=1)
+    minimum: int = param(0, help="Smallest count worth reporting.", ge=0, le=10)
 
 
-word_count.echo_access = "read"  # type: ignore[attr-defined]
+@attrs.frozen
+class WordCount:
+    words: int
+    minimum: int
 
 
-def explode(ctx: Any) -> Envelope:
+def word_count(ctx: Any, p: WordCountParams) -> Envelope:
+    """A third-party operation: count the words of a note."""
+    words = len(ctx.vault.read_note(p.path).text.split())
+    return Envelope(True, "counted", f"{words} words", WordCount(words, p.minimum))
+
+
+@attrs.frozen(kw_only=True)
+class NoParams:
+    """Nothing."""
+
+
+def explode(ctx: Any, p: NoParams) -> Envelope:
     raise RuntimeError("secret internals")
 
 
 class WordCountPlugin:
     @hookimpl
-    def register_mcp_tools(self, register: Any) -> None:
-        register("echo_word_count", McpTool("echo_word_count", "Count the words of a note.",
-                                            word_count, "core"))
-        register("echo_explode", McpTool("echo_explode", "Always crashes.", explode))
+    def register_operations(self, register: Any) -> None:
+        register("word-count", Operation(
+            "word-count", "Count the words of a note.", "Count the words of a note. "
+            "Returns the count.", WordCountParams, word_count, WordCount, profile="core"))
+        register("explode", Operation("explode", "Always crashes.", "Always crashes.",
+                                      NoParams, explode, cli=None))
 
 
 @pytest.fixture
@@ -219,7 +235,7 @@ def test_a_plugin_tool_appears_and_runs(plugged: EchoMcpServer) -> None:
 
     names, (err, data, text), (bad_err, _, bad_text) = with_client(plugged, body)
     assert {"echo_word_count", "echo_explode"} <= names and FULL_TOOLS <= names
-    assert not err and data["words"] > 40 and text.endswith("words")
+    assert not err and data["words"] > 40 and text.startswith(f"{data['words']} words")
     assert bad_err and "minimum" in bad_text
 
 
@@ -239,9 +255,9 @@ def test_a_crashing_tool_is_an_error_without_its_internals(plugged: EchoMcpServe
 
 
 def test_a_malformed_registration_is_a_startup_error(box: VaultBox) -> None:
-    bad = SimpleNamespace(register_mcp_tools=hookimpl(
-        lambda register: register("echo_bad", McpTool("echo_bad", "No ctx.", lambda x: x))))
-    with pytest.raises(EchoError, match="ctx"):
+    bad = SimpleNamespace(register_operations=hookimpl(
+        lambda register: register("bad", Operation("bad", "x", "x", dict, lambda c, p: p))))
+    with pytest.raises(EchoError, match="'bad'.*not an attrs class.*plugin 'bad'"):
         make_server(box, extra=[("bad", bad)])
 
 

@@ -51,6 +51,11 @@ PENDING_BUILTINS = {
 }
 
 
+#: Hooks the core's own plugin implements for real (not a ``trylast`` default): the core's
+#: verbs register through ``register_operations`` like any plugin's.
+CORE_IMPLEMENTS = {"register_operations"}
+
+
 def _builtin_implementations() -> dict[str, set[str]]:
     from echo_core.plugins import create_host
 
@@ -58,7 +63,8 @@ def _builtin_implementations() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for name in HOOKSPEC_NAMES:
         impls = getattr(host.pm.hook, name).get_hookimpls()
-        found[name] = {i.plugin_name for i in impls if i.plugin_name != "echo_core"}
+        found[name] = {i.plugin_name for i in impls
+                       if i.plugin_name != "echo_core" or name in CORE_IMPLEMENTS}
     return found
 
 

@@ -5,7 +5,7 @@ every surface's input is checked (types, bounds, choices, unknown and missing na
 ``ParamsInvalid`` (exit 2) naming every offending field (``limit``,
 ``reflect[2].confidence``) and never echoing a value. Nested objects come back as plain
 dicts holding only the keys that were given (so "absent" and "null" stay distinct for
-the operation); lists come back as tuples.
+the operation), their lists as lists; top-level lists come back as tuples.
 """
 
 from __future__ import annotations
@@ -117,8 +117,9 @@ def _object(model: type, value: Mapping[str, Any], where: str,
             problems.add(f"{where}.{key}", f"unknown field (allowed: {', '.join(fields)})")
     for name, info in fields.items():
         if name in value:
-            out[name] = _value(info.type, value[name], f"{where}.{name}", info.spec.bounds,
-                               info.choices(), problems)
+            item = _value(info.type, value[name], f"{where}.{name}", info.spec.bounds,
+                          info.choices(), problems)
+            out[name] = list(item) if isinstance(item, tuple) else item  # JSON-shaped
         elif info.required:
             problems.add(f"{where}.{name}", "required")
     return out

@@ -23,7 +23,7 @@ _SKIPPED_SHOWN = 10
 class HistoryParams:
     """What ``history`` takes."""
 
-    path: str = param(help="Vault-relative note path.", min_length=1, max_length=500,
+    path: str = param(help="Vault-relative note path.", min_length=1,
                       cli=CliParam(positional=True))
 
 
@@ -65,7 +65,7 @@ Exit 44 when PATH has no note and no history."""),
 class RestoreParams:
     """What ``restore`` takes."""
 
-    path: str = param(help="Vault-relative note path.", min_length=1, max_length=500,
+    path: str = param(help="Vault-relative note path.", min_length=1,
                       cli=CliParam(positional=True))
     version: str = param(help="A version id from history, or its first 4+ digits.",
                          min_length=1, max_length=100, cli=CliParam(positional=True))

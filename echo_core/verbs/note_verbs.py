@@ -25,7 +25,7 @@ MAX_PATH = 500
 
 
 def _path(help: str) -> Any:
-    return param(help=help, min_length=1, max_length=MAX_PATH, cli=CliParam(positional=True))
+    return param(help=help, min_length=1, cli=CliParam(positional=True))
 
 
 @attrs.frozen(kw_only=True)

@@ -79,12 +79,12 @@ def _parameter(info: FieldInfo) -> click.Parameter:
     if info.type.kind is Kind.BOOL:
         return click.Option([info.name, *names], is_flag=True, default=False, help=_help(info))
     multiple = info.type.kind is Kind.LIST
+    # An empty default stays None on click's side, so "not given" is visible to prepare().
+    empty = default is attrs.NOTHING or multiple or default in (None, "")
     return click.Option(
         [info.name, *names], type=_click_type(info), multiple=multiple, help=_help(info),
-        metavar=_metavar(info, cli),
-        default=None if default is attrs.NOTHING or multiple else default,
-        show_default=not multiple and default not in (attrs.NOTHING, None, ""),
-        required=default is attrs.NOTHING and not multiple,
+        metavar=_metavar(info, cli), default=None if empty else default,
+        show_default=not empty, required=default is attrs.NOTHING and not multiple,
     )
 
 

@@ -59,7 +59,7 @@ def _annotations(op: Operation[Any]) -> ToolAnnotations:
                            open_world_hint=False)
 
 
-async def _never_called(**_: Any) -> None:  # the server runs operations itself
+async def _never_called() -> None:  # the server runs operations itself
     raise RuntimeError("echo-memory tools run through EchoMcpServer.call_tool")
 
 
