@@ -1,10 +1,132 @@
-"""echo_core: the small core of echo-memory — models, hookspecs, plugin host, operations.
+"""echo_core: the small core of echo-memory, and the one namespace plugins import.
 
-Public names for plugins: ``hookimpl``, ``EchoError``, ``ExitCode``, the models and the
-protocols. ``echo_core`` never imports a plugin.
+Everything a plugin needs is a name of this module: ``hookimpl`` and ``Register``, the
+models, the protocols, the context, the errors, the operation declarations and the
+helpers the built-in plugins share; the contract suites live in ``echo_core.testing``.
+A plugin imports nothing else of the core (an architecture test holds the built-ins to
+it). ``echo_core`` never imports a plugin.
+
+Names are loaded on first use (PEP 562), so ``import echo_core`` stays cheap: the CLI's
+start-up pays only for what it touches.
 """
 
-from echo_core.errors import EchoError, ExitCode
-from echo_core.hookspecs import hookimpl
+from __future__ import annotations
 
-__all__ = ["EchoError", "ExitCode", "hookimpl"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.hookspecs import Register, hookimpl
+
+if TYPE_CHECKING:
+    from echo_core import progress
+    from echo_core.config import resolve_config
+    from echo_core.context import EchoContext, create_context
+    from echo_core.corpus import index_doc
+    from echo_core.entities import Match, entity_names
+    from echo_core.errors import CODE_NAMES, not_found, usage_error
+    from echo_core.gating import GateContext
+    from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
+    from echo_core.models import (
+        CaptureRequest,
+        Entity,
+        Envelope,
+        FileStat,
+        GateStop,
+        Hit,
+        Note,
+        to_jsonable,
+    )
+    from echo_core.names import name_tokens, slugify, token_set_similarity
+    from echo_core.operations import (
+        Access,
+        Bounds,
+        CliArg,
+        CliParam,
+        CliSurface,
+        FieldInfo,
+        Kind,
+        McpParam,
+        McpSurface,
+        Operation,
+        OperationRegistry,
+        ParamsInvalid,
+        SkillSpec,
+        fields_of,
+        lazy_type,
+        param,
+        parse_params,
+    )
+    from echo_core.operations.invoke import invoke
+    from echo_core.operations.schema import input_schema, output_schema
+    from echo_core.paths import normalize_path
+    from echo_core.plugins import PluginHost, create_host
+    from echo_core.protocols import (
+        NOT_WRITABLE_ERRNOS,
+        BackendUnavailable,
+        BuildTarget,
+        Expander,
+        IndexDoc,
+        PersistentRanker,
+        Queue,
+        Ranker,
+        Storage,
+        Tokenizer,
+        VaultMissing,
+        VaultNotWritable,
+        WeightedTerm,
+    )
+    from echo_core.scoring import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
+    from echo_core.tempfiles import sweep_stale, temp_name
+    from echo_core.text_source import read_text_source
+    from echo_core.vault import MARKER_PATH
+
+#: public name -> the core module that defines it.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("CODE_NAMES", "not_found", "usage_error"), "echo_core.errors"),
+    "resolve_config": "echo_core.config",
+    **dict.fromkeys(("EchoContext", "create_context"), "echo_core.context"),
+    "index_doc": "echo_core.corpus",
+    **dict.fromkeys(("Match", "entity_names"), "echo_core.entities"),
+    "GateContext": "echo_core.gating",
+    **dict.fromkeys(("ProcessRegistry", "ReentrantHold", "StaleLockWarning", "pid_alive"),
+                    "echo_core.locking"),
+    **dict.fromkeys(("CaptureRequest", "Entity", "Envelope", "FileStat", "GateStop", "Hit",
+                     "Note", "to_jsonable"), "echo_core.models"),
+    **dict.fromkeys(("name_tokens", "slugify", "token_set_similarity"), "echo_core.names"),
+    **dict.fromkeys(("Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo",
+                     "Kind", "McpParam", "McpSurface", "Operation", "OperationRegistry",
+                     "ParamsInvalid", "SkillSpec", "fields_of", "lazy_type", "param",
+                     "parse_params"), "echo_core.operations"),
+    "invoke": "echo_core.operations.invoke",
+    **dict.fromkeys(("input_schema", "output_schema"), "echo_core.operations.schema"),
+    "normalize_path": "echo_core.paths",
+    **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
+    **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget", "Expander",
+                     "IndexDoc", "PersistentRanker", "Queue", "Ranker", "Storage", "Tokenizer",
+                     "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),
+    **dict.fromkeys(("BM25_B", "BM25_K1", "FRESHNESS_FLOOR", "FRESHNESS_HALF_LIFE_DAYS"),
+                    "echo_core.scoring"),
+    **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
+    "read_text_source": "echo_core.text_source",
+    "MARKER_PATH": "echo_core.vault",
+}
+_MODULES = {"progress": "echo_core.progress"}
+
+__all__ = ["EchoError", "ExitCode", "Register", "hookimpl", *_EXPORTS, *_MODULES]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use."""
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'echo_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

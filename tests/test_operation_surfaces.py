@@ -1,0 +1,124 @@
+"""Every surface exposes exactly what each operation declares: the CLI command and the MCP
+tool of every registered operation have each declared parameter, with the declared
+bounds (or the surface's declared override), and nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from echo_core.operations import (
+    Bounds,
+    FieldInfo,
+    Kind,
+    Operation,
+    OperationRegistry,
+    fields_of,
+)
+from echo_core.plugins import create_host
+from echo_core.routing import load_manifest
+from plugins.transport_cli.derived import command_for, option_name
+from tests.mcp_kit import make_server, seeded_box, with_client
+
+REGISTRY = OperationRegistry.from_host(create_host(env={}, strict=True))
+CLI_OPS = REGISTRY.for_cli()
+MCP_OPS = REGISTRY.for_mcp()
+COMMON = {"as_json"}
+
+
+def _declared(info: FieldInfo, surface: str) -> Bounds:
+    """The bounds the surface must show: the declaration's, tightened only by the
+    surface's own declared override."""
+    override = info.surface(surface)
+    assert override is not None
+    return info.spec.bounds.tightened(override.bounds)
+
+
+@pytest.mark.parametrize("op", CLI_OPS, ids=lambda op: op.name)
+def test_cli_command_has_exactly_the_declared_parameters_and_bounds(op: Operation[Any]) -> None:
+    command = command_for(op)
+    params = {p.name: p for p in command.params if p.name not in COMMON}
+    params.pop("vault", None)
+    params.pop("state_dir", None)
+    declared = [f for f in fields_of(op.params) if f.spec.cli is not None]
+    extras = {a.name for a in op.cli.extra} if op.cli else set()
+    assert set(params) == {f.name for f in declared} | extras
+    for info in declared:
+        param = params[info.name]
+        cli = info.spec.cli
+        assert cli is not None
+        assert isinstance(param, click.Argument) == cli.positional, info.name
+        bounds = _declared(info, "cli")
+        if info.type.kind is Kind.INT:
+            assert isinstance(param.type, click.IntRange), info.name
+            assert (param.type.min, param.type.max) == (
+                None if bounds.ge is None else int(bounds.ge),
+                None if bounds.le is None else int(bounds.le)), info.name
+        if isinstance(param, click.Option):
+            assert option_name(info) in param.opts
+            assert param.is_flag == (info.type.kind is Kind.BOOL), info.name
+            assert param.multiple == (info.type.kind is Kind.LIST), info.name
+
+
+@pytest.fixture(scope="module")
+def listed_tools(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    box = seeded_box(Path(tmp_path_factory.mktemp("surfaces")))
+    server = make_server(box)
+    try:
+        tools = with_client(server, lambda c: c.list_tools()).tools
+    finally:
+        server.runner.close()
+    return {t.name: t for t in tools}
+
+
+_SCHEMA_KEYS = {"ge": "minimum", "le": "maximum"}
+
+
+def _schema_bounds(schema: dict[str, Any], kind: Kind) -> Bounds:
+    for option in schema.get("anyOf", [schema]):
+        if option.get("type") != "null":
+            schema = option
+    length = "Length" if kind is Kind.STR else "Items"
+    return Bounds(schema.get("minimum"), schema.get("maximum"),
+                  schema.get(f"min{length}"), schema.get(f"max{length}"))
+
+
+@pytest.mark.parametrize("op", MCP_OPS, ids=lambda op: op.tool_name)
+def test_mcp_tool_has_exactly_the_declared_parameters_and_bounds(
+        op: Operation[Any], listed_tools: dict[str, Any]) -> None:
+    tool = listed_tools[op.tool_name]
+    schema = tool.input_schema
+    declared = [f for f in fields_of(op.params) if f.spec.mcp is not None]
+    assert set(schema["properties"]) == {f.name for f in declared}
+    assert schema["additionalProperties"] is False
+    required = {f.name for f in declared if f.required and f.default_for("mcp") is f.default}
+    assert set(schema.get("required", [])) == required
+    for info in declared:
+        shown = _schema_bounds(schema["properties"][info.name], info.type.kind)
+        assert shown == _declared(info, "mcp"), info.name
+        assert schema["properties"][info.name]["description"] == info.spec.help
+    assert tool.output_schema and tool.output_schema["type"] == "object"
+    assert tool.description == op.tool_description
+
+
+def test_the_drifted_limits_are_one_declaration_now() -> None:
+    recall = REGISTRY.get("recall")
+    assert recall is not None
+    fields = {f.name: f for f in fields_of(recall.params)}
+    # budget_chars: one range everywhere (it was 100.. on the CLI and 500.. over MCP)
+    assert fields["budget_chars"].bounds_for("cli") == fields["budget_chars"].bounds_for("mcp")
+    # limit: 1..50, with the tighter cap for models declared next to it (SPEC §6.2)
+    assert fields["limit"].bounds_for("cli").le == 50
+    assert fields["limit"].bounds_for("mcp").le == 20
+    capture = REGISTRY.get("capture")
+    assert capture is not None
+    kind_help = {f.name: f for f in fields_of(capture.params)}["kind"].spec.help
+    assert all(kind in kind_help for kind in load_manifest().kinds)  # from the manifest
+
+
+def test_every_registered_operation_is_on_some_surface() -> None:
+    for op in REGISTRY:
+        assert op.cli is not None or op.mcp is not None, op.name
