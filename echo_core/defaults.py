@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from echo_core.hookspecs import Register, hookimpl
 
+if TYPE_CHECKING:
+    from echo_core.operations import Operation
+
 
 @hookimpl
-def register_operations(register: Register) -> None:
+def register_operations(register: Register[Operation[Any]]) -> None:
     """Register the built-in verbs (``echo_core.verbs``)."""
     from echo_core.verbs import builtin_operations
 

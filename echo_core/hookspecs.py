@@ -15,107 +15,146 @@ Keep this module free of heavy imports: it is loaded on every start-up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pluggy
 
 if TYPE_CHECKING:
-    import click
-
+    from echo_core.gating import GateContext
+    from echo_core.hook_views import EventContext
     from echo_core.models import CaptureRequest, GateStop, Note
+    from echo_core.operations import Operation
+    from echo_core.protocols import (
+        BuildTarget,
+        Expander,
+        QueueFactory,
+        RankerFactory,
+        StorageFactory,
+        Tokenizer,
+    )
 
 PROJECT = "echo_memory"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
-class Register(Protocol):
-    """The callback handed to registration hooks: ``register(name, obj)``."""
+T_contra = TypeVar("T_contra", contravariant=True)
 
-    def __call__(self, name: str, obj: Any, /) -> None: ...
+
+class Register(Protocol[T_contra]):
+    """The callback handed to registration hooks: ``register(name, obj)``, generic over
+    what the hook registers (``Register[Tokenizer]``). ``name`` is a non-empty string,
+    unique within the hook across all plugins (a clash is reported naming both)."""
+
+    def __call__(self, name: str, obj: T_contra, /) -> None: ...
 
 
 # --- registration hooks -------------------------------------------------------------
 
 
 @hookspec
-def register_storage(register: Register) -> None:
+def register_storage(register: Register[StorageFactory]) -> None:
     """Register storage backends by URL scheme.
 
-    Call ``register(scheme, factory)`` where ``factory(url, options) -> Storage``
-    (``echo_core.protocols.Storage``). The vault URL's scheme picks the backend:
-    ``"file"`` for a folder, ``"obsidian+https"`` for the Local REST API. A scheme taken
-    by two plugins is a start-up error. Contract suite: ``StorageContract``.
+    :param register: ``register(scheme, factory)`` with ``factory(url, options) ->
+        Storage`` (``echo_core.protocols.Storage``; subclass ``StorageBase`` to implement
+        only the primitives). The vault URL's scheme picks the backend: ``"file"`` for a
+        folder, ``"obsidian+https"`` for the Local REST API. A scheme taken by two
+        plugins is reported by ``plugins`` and ``doctor`` naming both.
+    :returns: nothing; registrations go through ``register``.
+
+    Contract suite: ``StorageContract``.
     """
 
 
 @hookspec
-def register_tokenizers(register: Register) -> None:
-    """Register tokenizers: ``register(name, tokenizer)`` with a ``Tokenizer`` object.
+def register_tokenizers(register: Register[Tokenizer]) -> None:
+    """Register tokenizers.
 
-    ``tokenizer.tokenize(text) -> list[str]`` must be deterministic and identical at index
-    and query time. Config ``tokenizer = "<name>"`` picks one. Suite: ``TokenizerContract``.
+    :param register: ``register(name, tokenizer)`` with a ``Tokenizer`` object whose
+        ``tokenize(text) -> list[str]`` is deterministic and identical at index and query
+        time. Config ``tokenizer = "<name>"`` picks one.
+
+    Suite: ``TokenizerContract``.
     """
 
 
 @hookspec
-def register_rankers(register: Register) -> None:
-    """Register rankers: ``register(name, factory)``, ``factory(tokenizer, state_dir)``.
+def register_rankers(register: Register[RankerFactory]) -> None:
+    """Register rankers.
 
-    The factory returns a ``Ranker`` (upsert / remove / search) for one vault. Config
-    ``recall = "<name>"`` picks one. Suite: ``RankerContract``.
+    :param register: ``register(name, factory)`` with ``factory(tokenizer, state_dir) ->
+        Ranker`` for one vault. Config ``recall = "<name>"`` picks one. A ranker
+        implements ranking only (upsert / remove / search): the core builds it from the
+        corpus when it is absent and keeps it current on note writes and deletions.
+
+    Suite: ``RankerContract``.
     """
 
 
 @hookspec
-def register_expanders(register: Register) -> None:
-    """Register query expanders: ``register(name, expander)``.
+def register_expanders(register: Register[Expander]) -> None:
+    """Register query expanders.
 
-    ``expander.expand(query, context) -> list[WeightedTerm]`` adds weighted terms (e.g.
-    aliases of entities the query names); every registered expander is applied.
+    :param register: ``register(name, expander)``; ``expander.expand(query, context) ->
+        list[WeightedTerm]`` adds weighted terms (e.g. aliases of entities the query
+        names); ``context`` is an ``ExpandContext``. Every registered expander is applied.
+
     Suite: ``ExpanderContract``.
     """
 
 
 @hookspec
-def register_queues(register: Register) -> None:
-    """Register offline outboxes: ``register(name, factory)``, ``factory(state_dir)``.
+def register_queues(register: Register[QueueFactory]) -> None:
+    """Register offline outboxes.
 
-    The factory returns a ``Queue`` that persists writes while the backend is down.
+    :param register: ``register(name, factory)`` with ``factory(state_dir) -> Queue``, a
+        queue that persists writes while the backend is down. Config ``queue`` picks one
+        (default ``"outbox"``).
+
     Suite: ``QueueContract``.
     """
 
 
 @hookspec
-def register_operations(register: Register) -> None:
-    """Register operations: ``register(name, Operation(...))`` (``echo_core.operations``).
+def register_operations(register: Register[Operation[Any]]) -> None:
+    """Register operations (``echo_core.operations``).
 
-    :param register: ``register(name, operation)``; ``name`` equals ``operation.name``
-        (kebab-case). The CLI, the MCP server and the ``claude-code`` skills are derived
-        from every registered operation; the core's own verbs come through this hook too.
-        A malformed declaration, or a CLI command or MCP tool name claimed twice, is a
-        start-up error naming both plugins. Keep this cheap: declarations import their
-        operation's implementation only when it runs. Suite: ``OperationsContract``.
+    :param register: ``register(name, operation)`` with an ``Operation`` whose ``name``
+        equals ``name`` (kebab-case). The CLI, the MCP server and the ``claude-code``
+        skills are derived from every registered operation; the core's own verbs come
+        through this hook too. A malformed declaration, or a CLI command, MCP tool or
+        skill name claimed twice, is reported naming both plugins. Keep this cheap:
+        declarations import their operation's implementation only when it runs.
+
+    Suite: ``OperationsContract``.
     """
 
 
 @hookspec
-def register_commands(cli: click.Group) -> None:
-    """Add subcommands to the ``echo-memory`` CLI group.
+def register_commands(cli: Any) -> None:
+    """Add raw subcommands to the ``echo-memory`` CLI (for what is not an operation:
+    ``serve``, ``hook``, ``build``, ``plugins``).
 
-    Called once when the CLI starts. Implementations must import their command modules
-    lazily enough that ``echo-memory --help`` stays fast. A command name taken twice is a
-    start-up error. Suite: ``CommandsContract``.
+    :param cli: the root ``click.Group``; call ``cli.add_command(command)``. Prefer an
+        operation (``register_operations``): it reaches every surface. Import command
+        modules lazily so ``echo-memory --help`` stays fast. A command name taken twice
+        is a start-up error naming both plugins.
+
+    Suite: ``CommandsContract``.
     """
 
 
 @hookspec
-def register_build_targets(register: Register) -> None:
-    """Register build-target parts: ``register(target, part)``.
+def register_build_targets(register: Register[BuildTarget]) -> None:
+    """Register build-target parts.
 
-    ``target`` names an artefact (``"claude-code"``); ``part`` is a ``BuildTarget`` whose
-    ``contribute(out_dir, context)`` writes this plugin's files. Several plugins contribute
-    to one target, so names are ``"<target>:<plugin>"``. Suite: ``BuildTargetContract``.
+    :param register: ``register("<target>:<plugin>", part)``: ``target`` names an
+        artefact (``"claude-code"``); ``part`` is a ``BuildTarget`` whose
+        ``contribute(out_dir, context)`` writes this plugin's files (``context`` is a
+        ``BuildContext``). Several plugins contribute to one target.
+
+    Suite: ``BuildTargetContract``.
     """
 
 
@@ -123,23 +162,34 @@ def register_build_targets(register: Register) -> None:
 
 
 @hookspec
-def on_note_written(note: Note, ctx: Any) -> None:
+def on_note_written(note: Note, ctx: EventContext) -> None:
     """A note was created or replaced in the vault (after the write is durable).
 
-    Called once per written note by the operation that wrote it. Index plugins update
-    themselves here, in work proportional to the note. Errors are logged, not raised.
+    :param note: the note as written.
+    :param ctx: an ``EventContext`` (settings, time, state dir, the vault to read).
+
+    Called once per written note by the operation that wrote it, after the core has
+    updated the active ranker. Work proportional to the note; errors are logged, not
+    raised. Suite: ``EventsContract``.
+    """
+
+
+@hookspec
+def on_note_deleted(path: str, ctx: EventContext) -> None:
+    """A note was deleted from the vault.
+
+    :param path: the vault path that no longer exists.
+    :param ctx: an ``EventContext``.
+
     Suite: ``EventsContract``.
     """
 
 
 @hookspec
-def on_note_deleted(path: str, ctx: Any) -> None:
-    """A note was deleted from the vault. Index plugins drop it. Suite: ``EventsContract``."""
-
-
-@hookspec
-def on_session_start(ctx: Any) -> None:
+def on_session_start(ctx: EventContext) -> None:
     """A session began: ``load`` ran and produced its digest.
+
+    :param ctx: an ``EventContext``.
 
     Called once per ``load``, after the outbox flush. Listeners must be quick (the
     session-start hook has a tight time budget). Suite: ``EventsContract``.
@@ -147,10 +197,13 @@ def on_session_start(ctx: Any) -> None:
 
 
 @hookspec
-def on_session_end(bundle: Any, ctx: Any) -> None:
+def on_session_end(bundle: Any, ctx: EventContext) -> None:
     """A session ended (``session-end --apply`` committed its heartbeat).
 
-    ``bundle`` is the validated session bundle. Suite: ``EventsContract``.
+    :param bundle: the validated session bundle (``ops.session_end.SessionBundle``).
+    :param ctx: an ``EventContext``.
+
+    Suite: ``EventsContract``.
     """
 
 
@@ -158,10 +211,18 @@ def on_session_end(bundle: Any, ctx: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def gate_capture(request: CaptureRequest, ctx: Any) -> GateStop | None:
-    """Decide whether a capture may proceed; the first non-``None`` answer wins.
+def gate_capture(request: CaptureRequest, ctx: GateContext) -> GateStop | None:
+    """Decide whether a capture may proceed.
 
-    Return a ``GateStop`` (with candidates) to stop the capture (duplicate, trust
-    boundary), or ``None`` to let it through. Not consulted for ``force`` or an explicit
-    ``merge_into``. The core's ``trylast`` default returns ``None``. Suite: ``GateContract``.
+    :param request: the validated ``CaptureRequest``.
+    :param ctx: a ``GateContext``: the entity index under the vault lock and the route
+        of the requested kind. Gates must not write.
+    :returns: a ``GateStop`` (with candidates) to stop the capture (duplicate, trust
+        boundary), or ``None`` to let it through.
+
+    Stop rule (``firstresult``): implementations are called newest-registered first
+    (``tryfirst`` / ``trylast`` reorder them); the first one that returns something other
+    than ``None`` decides and the rest are not called; the core's ``trylast`` default
+    returns ``None`` (let through). Not consulted for ``force`` or an explicit
+    ``merge_into``. Suite: ``GateContract``.
     """

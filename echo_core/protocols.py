@@ -189,6 +189,10 @@ class Queue(Protocol):
         ...
 
 
+QueueFactory = Callable[[str], Queue]
+"""``register_queues`` factory: ``factory(state_dir) -> Queue``."""
+
+
 @runtime_checkable
 class BuildTarget(Protocol):
     """Contributes files to a generated artefact (e.g. a Claude Code plugin folder)."""

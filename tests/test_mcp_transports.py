@@ -71,7 +71,7 @@ def start_server(box: VaultBox, log: Path, *flags: str, host: str = "127.0.0.1",
                                 stderr=subprocess.STDOUT, cwd=REPO)
     url_host = f"[{host}]" if ":" in host else host
     server = RunningServer(f"http://{url_host}:{port}", log, proc, box)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a loaded 2-core box needs the margin
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"serve exited {proc.returncode}:\n{server.log_text()}")

@@ -108,6 +108,7 @@ class ParamSpec:
     choices: tuple[str, ...] | Callable[[], Sequence[str]] | None = None
     cli: CliParam | None = CliParam()
     mcp: McpParam | None = McpParam()
+    items: type | None = None
 
     def choice_list(self) -> tuple[str, ...]:
         """The allowed values (computed once when given as a callable)."""
@@ -127,13 +128,16 @@ def param(default: Any = _UNSET, *, help: str, ge: float | None = None,
           le: float | None = None, min_length: int | None = None,
           max_length: int | None = None,
           choices: tuple[str, ...] | Callable[[], Sequence[str]] | None = None,
-          cli: CliParam | None = CliParam(), mcp: McpParam | None = McpParam()) -> Any:
+          cli: CliParam | None = CliParam(), mcp: McpParam | None = McpParam(),
+          items: type | None = None) -> Any:
     """An attrs field declaring one operation parameter (see the module docstring).
 
     Without ``default`` the parameter is required. ``cli=None`` / ``mcp=None`` leave it
     out of that surface: it takes its default there, or the surface's ``prepare`` gives
-    it (the CLI's ``put`` reads ``text`` from a file)."""
-    spec = ParamSpec(help, Bounds(ge, le, min_length, max_length), choices, cli, mcp)
+    it (the CLI's ``put`` reads ``text`` from a file). ``items``: for a list of objects
+    annotated ``tuple[Mapping[str, Any], ...]``, the attrs class each item must match
+    (items arrive as dicts holding only the keys given)."""
+    spec = ParamSpec(help, Bounds(ge, le, min_length, max_length), choices, cli, mcp, items)
     if isinstance(default, (list, set, dict)):
         raise TypeError("param defaults must be immutable (use a tuple)")
     return attrs.field(default=default, metadata={METADATA_KEY: spec})
@@ -218,12 +222,17 @@ def _param_type(hint: Any) -> ParamType:
     raise TypeError(f"unsupported parameter type {hint!r}")
 
 
-@functools.cache
+_FIELDS: dict[type, tuple[FieldInfo, ...]] = {}
+
+
 def fields_of(cls: type) -> tuple[FieldInfo, ...]:
     """The parameters of the attrs class ``cls``, in declaration order.
 
     Errors: ``TypeError`` when ``cls`` is not an attrs class, a field lacks ``param()``
     or its type is unsupported."""
+    cached = _FIELDS.get(cls)
+    if cached is not None:
+        return cached
     if not attrs.has(cls):
         raise TypeError(f"{cls!r} is not an attrs class")
     hints = typing.get_type_hints(cls)
@@ -232,5 +241,11 @@ def fields_of(cls: type) -> tuple[FieldInfo, ...]:
         spec = field.metadata.get(METADATA_KEY)
         if not isinstance(spec, ParamSpec):
             raise TypeError(f"{cls.__name__}.{field.name}: declare it with param(help=...)")
-        out.append(FieldInfo(field.name, _param_type(hints[field.name]), spec, field.default))
-    return tuple(out)
+        ptype = _param_type(hints[field.name])
+        if spec.items is not None:
+            if ptype.kind is not Kind.LIST:
+                raise TypeError(f"{cls.__name__}.{field.name}: items= needs a list type")
+            ptype = attrs.evolve(ptype, item=ParamType(Kind.OBJECT, model=spec.items))
+        out.append(FieldInfo(field.name, ptype, spec, field.default))
+    _FIELDS[cls] = found = tuple(out)
+    return found

@@ -99,8 +99,9 @@ class SessionEndParams:
                                        max_length=500, cli=None)
     scope: str | None = param(None, help="New scope, if it changed.", max_length=2000,
                               cli=None)
-    reflect: tuple[ReflectProposal, ...] | None = param(
-        None, help="Things learned, each captured (gate-aware).", max_length=50, cli=None)
+    reflect: tuple[Mapping[str, Any], ...] | None = param(
+        None, help="Things learned, each captured (gate-aware).", max_length=50, cli=None,
+        items=ReflectProposal)
     apply: bool = param(False, help="false previews (default); true writes.", cli=CliParam(
         help="Write everything for real (default: a preview that writes nothing)."))
 

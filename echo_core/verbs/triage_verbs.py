@@ -97,9 +97,10 @@ A missing inbox is simply empty."""),
 class TriageParams:
     """What ``triage apply`` / ``echo_triage_inbox`` take."""
 
-    proposals: tuple[TriageProposal, ...] | None = param(
+    proposals: tuple[Mapping[str, Any], ...] | None = param(
         None, help="How to route inbox items. Omit to list the inbox.", max_length=1000,
-        cli=None)
+        cli=None,
+        items=TriageProposal)
     apply: bool = param(False, help="false previews (default); true writes.", cli=CliParam(
         help="Route the items for real (default: a dry-run preview that writes nothing)."))
 
