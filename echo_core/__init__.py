@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from echo_core.entities import Match, entity_names
     from echo_core.errors import CODE_NAMES, not_found, usage_error
     from echo_core.gating import GateContext
+    from echo_core.hook_views import CliState, EventContext, ExpandContext
     from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
     from echo_core.models import (
         CaptureRequest,
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
     )
     from echo_core.scoring import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
     from echo_core.tempfiles import sweep_stale, temp_name
+    from echo_core.terminal_text import json_text, terminal_safe
     from echo_core.text_source import read_text_source
     from echo_core.vault import MARKER_PATH
 
@@ -89,6 +91,7 @@ _EXPORTS: dict[str, str] = {
     "index_doc": "echo_core.corpus",
     **dict.fromkeys(("Match", "entity_names"), "echo_core.entities"),
     "GateContext": "echo_core.gating",
+    **dict.fromkeys(("CliState", "EventContext", "ExpandContext"), "echo_core.hook_views"),
     **dict.fromkeys(("ProcessRegistry", "ReentrantHold", "StaleLockWarning", "pid_alive"),
                     "echo_core.locking"),
     **dict.fromkeys(("CaptureRequest", "Entity", "Envelope", "FileStat", "GateStop", "Hit",
@@ -109,6 +112,7 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.scoring"),
     **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
     "read_text_source": "echo_core.text_source",
+    **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",
 }
 _MODULES = {"progress": "echo_core.progress"}

@@ -189,3 +189,21 @@ def test_help_teaches_the_first_steps() -> None:
     assert out.returncode == 0
     for verb in ["init", "doctor", "get", "put", "append", "fm", "ls", "plugins"]:
         assert f"  {verb} " in out.stdout
+
+
+def test_every_command_of_the_built_cli_has_the_common_options() -> None:
+    """Derived and raw commands alike (the CLI adds what a plugin's command lacks)."""
+    import click
+
+    from echo_core.plugins import create_host
+    from plugins.transport_cli.app import build_cli
+
+    def leaves(group: click.Group) -> list[click.Command]:
+        out: list[click.Command] = []
+        for command in group.commands.values():
+            out += leaves(command) if isinstance(command, click.Group) else [command]
+        return out
+
+    for command in leaves(build_cli(create_host(env={}, strict=True))):
+        opts = {o for p in command.params for o in getattr(p, "opts", ())}
+        assert {"--json", "--vault", "--state-dir"} <= opts, command.name

@@ -7,13 +7,12 @@ import sys
 
 import click
 
-from echo_core.cli_kit import common_options, current_context
+from echo_core import CliState
 
 
 @click.command("hook")
 @click.argument("event", metavar="EVENT")
-@common_options
-def hook_command(event: str, as_json: bool) -> None:
+def hook_command(event: str) -> None:
     """Answer a Claude Code hook EVENT: read its JSON from stdin, print the reply.
 
     \b
@@ -34,6 +33,7 @@ def hook_command(event: str, as_json: bool) -> None:
     """
     from plugins.hooks_claude.runner import run_hook, write_stdout
 
-    text = run_hook(event, current_context, getattr(sys.stdin, "buffer", None), os.environ)
+    state: CliState = click.get_current_context().obj
+    text = run_hook(event, state.context, getattr(sys.stdin, "buffer", None), os.environ)
     if text:
         write_stdout(text)

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 import click
 
-from echo_core.cli_kit import AppState, report_error, terminal_safe
+from echo_core import terminal_safe
+from plugins.transport_cli.cli_kit import AppState, ensure_common_options, report_error
 from echo_core.errors import EchoError, ExitCode
 from echo_core.plugins import PluginHost
 from echo_core.protocols import BackendUnavailable
@@ -64,6 +65,7 @@ def build_cli(host: PluginHost) -> click.Group:
                     ExitCode.FAILURE,
                 )
             owners[name] = impl.plugin_name
+            ensure_common_options(command)
             guard_text_arguments(command)
             cli.add_command(command, name)
     return cli

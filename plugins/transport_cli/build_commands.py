@@ -6,7 +6,7 @@ import shutil
 
 import click
 
-from echo_core.cli_kit import AppState, common_options, emit
+from plugins.transport_cli.cli_kit import AppState, common_options, emit
 from echo_core.errors import EchoError
 from echo_core.models import Envelope
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from echo_core.cli_kit import terminal_safe
+from echo_core import terminal_safe
 from echo_core.errors import usage_error
 
 DEBUG_ENV = "ECHO_DEBUG"

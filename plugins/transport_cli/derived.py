@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import click
 
-from echo_core.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 from echo_core.operations import (
     CliArg,
     CliParam,

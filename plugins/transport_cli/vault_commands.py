@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from echo_core.cli_kit import AppState, common_options, emit
+from plugins.transport_cli.cli_kit import AppState, common_options, emit
 from echo_core.models import Envelope
 
 

@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from echo_core.cli_kit import terminal_safe
+from echo_core import terminal_safe
 from plugins.transport_mcp.bearer import is_loopback
 from plugins.transport_mcp.health import health_report
 from plugins.transport_mcp.server import EchoMcpServer

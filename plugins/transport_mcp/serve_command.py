@@ -6,8 +6,7 @@ import os
 
 import click
 
-from echo_core.cli_kit import AppState, common_options
-from echo_core.errors import EchoError
+from echo_core import CliState
 
 
 @click.command("serve")
@@ -19,8 +18,7 @@ from echo_core.errors import EchoError
               help="HTTP server processes sharing the port (one per core serves the most "
                    "calls; a process that dies is restarted).")
 @click.option("--stdio", is_flag=True, help="Speak MCP over stdin/stdout instead of HTTP.")
-@common_options
-def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> None:
+def serve(host: str, port: int, workers: int, stdio: bool) -> None:
     """Serve memory to MCP clients (Claude Code, ...): streamable HTTP on /mcp, or stdio.
 
     HTTP is stateless with JSON responses (POST only) and needs 'Authorization: Bearer
@@ -41,10 +39,10 @@ def serve(host: str, port: int, workers: int, stdio: bool, as_json: bool) -> Non
       echo-memory serve --workers 2          two processes: both cores
       echo-memory serve --stdio              for `claude mcp add echo -- echo-memory serve --stdio`
     """
-    state = click.get_current_context().find_object(AppState)
-    if state is None:
-        raise EchoError("no echo-memory app state; run `echo-memory serve`")
     from plugins.transport_mcp.serving import serve_http, serve_stdio
+
+    state: CliState = click.get_current_context().obj
+    as_json = state.as_json
 
     if stdio:
         serve_stdio(state.host, os.environ, vault=state.vault, state_dir=state.state_dir,

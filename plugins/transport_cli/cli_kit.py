@@ -1,13 +1,11 @@
-"""What every CLI command needs, for the CLI plugin and any plugin adding commands.
+"""What the CLI's commands need (this plugin's own; other plugins never import it).
 
 * ``AppState`` sits in ``click.Context.obj``: global flags, the plugin host, and a lazily
-  built ``EchoContext``.
-* ``common_options`` adds ``--vault``, ``--state-dir`` and ``--json`` to a command.
+  built ``EchoContext``. It is an ``echo_core.CliState``: a raw command another plugin
+  adds reads ``click.get_current_context().obj`` through that protocol.
+* ``common_options`` adds ``--vault``, ``--state-dir`` and ``--json`` to a command;
+  ``ensure_common_options`` adds whichever a raw command from another plugin lacks.
 * ``emit(envelope, as_json, render)`` prints a result (prose or JSON) and sets the exit code.
-* ``terminal_safe`` / ``json_text``: what reaches a terminal never carries raw control
-  characters (ESC, BEL, other C0/C1 controls, bidi overrides, lone surrogates).
-* ``read_text_source`` reads stdin (``-``) or a file as strict UTF-8, a usage error
-  naming the argument otherwise.
 
 Import cost matters here: this module is loaded on every start-up (no ops imports).
 """
@@ -40,6 +38,7 @@ class AppState:
         self.host = host
         self.vault = vault
         self.state_dir = state_dir
+        self.as_json = False
         self._context: EchoContext | None = None
 
     def context(self) -> EchoContext:
@@ -77,6 +76,33 @@ def common_options(func: F) -> F:
     return func
 
 
+def _vault_options() -> list[click.Option]:
+    return [
+        click.Option(["--vault"], expose_value=False, callback=_remember_flag("vault"),
+                     metavar="PATH|URL", help="The vault: a folder or URL (default: "
+                     "$ECHO_VAULT, the config file, or the embedded vault)."),
+        click.Option(["--state-dir"], expose_value=False, callback=_remember_flag("state_dir"),
+                     metavar="DIR", help="Per-machine state folder (default: "
+                     "$ECHO_STATE_DIR or XDG state)."),
+    ]
+
+
+def ensure_common_options(command: click.Command) -> None:
+    """Give a raw command (another plugin's) the ``--vault``, ``--state-dir`` and
+    ``--json`` options it lacks; the values land on the ``AppState`` (``as_json`` too)."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            ensure_common_options(sub)
+        return
+    names = {opt for p in command.params for opt in getattr(p, "opts", ())}
+    if "--json" not in names:
+        command.params.append(click.Option(
+            ["--json"], is_flag=True, expose_value=False, callback=_remember_flag("as_json"),
+            help="Print the result as JSON (for machines)."))
+    if "--vault" not in names:
+        command.params.extend(_vault_options())
+
+
 def current_context() -> EchoContext:
     """The ``EchoContext`` of the running command."""
     state = click.get_current_context().find_object(AppState)
@@ -93,52 +119,6 @@ def pass_echo_context(func: F) -> F:
         return func(current_context(), *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-# Characters that drive or disguise a terminal: C0 controls but tab and newline (a CR
-# only when it does not end a CRLF line), DEL, C1 controls, the bidi controls, and lone
-# surrogates (undecodable input; they cannot even be encoded for output).
-_UNSAFE_PROSE = re.compile(
-    "[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-    "\u2066-\u2069\ud800-\udfff]|\r(?!\n)"
-)
-# One log line: the same, plus every line break and tab (a client-chosen request path
-# must not start a line of its own in a log).
-_UNSAFE_LINE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-    "\u2066-\u2069\ud800-\udfff]"
-)
-# In JSON, json.dumps already escapes C0; these remain raw with ensure_ascii=False.
-_UNSAFE_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                          "\ud800-\udfff]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def _json_escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def terminal_safe(text: str, *, one_line: bool = False) -> str:
-    """``text`` with every terminal control character shown as an escape (``\\x1b``,
-    ``\\u202e``); tabs, newlines and CRLF line ends are kept unless ``one_line`` (for a
-    log line: they are escaped too). Other text is unchanged."""
-    unsafe = _UNSAFE_LINE if one_line else _UNSAFE_PROSE
-    if unsafe.search(text) is None:
-        return text
-    return unsafe.sub(_escape, text)
-
-
-def json_text(payload: Any) -> str:
-    """``payload`` as indented JSON whose every control character is a ``\\u`` escape
-    (valid JSON that decodes to the same strings)."""
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    if _UNSAFE_JSON.search(text) is None:
-        return text
-    return _UNSAFE_JSON.sub(_json_escape, text)
 
 
 def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None,

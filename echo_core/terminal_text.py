@@ -1,0 +1,54 @@
+"""Text that reaches a terminal or a log line never carries raw control characters (ESC,
+BEL, other C0/C1 controls, bidi overrides, lone surrogates): ``terminal_safe`` shows them
+as escapes, ``json_text`` keeps JSON valid and escaped. Shared by every transport."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# Characters that drive or disguise a terminal: C0 controls but tab and newline (a CR
+# only when it does not end a CRLF line), DEL, C1 controls, the bidi controls, and lone
+# surrogates (undecodable input; they cannot even be encoded for output).
+_UNSAFE_PROSE = re.compile(
+    "[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+    "\u2066-\u2069\ud800-\udfff]|\r(?!\n)"
+)
+# One log line: the same, plus every line break and tab (a client-chosen request path
+# must not start a line of its own in a log).
+_UNSAFE_LINE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+    "\u2066-\u2069\ud800-\udfff]"
+)
+# In JSON, json.dumps already escapes C0; these remain raw with ensure_ascii=False.
+_UNSAFE_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                          "\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def terminal_safe(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every terminal control character shown as an escape (``\\x1b``,
+    ``\\u202e``); tabs, newlines and CRLF line ends are kept unless ``one_line`` (for a
+    log line: they are escaped too). Other text is unchanged."""
+    unsafe = _UNSAFE_LINE if one_line else _UNSAFE_PROSE
+    if unsafe.search(text) is None:
+        return text
+    return unsafe.sub(_escape, text)
+
+
+def json_text(payload: Any) -> str:
+    """``payload`` as indented JSON whose every control character is a ``\\u`` escape
+    (valid JSON that decodes to the same strings)."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    if _UNSAFE_JSON.search(text) is None:
+        return text
+    return _UNSAFE_JSON.sub(_json_escape, text)
