@@ -27,7 +27,7 @@ import attrs
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import Envelope
-from echo_core.protocols import Storage
+from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
 
 DEFAULT_KEEP = 30
@@ -84,11 +84,15 @@ def _read_all(storage: Storage, paths: Sequence[str],
         chunk = paths[start:start + _CHUNK]
         try:
             texts = storage.read_many(chunk)
+        except BackendUnavailable:
+            raise
         except EchoError:  # one unreadable file fails the batch: read these one by one
             texts = {}
             for path in chunk:
                 try:
                     texts[path] = storage.read(path)
+                except BackendUnavailable:
+                    raise
                 except EchoError as exc:
                     skipped.append(SkippedFile(path, exc.message))
         for path in chunk:

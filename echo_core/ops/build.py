@@ -30,6 +30,7 @@ import attrs
 
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
+from echo_core.protocols import BackendUnavailable
 
 BUILD_HOOK = "register_build_targets"
 BUILD_RECORD = ".echo-memory-build.json"
@@ -108,9 +109,9 @@ def _run_parts(parts: dict[str, Any], staging: Path, context: BuildContext) -> l
         try:
             written = part.contribute(str(staging), context)
             paths = _checked_paths(name, list(written) if written is not None else None, staging)
-        except EchoError:
-            raise
         except Exception as exc:
+            if isinstance(exc, EchoError) and not isinstance(exc, BackendUnavailable):
+                raise  # the part's own error stands; anything else (an outage too) is its failure
             raise EchoError(f"build part {name!r} failed: {type(exc).__name__}: {exc}; fix "
                             "or disable that plugin", ExitCode.FAILURE) from exc
         for rel in paths:

@@ -46,6 +46,8 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
     checks.append(Check("vault", "ok", f"reachable ({storage.identity})"))
     try:
         marker = ctx.vault.read_note(MARKER_PATH)
+    except BackendUnavailable:
+        raise
     except EchoError:
         checks.append(Check("marker", "fail", f"no {MARKER_PATH}",
                             "run `echo-memory init` to create the layout"))
@@ -75,6 +77,8 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
 def _index_check(ctx: EchoContext) -> Check:
     try:
         count = len(ctx.entities.load())
+    except BackendUnavailable:
+        raise
     except EchoError as exc:
         return Check("entity-index", "fail", exc.message,
                      "restore _agent/index/ from a backup (`echo-memory backup` zips hold it)")

@@ -18,6 +18,7 @@ from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
 from echo_core.models import Envelope
 from echo_core.paths import normalize_path
+from echo_core.protocols import BackendUnavailable
 
 
 @attrs.frozen
@@ -32,6 +33,8 @@ class HistoryResult:
 def _exists(ctx: EchoContext, path: str) -> bool:
     try:
         return ctx.vault.storage.exists(path)
+    except BackendUnavailable:
+        raise
     except EchoError:
         return False
 

@@ -8,7 +8,7 @@ import attrs
 
 from echo_core.context import EchoContext
 from echo_core.entities import content_hash
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import UnavailableError
 from echo_core.models import Entity, Envelope
 from echo_core.protocols import VaultMissing
 from echo_core.templates import render_template, template_names
@@ -113,11 +113,11 @@ def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope:
         try:
             vault.storage.ping()
         except VaultMissing as missing:
-            raise EchoError(
+            raise UnavailableError(
                 f"vault {ctx.config.vault.value} is missing ({missing}), and this machine "
                 "used a vault there before: mount the drive or restore the folder rather "
                 "than starting over. To create a new empty vault there anyway: "
-                "`echo-memory init --new`", ExitCode.UNAVAILABLE) from None
+                "`echo-memory init --new`") from None
     vault.storage.create()
     with vault.storage.lock():
         for path, text in layout_files(ctx).items():

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from echo_core.context import EchoContext
-from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.errors import EchoError, ExitCode, NotConfiguredError, usage_error
 from echo_core.models import Envelope
 from echo_core.ops.daily import daily_note_path
 from echo_core.ops.digest import Read, Section, VaultSnapshot, render_digest, sections_text
@@ -212,8 +212,8 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope:
         return _load_from_cache(ctx, brief=brief, budget=budget, outbox=_offline_outbox(ctx),
                                 down=down)
     if snapshot.marker.status == "absent":
-        raise EchoError(f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH});"
-                        " run `echo-memory init` first", ExitCode.NOT_CONFIGURED)
+        raise NotConfiguredError(f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH});"
+                        " run `echo-memory init` first")
     warnings = _save_read_cache(ctx, recorder)
     return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, warnings=warnings)
 

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from echo_core.context import EchoContext
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError, ExitCode, LockHeldError
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.vault_seen import missing_vault_error, require_initialised, was_seen
@@ -161,7 +161,7 @@ class FlushResult:
     reachable: bool = True
 
 
-class FlushBusy(EchoError):
+class FlushBusy(LockHeldError):
     """Another process holds the flush lock (exit 75)."""
 
 
@@ -180,8 +180,7 @@ def flush_lock(ctx: EchoContext, wait: float) -> Iterator[None]:
                 if time.monotonic() >= deadline:
                     raise FlushBusy("another process is flushing the outbox right now; its "
                                     "records are being replayed — run `echo-memory flush` "
-                                    "again later to see what is left",
-                                    ExitCode.LOCK_HELD) from None
+                                    "again later to see what is left") from None
                 time.sleep(0.02)
         try:
             yield
