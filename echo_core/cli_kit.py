@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode
 
 if TYPE_CHECKING:
@@ -166,7 +167,13 @@ def read_text_source(source: str, what: str) -> str:
                           "UTF-8 text") from None
 
 
-def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None,
+#: The exit status of a not-ok envelope, by action (any other: 1).
+_NOT_OK_EXIT: dict[str, ExitCode] = {Action.DUPLICATE_GATE: ExitCode.DUPLICATE_GATE,
+                                     Action.QUEUED: ExitCode.UNAVAILABLE}
+
+
+def emit(envelope: Envelope[object], as_json: bool,
+         render: Callable[[Envelope[Any]], str] | None = None,
          *, exact_when_piped: bool = False) -> None:
     """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
 
@@ -179,7 +186,7 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
     if as_json:
         click.echo(json_text(envelope.to_dict()))
     else:
-        text = render(envelope) if render and envelope.action != "queued" else envelope.message
+        text = render(envelope) if render and envelope.action != Action.QUEUED else envelope.message
         if text:
             if exact_when_piped and not _stdout_is_terminal():
                 click.echo(text, color=True)  # color=True: click keeps ANSI sequences as is
@@ -188,9 +195,7 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
         for warning in envelope.warnings:
             click.echo(f"warning: {terminal_safe(warning)}", err=True)
     if not envelope.ok:
-        code = {"duplicate-gate": ExitCode.DUPLICATE_GATE,
-                "queued": ExitCode.UNAVAILABLE}.get(envelope.action, ExitCode.FAILURE)
-        sys.exit(int(code))
+        sys.exit(int(_NOT_OK_EXIT.get(envelope.action, ExitCode.FAILURE)))
 
 
 def _stdout_is_terminal() -> bool:

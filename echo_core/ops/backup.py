@@ -24,6 +24,7 @@ from pathlib import Path
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import Envelope
@@ -129,7 +130,7 @@ def rotate(folder: Path, name: str, keep: int) -> tuple[str, ...]:
 
 
 def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
-                 out: str | None = None) -> Envelope:
+                 out: str | None = None) -> Envelope[BackupResult]:
     """Write a dated zip of the vault and keep the newest ``keep`` (see module docstring).
 
     Errors: 2 when ``keep`` < 1 or ``out`` is not a usable folder; ``BackendUnavailable``
@@ -177,7 +178,7 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
         message += f"; skipped {len(skipped)} unreadable: " + ", ".join(s.path for s in skipped)
     if removed:
         message += f"; removed {len(removed)} older backup(s), keeping the newest {keep}"
-    return Envelope(True, "backed-up", message, result)
+    return Envelope(True, Action.BACKED_UP, message, result)
 
 
 def _zip_time(now: _dt.datetime) -> tuple[int, int, int, int, int, int]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import BackendUnavailable
@@ -137,7 +138,7 @@ def _swap_in(staging: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def build(ctx_or_host: Any, target: str, out_dir: str) -> Envelope:
+def build(ctx_or_host: Any, target: str, out_dir: str) -> Envelope[BuildResult]:
     """Build ``target`` into ``out_dir`` from every installed part (module docstring).
     ``ctx_or_host`` is an ``EchoContext`` or a ``PluginHost``; no vault is opened."""
     host = _host_of(ctx_or_host)
@@ -167,5 +168,5 @@ def build(ctx_or_host: Any, target: str, out_dir: str) -> Envelope:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     result = BuildResult(target, str(out), tuple(sorted([*files, BUILD_RECORD])), tuple(parts))
-    return Envelope(True, "built", f"built {target} into {out}: {len(result.files)} files "
+    return Envelope(True, Action.BUILT, f"built {target} into {out}: {len(result.files)} files "
                     f"from {len(parts)} parts", result)

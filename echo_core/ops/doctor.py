@@ -6,6 +6,7 @@ import sys
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError
 from echo_core.models import Envelope
@@ -85,7 +86,7 @@ def _index_check(ctx: EchoContext) -> Check:
     return Check("entity-index", "ok", f"{count} entities")
 
 
-def run_doctor(ctx: EchoContext) -> Envelope:
+def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
     """Run every check. ``ok`` is False when any check fails (warnings do not fail)."""
     cfg = ctx.config
     checks = [
@@ -107,4 +108,4 @@ def run_doctor(ctx: EchoContext) -> Envelope:
     ok = all(c.status != "fail" for c in checks)
     bad = [c.name for c in checks if c.status != "ok"]
     message = "all checks passed" if not bad else f"attention: {', '.join(bad)}"
-    return Envelope(ok, "doctor", message, DoctorResult(tuple(checks)))
+    return Envelope(ok, Action.DOCTOR, message, DoctorResult(tuple(checks)))

@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 from mcp.types import CallToolResult, TextContent
 
+from echo_core.actions import Action
 from echo_core.errors import CODE_NAMES, EchoError, ExitCode
 from echo_core.models import Envelope, to_jsonable
 
@@ -62,13 +63,13 @@ def envelope_outcome(envelope: Envelope) -> Outcome:
     """An operation's envelope: data, even when ``ok`` is false (a gate stop, a failed
     health check), except ``action="unreachable"`` (load with the vault down: an error)."""
     data = envelope.to_dict()
-    if envelope.action == "unreachable":
+    if envelope.action == Action.UNREACHABLE:
         message = envelope.message or UNREACHABLE_READ
         data["error"] = {"code": CODE_NAMES[ExitCode.UNAVAILABLE],
                          "exit": int(ExitCode.UNAVAILABLE), "message": message}
         return Outcome(_result(data, summary_text(f"error (unavailable): {message}"),
                                is_error=True), "error:unavailable")
-    extra = [GATE_HINT] if envelope.action == "duplicate-gate" else []
+    extra = [GATE_HINT] if envelope.action == Action.DUPLICATE_GATE else []
     if envelope.warnings:
         extra.append(f"{len(envelope.warnings)} warning(s): see warnings")
     head = (envelope.message or envelope.action).splitlines() or [envelope.action]
@@ -83,7 +84,7 @@ def error_outcome(code: ExitCode, message: str, fields: Sequence[str] = ()) -> O
     error: dict[str, Any] = {"code": name, "exit": int(code), "message": message}
     if fields:
         error["fields"] = list(fields)
-    data = {"ok": False, "action": "error", "message": message, "error": error}
+    data = {"ok": False, "action": str(Action.ERROR), "message": message, "error": error}
     return Outcome(_result(data, summary_text(f"error ({name}): {message}"), is_error=True),
                    f"error:{name}")
 
