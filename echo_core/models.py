@@ -134,11 +134,11 @@ class GateStop:
 
 
 #: The type of an envelope's ``data``.
-D = TypeVar("D", covariant=True)
+D_co = TypeVar("D_co", covariant=True)
 
 
 @attrs.frozen
-class Envelope(Generic[D]):
+class Envelope(Generic[D_co]):
     """The result of every operation: ``ok``, ``action``, a one-line ``message``, and data.
 
     Special outcomes (``duplicate-gate``, ``queued``, ``dry-run``) are envelopes, not
@@ -150,7 +150,7 @@ class Envelope(Generic[D]):
     ok: bool
     action: Action | str
     message: str = ""
-    data: D = None  # type: ignore[assignment]  # an envelope may carry no data
+    data: D_co = None  # type: ignore[assignment]  # an envelope may carry no data
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
