@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from echo_core.context import EchoContext, create_context
+from echo_core.context import EchoContext
 from echo_core.errors import (
     DuplicateGateError,
     EchoError,
@@ -26,11 +26,11 @@ from echo_core.errors import (
 )
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
-from echo_core.ops.init import init_vault
 from echo_core.ops.outbox import FlushBusy
 from echo_core.ops.write_intent import recover_pending
 from echo_core.protocols import BackendUnavailable, VaultMissing, VaultNotWritable
 from plugins.storage_fs.folder_storage import FolderStorage
+from tests import test_integrity_storage
 from tests.cli_inproc import run_main
 
 CLASSES = [(UsageError, ExitCode.USAGE, "usage"), (NotFoundError, ExitCode.NOT_FOUND, "not-found"),
@@ -74,15 +74,7 @@ def test_flush_busy_is_a_lock_held_error() -> None:
 
 # -- the handlers that let an outage pass ------------------------------------------------
 
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> EchoContext:
-    env = {"HOME": str(tmp_path / "home"), "ECHO_CONFIG": str(tmp_path / "none.toml"),
-           "ECHO_TODAY": "2026-03-01", "ECHO_NOW": "2026-03-01T10:00:00"}
-    context = create_context(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "state"),
-                             env=env)
-    init_vault(context)
-    return context
+ctx = test_integrity_storage.ctx  # the fixture: an initialised folder vault
 
 
 def _outage(*args: Any, **kwargs: Any) -> Any:
