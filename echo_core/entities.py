@@ -352,8 +352,8 @@ class EntityStore:
                             "`echo-memory sweep --apply` to rebuild it") from exc
         version = data.get("schema_version") if isinstance(data, dict) else None
         if not isinstance(version, int) or version > SCHEMA_VERSION:
-            raise NotConfiguredError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this echo-memory "
-                            f"reads {SCHEMA_VERSION}. Upgrade echo-memory.")
+            raise NotConfiguredError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this "
+                                     f"echo-memory reads {SCHEMA_VERSION}. Upgrade echo-memory.")
         entities = data.get("entities", {})
         kept = data.get("op_ids", [])
         return (entities if isinstance(entities, dict) else {},

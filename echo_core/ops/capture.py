@@ -91,9 +91,8 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str,
         near = _near_duplicates(index, req, target)
         stop: GateStop | None = None
         if target is None and not req.force:
-            stop = ctx.host.hook.gate_capture(
-                request=req, ctx=GateContext(entities=index, route=route, echo=ctx,
-                                                       today=today))
+            gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
+            stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
         if req.dry_run:
             return _dry_run(ctx, req, route, index, target, near, stop, today)
         if stop is not None:

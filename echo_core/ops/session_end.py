@@ -79,11 +79,11 @@ PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", 
 TEMPLATE_SECTIONS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 
 #: capture action -> reflect classification (dry-run and applied).
-_CLASSIFIED: dict[str, str] = {Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
-               Action.DRY_RUN_INBOX: "inbox", Action.DRY_RUN_DUPLICATE_GATE: "gated",
-               Action.CREATED: "created", Action.UPDATED: "updated",
-               Action.UNCHANGED: "unchanged", Action.INBOX: "inbox",
-               Action.DUPLICATE_GATE: "gated"}
+_CLASSIFIED: dict[str, str] = {
+    Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
+    Action.DRY_RUN_INBOX: "inbox", Action.DRY_RUN_DUPLICATE_GATE: "gated",
+    Action.CREATED: "created", Action.UPDATED: "updated", Action.UNCHANGED: "unchanged",
+    Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated"}
 
 
 @attrs.frozen

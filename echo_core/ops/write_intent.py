@@ -143,9 +143,10 @@ def _save_intent(ctx: EchoContext, op_id: str, data: str) -> Path:
         tmp.write_text(data, encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
-        raise NotConfiguredError(f"cannot record the write intent in {folder} ({exc.strerror or exc}); "
-                        "nothing was written. Make the state dir writable or point "
-                        "ECHO_STATE_DIR at a writable folder") from None
+        raise NotConfiguredError(
+            f"cannot record the write intent in {folder} ({exc.strerror or exc}); nothing "
+            "was written. Make the state dir writable or point ECHO_STATE_DIR at a writable "
+            "folder") from None
     return target
 
 
