@@ -50,7 +50,7 @@ from bench.crash_kit import (
     subjects,
 )
 from echo_core.models import CaptureRequest
-from echo_core.ops.outbox import queue_capture
+from echo_core.ops.outbox_queue import queue_capture
 from echo_core.protocols import BackendUnavailable
 from plugins.queue_outbox.outbox import FILE_NAME as OUTBOX_FILE
 from plugins.queue_outbox.outbox import OutboxQueue

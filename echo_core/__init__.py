@@ -15,11 +15,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import (
+    DuplicateGateError,
+    EchoError,
+    ExitCode,
+    LockHeldError,
+    NotConfiguredError,
+    NotFoundError,
+    UnavailableError,
+    UsageError,
+)
 from echo_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from echo_core import progress
+    from echo_core.actions import Action
     from echo_core.config import resolve_config
     from echo_core.context import EchoContext, create_context
     from echo_core.corpus import index_doc
@@ -85,6 +95,7 @@ if TYPE_CHECKING:
 
 #: public name -> the core module that defines it.
 _EXPORTS: dict[str, str] = {
+    "Action": "echo_core.actions",
     **dict.fromkeys(("CODE_NAMES", "not_found", "usage_error"), "echo_core.errors"),
     "resolve_config": "echo_core.config",
     **dict.fromkeys(("EchoContext", "create_context"), "echo_core.context"),
@@ -117,7 +128,9 @@ _EXPORTS: dict[str, str] = {
 }
 _MODULES = {"progress": "echo_core.progress"}
 
-__all__ = ["EchoError", "ExitCode", "Register", "hookimpl", *_EXPORTS, *_MODULES]
+__all__ = ["DuplicateGateError", "EchoError", "ExitCode", "LockHeldError", "NotConfiguredError",
+           "NotFoundError", "Register", "UnavailableError", "UsageError", "hookimpl",
+           *_EXPORTS, *_MODULES]
 
 
 def __getattr__(name: str) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import NotConfiguredError
 
 
 @attrs.frozen
@@ -96,14 +96,13 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise EchoError(f"cannot read config file {path}: {exc}", ExitCode.NOT_CONFIGURED) from exc
+        raise NotConfiguredError(f"cannot read config file {path}: {exc}") from exc
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise EchoError(
+        raise NotConfiguredError(
             f"config file {path} is not valid TOML ({exc}); fix it, or point ECHO_CONFIG "
             "at another file",
-            ExitCode.NOT_CONFIGURED,
         ) from exc
 
 
@@ -141,9 +140,8 @@ def resolve_config(
     )
     disabled = raw.get("disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
-        raise EchoError(
+        raise NotConfiguredError(
             f"config file {path}: 'disabled' must be a list of plugin names",
-            ExitCode.NOT_CONFIGURED,
         )
     backends = raw.get("backends", {})
     return Config(

@@ -45,8 +45,6 @@ class EchoContext:
         self.config = config
         self.host = host
         self.env: Mapping[str, str] = os.environ if env is None else env
-        #: Set while the outbox replays queued writes: their own day, and no re-queueing.
-        self.replay_day: _dt.date | None = None
         #: True once this process knows the state dir records the vault as seen
         #: (``echo_core.vault_seen``).
         self.vault_seen = False
@@ -54,10 +52,8 @@ class EchoContext:
     # -- time ---------------------------------------------------------------------
 
     def today(self) -> _dt.date:
-        """Today's date (``ECHO_TODAY`` / ``ECHO_NOW`` pin it; a replayed write keeps the
-        day it was made)."""
-        if self.replay_day is not None:
-            return self.replay_day
+        """Today's date (``ECHO_TODAY`` / ``ECHO_NOW`` pin it). A replayed write is told its
+        own day explicitly (``ops.outbox_queue.Replay``); this never changes."""
         return clock.today(self.env)
 
     def now(self) -> _dt.datetime:

@@ -22,4 +22,4 @@ def register_operations(register: Register[Operation[Any]]) -> None:
 @hookimpl(trylast=True)
 def gate_capture(request: Any, ctx: Any) -> None:
     """Default gate: let every capture through."""
-    return None
+    return

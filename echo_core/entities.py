@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from echo_core.errors import EchoError, ExitCode, not_found
+from echo_core.errors import EchoError, ExitCode, NotConfiguredError, not_found
 from echo_core.models import Entity
 from echo_core.names import name_key, name_tokens, tokens_of_words, words
 from echo_core.protocols import Storage
@@ -352,8 +352,8 @@ class EntityStore:
                             "`echo-memory sweep --apply` to rebuild it") from exc
         version = data.get("schema_version") if isinstance(data, dict) else None
         if not isinstance(version, int) or version > SCHEMA_VERSION:
-            raise EchoError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this echo-memory "
-                            f"reads {SCHEMA_VERSION}. Upgrade echo-memory.", ExitCode.NOT_CONFIGURED)
+            raise NotConfiguredError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this "
+                                     f"echo-memory reads {SCHEMA_VERSION}. Upgrade echo-memory.")
         entities = data.get("entities", {})
         kept = data.get("op_ids", [])
         return (entities if isinstance(entities, dict) else {},

@@ -38,13 +38,19 @@ CODE_NAMES: dict[ExitCode, str] = {
 class EchoError(Exception):
     """A failure with a user-facing message and a stable exit code.
 
-    ``message`` must say what went wrong *and* what to do next.
+    ``message`` must say what went wrong *and* what to do next. Each subclass below
+    carries its exit code as the class attribute ``code``; ``EchoError(message, code)``
+    still works (a plain ``EchoError`` with that code), so catch sites that must also see
+    errors raised that way by third-party plugins compare ``exc.code``, not the class.
     """
 
-    def __init__(self, message: str, code: ExitCode = ExitCode.FAILURE) -> None:
+    code: ExitCode = ExitCode.FAILURE
+
+    def __init__(self, message: str, code: ExitCode | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.code = ExitCode(code)
+        if code is not None:
+            self.code = ExitCode(code)
 
     @property
     def code_name(self) -> str:
@@ -52,14 +58,52 @@ class EchoError(Exception):
         return CODE_NAMES[self.code]
 
     def __repr__(self) -> str:
-        return f"EchoError({self.message!r}, {self.code.name})"
+        return f"{type(self).__name__}({self.message!r}, {self.code.name})"
 
 
-def usage_error(message: str) -> EchoError:
+class UsageError(EchoError):
+    """A validation or usage problem: a bad argument, path or value (exit 2)."""
+
+    code = ExitCode.USAGE
+
+
+class NotFoundError(EchoError):
+    """A named thing (note, entity, section, record) does not exist (exit 44)."""
+
+    code = ExitCode.NOT_FOUND
+
+
+class UnavailableError(EchoError):
+    """Something the operation needs cannot be reached or used now (exit 69).
+    ``echo_core.protocols.BackendUnavailable`` (the vault backend) is one of these."""
+
+    code = ExitCode.UNAVAILABLE
+
+
+class LockHeldError(EchoError):
+    """A lock (the vault's, the outbox flush's) was not obtained in time (exit 75)."""
+
+    code = ExitCode.LOCK_HELD
+
+
+class DuplicateGateError(EchoError):
+    """A write a gate refused (exit 76). Capture reports a gate stop as an envelope
+    (``action="duplicate-gate"``); this is for callers that must raise it."""
+
+    code = ExitCode.DUPLICATE_GATE
+
+
+class NotConfiguredError(EchoError):
+    """Setup is missing: no vault configured or initialised, no plugin for it (exit 78)."""
+
+    code = ExitCode.NOT_CONFIGURED
+
+
+def usage_error(message: str) -> UsageError:
     """Validation or usage problem (exit 2)."""
-    return EchoError(message, ExitCode.USAGE)
+    return UsageError(message)
 
 
-def not_found(message: str) -> EchoError:
+def not_found(message: str) -> NotFoundError:
     """A named thing does not exist (exit 44)."""
-    return EchoError(message, ExitCode.NOT_FOUND)
+    return NotFoundError(message)

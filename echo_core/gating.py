@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Any
 
 import attrs
@@ -13,8 +14,10 @@ from echo_core.routing import KindRoute
 @attrs.frozen
 class GateContext:
     """The entity index as it is under the vault lock, the route of the requested kind,
-    and the ``EchoContext`` (for settings). Gates must not write."""
+    the ``EchoContext`` (for settings) and the capture's ``today`` (a replayed capture's
+    own day; None when unknown). Gates must not write and must not ask ``echo`` the day."""
 
     entities: EntityIndex
     route: KindRoute
     echo: Any = None
+    today: _dt.date | None = None

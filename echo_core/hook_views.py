@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from echo_core.config import Config
     from echo_core.context import EchoContext
-    from echo_core.plugins import PluginHost
     from echo_core.entity_cache import EntityNames
+    from echo_core.plugins import PluginHost
     from echo_core.protocols import Tokenizer
     from echo_core.vault import Vault
 

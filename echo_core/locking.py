@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import LockHeldError
 
 T = TypeVar("T")
 
@@ -56,10 +56,9 @@ class ReentrantHold:
         thread holding past ``timeout`` is ``EchoError`` 75."""
         deadline = time.monotonic() + max(0.0, timeout)
         if not self._thread_lock.acquire(timeout=max(0.0, timeout)):
-            raise EchoError(
+            raise LockHeldError(
                 f"vault lock {self.label} is held by another thread of this process "
                 f"(pid {os.getpid()}); wait for it to finish and retry",
-                ExitCode.LOCK_HELD,
             )
         try:
             if self._depth == 0:

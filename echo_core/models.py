@@ -6,9 +6,11 @@ Transports render them: ``to_dict()`` gives plain JSON-ready data, never live ob
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
+
+from echo_core.actions import Action
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
@@ -31,6 +33,8 @@ def to_jsonable(value: Any) -> Any:
     cls = type(value)
     if cls in _PLAIN:
         return value
+    if isinstance(value, str):  # a StrEnum member (``Action``) or another str subclass
+        return str(value)
     names = _field_names(cls)
     if names is not None:
         return {k: to_jsonable(getattr(value, k)) for k in names}
@@ -74,7 +78,7 @@ class Note:
             if line.startswith("# "):
                 return line[2:].strip()
         stem = self.path.rsplit("/", 1)[-1]
-        return stem[:-3] if stem.endswith(".md") else stem
+        return stem.removesuffix(".md")
 
 
 @attrs.frozen
@@ -129,23 +133,30 @@ class GateStop:
     candidates: tuple[Mapping[str, Any], ...] = ()
 
 
+#: The type of an envelope's ``data``.
+D_co = TypeVar("D_co", covariant=True)
+
+
 @attrs.frozen
-class Envelope:
+class Envelope(Generic[D_co]):
     """The result of every operation: ``ok``, ``action``, a one-line ``message``, and data.
 
     Special outcomes (``duplicate-gate``, ``queued``, ``dry-run``) are envelopes, not
-    exceptions. ``data`` is an attrs instance or a mapping of JSON-ready values.
+    exceptions. ``data`` is an attrs instance or a mapping of JSON-ready values; an
+    operation names its type (``Envelope[CaptureResult]``). ``action`` is an ``Action``
+    for the core's operations (a plain string from a third party's is accepted too).
     """
 
     ok: bool
-    action: str
+    action: Action | str
     message: str = ""
-    data: Any = None
+    data: D_co = None  # type: ignore[assignment]  # an envelope may carry no data
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``{"ok", "action", "message", "warnings", **data}``."""
-        out: dict[str, Any] = {"ok": self.ok, "action": self.action, "message": self.message}
+        """JSON-ready form: ``{"ok", "action", "message", "warnings", **data}`` (plain
+        strings and JSON values only)."""
+        out: dict[str, Any] = {"ok": self.ok, "action": str(self.action), "message": self.message}
         data = to_jsonable(self.data)
         if isinstance(data, dict):
             out.update(data)

@@ -16,31 +16,12 @@ import unicodedata
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 NAME_STOPWORDS = frozenset(
-    """the and of for in on at to by with from or via de la le
-    inc incorporated ltd limited llc llp plc corp corporation co gmbh ag sa bv
-    """.split()
+    ["the", "and", "of", "for", "in", "on", "at", "to", "by", "with", "from", "or", "via", "de", "la", "le", "inc", "incorporated", "ltd", "limited", "llc", "llp", "plc", "corp", "corporation", "co", "gmbh", "ag", "sa", "bv"]
 )
 
 #: Words too common to ever be a link target on their own (SPEC §2.1 step 6).
 COMMON_WORDS = frozenset(
-    """about above after again against all also always among another any anything area
-    around back because been before being below best better between both build call came
-    can case change check close code come could data date day days default does doing done
-    down each early easy else end even every example fact file find first fix follow form
-    found free from full general get give goal going good great group have help here high
-    home how idea important info issue item just keep kind know last late later lead left
-    less level life like line list little live local long look lot made main make many may
-    meeting memory might mind more most move much must name need never new next nice none
-    note notes nothing now number off often old once only open order other our out over own
-    page part people place plan plans point possible post problem project question quick
-    quite rather read real really reason record right room run said same save say see
-    seem self send session set several should show side since small some something soon
-    start state status step still stop story such sure system take task team test than
-    thank that their them then there these thing things think this those though thought
-    through time today together told too top topic true try turn type under until update
-    upon used user using value very view want was way week well went were what when where
-    which while who whole why will with within without word work world would write year
-    yes yet you your""".split()
+    ["about", "above", "after", "again", "against", "all", "also", "always", "among", "another", "any", "anything", "area", "around", "back", "because", "been", "before", "being", "below", "best", "better", "between", "both", "build", "call", "came", "can", "case", "change", "check", "close", "code", "come", "could", "data", "date", "day", "days", "default", "does", "doing", "done", "down", "each", "early", "easy", "else", "end", "even", "every", "example", "fact", "file", "find", "first", "fix", "follow", "form", "found", "free", "from", "full", "general", "get", "give", "goal", "going", "good", "great", "group", "have", "help", "here", "high", "home", "how", "idea", "important", "info", "issue", "item", "just", "keep", "kind", "know", "last", "late", "later", "lead", "left", "less", "level", "life", "like", "line", "list", "little", "live", "local", "long", "look", "lot", "made", "main", "make", "many", "may", "meeting", "memory", "might", "mind", "more", "most", "move", "much", "must", "name", "need", "never", "new", "next", "nice", "none", "note", "notes", "nothing", "now", "number", "off", "often", "old", "once", "only", "open", "order", "other", "our", "out", "over", "own", "page", "part", "people", "place", "plan", "plans", "point", "possible", "post", "problem", "project", "question", "quick", "quite", "rather", "read", "real", "really", "reason", "record", "right", "room", "run", "said", "same", "save", "say", "see", "seem", "self", "send", "session", "set", "several", "should", "show", "side", "since", "small", "some", "something", "soon", "start", "state", "status", "step", "still", "stop", "story", "such", "sure", "system", "take", "task", "team", "test", "than", "thank", "that", "their", "them", "then", "there", "these", "thing", "things", "think", "this", "those", "though", "thought", "through", "time", "today", "together", "told", "too", "top", "topic", "true", "try", "turn", "type", "under", "until", "update", "upon", "used", "user", "using", "value", "very", "view", "want", "was", "way", "week", "well", "went", "were", "what", "when", "where", "which", "while", "who", "whole", "why", "will", "with", "within", "without", "word", "work", "world", "would", "write", "year", "yes", "yet", "you", "your"]
 ) | NAME_STOPWORDS
 
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from echo_core.errors import UnavailableError
 from echo_core.models import FileStat
 
 
@@ -202,8 +203,10 @@ class BuildTarget(Protocol):
         ...
 
 
-class BackendUnavailable(Exception):
-    """The storage backend cannot be reached (network down, server gone).
+class BackendUnavailable(UnavailableError):
+    """The storage backend cannot be reached (network down, server gone): an
+    ``UnavailableError`` (exit 69), so a handler of ``EchoError`` catches it too — a
+    handler that must let it pass says so (``except BackendUnavailable: raise`` first).
 
     Writes that meet it are queued in the outbox when the vault is one this machine has
     seen initialised (``echo_core.vault_seen``); reads degrade to the last-known-good cache.

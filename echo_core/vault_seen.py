@@ -15,7 +15,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError, NotConfiguredError, UnavailableError
 from echo_core.tempfiles import temp_name
 from echo_core.vault import MARKER_PATH
 
@@ -60,14 +60,14 @@ def require_initialised(ctx: EchoContext) -> None:
     if not ctx.vault.storage.exists(MARKER_PATH):
         where = ctx.config.vault.value
         if was_seen(ctx):
-            raise EchoError(
+            raise NotConfiguredError(
                 f"vault {where} has lost its marker {MARKER_PATH}: this machine used a vault "
                 "there before. Check that the right folder or drive is there (a mount point "
                 "without its drive looks like this) and restore the marker from a backup "
-                "(`echo-memory backup`) or your sync history", ExitCode.NOT_CONFIGURED)
-        raise EchoError(
+                "(`echo-memory backup`) or your sync history")
+        raise NotConfiguredError(
             f"vault {where} is not initialised (no {MARKER_PATH}); run `echo-memory init` "
-            "first", ExitCode.NOT_CONFIGURED)
+            "first")
     mark_seen(ctx)
 
 
@@ -75,8 +75,8 @@ def missing_vault_error(ctx: EchoContext, down: Exception, what: str) -> EchoErr
     """The error for ``what`` (e.g. "capture") meeting an absent vault folder that this
     machine never saw as a vault: nothing is queued (exit 69)."""
     where = ctx.config.vault.value
-    return EchoError(
+    return UnavailableError(
         f"vault {where} is not there ({down}); nothing was queued, since this machine has "
         f"never used a vault at that path. Check --vault / ECHO_VAULT / the config file; "
         f"if the vault is on a drive, mount it. To start a new vault at that path: "
-        f"`echo-memory init --vault {where}`", ExitCode.UNAVAILABLE)
+        f"`echo-memory init --vault {where}`")

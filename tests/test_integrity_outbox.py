@@ -21,7 +21,8 @@ from echo_core.entities import EntityStore
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.init import init_vault
-from echo_core.ops.outbox import flush, queue_capture
+from echo_core.ops.outbox import flush
+from echo_core.ops.outbox_queue import queue_capture
 from echo_core.protocols import BackendUnavailable
 from plugins.queue_outbox.outbox import OutboxQueue
 

@@ -292,7 +292,7 @@ def test_outbox_step_says_no_outbox_plugin(box: VaultBox) -> None:
 
 
 def test_load_flushes_queued_writes_first(box: VaultBox) -> None:
-    from echo_core.ops.outbox import idempotency_key
+    from echo_core.ops.outbox_queue import idempotency_key
 
     ctx = box.ctx()
     args = {"title": "Queued Idea", "kind": "concept", "body": "made offline"}

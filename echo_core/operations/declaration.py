@@ -114,12 +114,12 @@ class Operation(Generic[P]):
     summary: str
     description: str
     params: type[P]
-    run: Callable[[Any, P], Envelope]
+    run: Callable[[Any, P], Envelope[Any]]
     result: type | Callable[[], type] | None = None
     access: Access | Callable[[P], Access] = "read"
     profile: Profile = "full"
     lock_param: str | None = None
-    render: Callable[[Envelope], str] | None = None
+    render: Callable[[Envelope[Any]], str] | None = None
     cli: CliSurface | None = CliSurface()
     mcp: McpSurface | None = McpSurface()
     skill: SkillSpec | tuple[SkillSpec, ...] | None = None

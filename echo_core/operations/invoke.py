@@ -12,7 +12,7 @@ from echo_core.operations.registry import OperationRegistry
 from echo_core.operations.validate import parse_params
 
 
-def invoke(ctx: Any, name: str, arguments: Mapping[str, Any] | None = None) -> Envelope:
+def invoke(ctx: Any, name: str, arguments: Mapping[str, Any] | None = None) -> Envelope[Any]:
     """Run operation ``name`` of ``ctx.host``'s registry with ``arguments`` (checked by
     ``parse_params`` with the declared bounds and defaults) and return its envelope.
 

@@ -24,10 +24,11 @@ from pathlib import Path
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import Envelope
-from echo_core.protocols import Storage
+from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
 
 DEFAULT_KEEP = 30
@@ -84,11 +85,15 @@ def _read_all(storage: Storage, paths: Sequence[str],
         chunk = paths[start:start + _CHUNK]
         try:
             texts = storage.read_many(chunk)
+        except BackendUnavailable:
+            raise
         except EchoError:  # one unreadable file fails the batch: read these one by one
             texts = {}
             for path in chunk:
                 try:
                     texts[path] = storage.read(path)
+                except BackendUnavailable:
+                    raise
                 except EchoError as exc:
                     skipped.append(SkippedFile(path, exc.message))
         for path in chunk:
@@ -125,7 +130,7 @@ def rotate(folder: Path, name: str, keep: int) -> tuple[str, ...]:
 
 
 def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
-                 out: str | None = None) -> Envelope:
+                 out: str | None = None) -> Envelope[BackupResult]:
     """Write a dated zip of the vault and keep the newest ``keep`` (see module docstring).
 
     Errors: 2 when ``keep`` < 1 or ``out`` is not a usable folder; ``BackendUnavailable``
@@ -173,7 +178,7 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
         message += f"; skipped {len(skipped)} unreadable: " + ", ".join(s.path for s in skipped)
     if removed:
         message += f"; removed {len(removed)} older backup(s), keeping the newest {keep}"
-    return Envelope(True, "backed-up", message, result)
+    return Envelope(True, Action.BACKED_UP, message, result)
 
 
 def _zip_time(now: _dt.datetime) -> tuple[int, int, int, int, int, int]:

@@ -28,8 +28,10 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
+from echo_core.protocols import BackendUnavailable
 
 BUILD_HOOK = "register_build_targets"
 BUILD_RECORD = ".echo-memory-build.json"
@@ -108,9 +110,9 @@ def _run_parts(parts: dict[str, Any], staging: Path, context: BuildContext) -> l
         try:
             written = part.contribute(str(staging), context)
             paths = _checked_paths(name, list(written) if written is not None else None, staging)
-        except EchoError:
-            raise
         except Exception as exc:
+            if isinstance(exc, EchoError) and not isinstance(exc, BackendUnavailable):
+                raise  # the part's own error stands; anything else (an outage too) is its failure
             raise EchoError(f"build part {name!r} failed: {type(exc).__name__}: {exc}; fix "
                             "or disable that plugin", ExitCode.FAILURE) from exc
         for rel in paths:
@@ -136,7 +138,7 @@ def _swap_in(staging: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def build(ctx_or_host: Any, target: str, out_dir: str) -> Envelope:
+def build(ctx_or_host: Any, target: str, out_dir: str) -> Envelope[BuildResult]:
     """Build ``target`` into ``out_dir`` from every installed part (module docstring).
     ``ctx_or_host`` is an ``EchoContext`` or a ``PluginHost``; no vault is opened."""
     host = _host_of(ctx_or_host)
@@ -166,5 +168,5 @@ def build(ctx_or_host: Any, target: str, out_dir: str) -> Envelope:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     result = BuildResult(target, str(out), tuple(sorted([*files, BUILD_RECORD])), tuple(parts))
-    return Envelope(True, "built", f"built {target} into {out}: {len(result.files)} files "
+    return Envelope(True, Action.BUILT, f"built {target} into {out}: {len(result.files)} files "
                     f"from {len(parts)} parts", result)

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.entities import EntityIndex, Match, content_hash
 from echo_core.errors import not_found
@@ -19,6 +20,7 @@ from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
+from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.protocols import BackendUnavailable, Storage
@@ -48,7 +50,8 @@ class CaptureResult:
 __all__ = ["CaptureResult", "capture", "require_initialised"]
 
 
-def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = None) -> Envelope:
+def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = None,
+            replay: Replay | None = None) -> Envelope[CaptureResult | QueuedResult]:
     """Capture ``request`` (see module docstring). Errors: 2 invalid field, 44 unknown
     ``merge_into``, 75 lock held, 78 vault not initialised. A gate stop is an envelope
     with ``ok=False, action="duplicate-gate"``. When the vault is unreachable the capture
@@ -56,62 +59,66 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
 
     ``op_id`` names the operation (a fresh one by default): a capture whose ``op_id`` has
     already been committed changes nothing (``action="unchanged"``), so a replay of a
-    queued capture lands once. Writes are crash-consistent (``ops.write_intent``)."""
+    queued capture lands once. Writes are crash-consistent (``ops.write_intent``).
+
+    ``replay``: the outbox replaying this capture; its day stands for today (dates, dated
+    slugs, the daily note) and the capture never queues again."""
     req = validate_request(request, ctx.manifest)
     op = op_id or new_op_id()
+    today = replay.day if replay is not None else ctx.today()
     try:
-        return _capture_valid(ctx, req, op)
+        return _capture_valid(ctx, req, op, today)
     except BackendUnavailable as down:
         if req.dry_run:
             raise
-        from echo_core.ops.outbox import queue_capture
-
-        return queue_capture(ctx, req, down, op_id=op)
+        return queue_capture(ctx, req, down, op_id=op, replay=replay)
 
 
-def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str) -> Envelope:
+def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str,
+                   today: _dt.date) -> Envelope[CaptureResult]:
     require_initialised(ctx)
     if req.kind is None:
-        return _capture_inbox(ctx, req)
+        return _capture_inbox(ctx, req, today)
     route = ctx.manifest.route(req.kind)
     with ctx.vault.storage.lock():
         recover_pending(ctx)
         if ctx.entities.has_op(op_id):
-            return Envelope(True, "unchanged", f"capture {op_id} landed already; nothing to do",
+            return Envelope(True, Action.UNCHANGED, f"capture {op_id} landed already; nothing to do",
                             CaptureResult(kind=req.kind, changed=False))
         index = ctx.entities.load()
         target = None if req.force else _resolve_target(ctx.vault.storage, index, req, route,
-                                                        ctx.today())
+                                                        today)
         near = _near_duplicates(index, req, target)
         stop: GateStop | None = None
         if target is None and not req.force:
-            stop = ctx.host.hook.gate_capture(
-                request=req, ctx=GateContext(entities=index, route=route, echo=ctx))
+            gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
+            stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
         if req.dry_run:
-            return _dry_run(ctx, req, route, index, target, near, stop)
+            return _dry_run(ctx, req, route, index, target, near, stop, today)
         if stop is not None:
             candidates = tuple(dict(c) for c in stop.candidates)
-            return Envelope(False, "duplicate-gate", stop.reason,
+            return Envelope(False, Action.DUPLICATE_GATE, stop.reason,
                             CaptureResult(kind=req.kind, near_duplicates=near,
                                           candidates=candidates, changed=False))
         if target is not None:
             if req.merge_into:
                 record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
                                            "slug": target.slug})
-            return _update(ctx, req, route, index, target, near, op_id)
-        return _create(ctx, req, route, index, near, op_id)
+            return _update(ctx, req, route, index, target, near, op_id, today)
+        return _create(ctx, req, route, index, near, op_id, today)
 
 
-def _capture_inbox(ctx: EchoContext, req: CaptureRequest) -> Envelope:
+def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
+                   today: _dt.date) -> Envelope[CaptureResult]:
     first = req.body.split("\n", 1)[0].strip() if req.body else ""
-    line = f"- {ctx.today().isoformat()}: {req.title}" + (f" — {first}" if first else "")
+    line = f"- {today.isoformat()}: {req.title}" + (f" — {first}" if first else "")
     if req.dry_run:
-        return Envelope(True, "dry-run:inbox", f"would append to {INBOX_PATH}: {line}",
+        return Envelope(True, Action.DRY_RUN_INBOX, f"would append to {INBOX_PATH}: {line}",
                         CaptureResult(path=INBOX_PATH, changed=False))
     with ctx.vault.storage.lock():
         changed = ctx.vault.append_line(INBOX_PATH, line)
     message = f"inbox: {line}" if changed else "already in the inbox"
-    return Envelope(True, "inbox", message, CaptureResult(path=INBOX_PATH, changed=changed))
+    return Envelope(True, Action.INBOX, message, CaptureResult(path=INBOX_PATH, changed=changed))
 
 
 def _resolve_target(storage: Storage, index: EntityIndex, req: CaptureRequest,
@@ -156,18 +163,18 @@ def _near_duplicates(index: EntityIndex, req: CaptureRequest,
 
 def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
              target: Entity | None, near: tuple[dict[str, Any], ...],
-             stop: GateStop | None) -> Envelope:
+             stop: GateStop | None, today: _dt.date) -> Envelope[CaptureResult]:
     if stop is not None:
-        return Envelope(True, "dry-run:duplicate-gate", f"would stop at the gate: {stop.reason}",
+        return Envelope(True, Action.DRY_RUN_DUPLICATE_GATE, f"would stop at the gate: {stop.reason}",
                         CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
                                       candidates=tuple(dict(c) for c in stop.candidates),
                                       changed=False))
     if target is not None:
-        return Envelope(True, "dry-run:update", f"would update {target.path}",
+        return Envelope(True, Action.DRY_RUN_UPDATE, f"would update {target.path}",
                         CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                       near_duplicates=near, changed=False))
-    slug, path = _new_location(ctx, req, route, index)
-    return Envelope(True, "dry-run:create", f"would create {path}",
+    slug, path = _new_location(ctx, req, route, index, today)
+    return Envelope(True, Action.DRY_RUN_CREATE, f"would create {path}",
                     CaptureResult(path=path, slug=slug, kind=req.kind, near_duplicates=near,
                                   changed=False))
 
@@ -189,9 +196,9 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
 
 
 def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
-            target: Entity, near: tuple[dict[str, Any], ...], op_id: str) -> Envelope:
+            target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
+            today: _dt.date) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
-    today = ctx.today()
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     original = text = vault.storage.read(target.path)
     changed = False
@@ -208,7 +215,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
         text, changed = set_frontmatter_key(text, "status", req.status), True
     changed = changed or bool(learned or tags or sources)
     if not changed:
-        return Envelope(True, "unchanged", f"{target.path} already has this update",
+        return Envelope(True, Action.UNCHANGED, f"{target.path} already has this update",
                         CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                       near_duplicates=near, changed=False))
     text = set_frontmatter_key(text, "updated", today)
@@ -218,7 +225,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     append_agent_log(vault, today, f"- {today.isoformat()}: updated {target.kind} "
                                    f"[[{link_target(target.path)}]]")
     commit(ctx, vault, [*refreshed, entity], op_id)
-    return Envelope(True, "updated", f"updated {target.path}",
+    return Envelope(True, Action.UPDATED, f"updated {target.path}",
                     CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                   links_added=links, near_duplicates=near,
                                   aliases_learned=tuple(learned)))
@@ -231,8 +238,8 @@ def _base_slug(req: CaptureRequest, route: KindRoute, today: _dt.date) -> str:
 
 
 def _new_location(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
-                  index: EntityIndex) -> tuple[str, str]:
-    base = _base_slug(req, route, ctx.today())
+                  index: EntityIndex, today: _dt.date) -> tuple[str, str]:
+    base = _base_slug(req, route, today)
     folder = route.folder_for(req.domain)
     slug, n = base, 1
     while index.get(slug) is not None or ctx.vault.storage.exists(f"{folder}/{slug}.md"):
@@ -241,8 +248,8 @@ def _new_location(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
     return slug, require_note_path(f"{folder}/{slug}.md")
 
 
-def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute) -> str:
-    today = ctx.today()
+def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
+                   today: _dt.date) -> str:
     fm: dict[str, Any] = {
         "type": route.kind,
         "status": req.status or route.status,
@@ -265,19 +272,19 @@ def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute) -> s
 
 
 def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
-            near: tuple[dict[str, Any], ...], op_id: str) -> Envelope:
+            near: tuple[dict[str, Any], ...], op_id: str,
+            today: _dt.date) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
-    slug, path = _new_location(ctx, req, route, index)
-    text = _new_note_text(ctx, req, route)
+    slug, path = _new_location(ctx, req, route, index, today)
+    text = _new_note_text(ctx, req, route, today)
     text, links, refreshed = _autolink(vault, index, path, slug, text, req.body)
     vault.write_note(path, text)
     entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,
                     aliases=req.aliases, h=content_hash(text))
-    today = ctx.today()
     append_agent_log(vault, today, f"- {today.isoformat()}: created {route.kind} "
                                    f"[[{link_target(path)}]]")
     commit(ctx, vault, [*refreshed, entity], op_id)
-    return Envelope(True, "created", f"created {path}",
+    return Envelope(True, Action.CREATED, f"created {path}",
                     CaptureResult(path=path, slug=slug, kind=route.kind, links_added=links,
                                   near_duplicates=near))
 

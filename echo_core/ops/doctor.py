@@ -6,6 +6,7 @@ import sys
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError
 from echo_core.models import Envelope
@@ -46,6 +47,8 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
     checks.append(Check("vault", "ok", f"reachable ({storage.identity})"))
     try:
         marker = ctx.vault.read_note(MARKER_PATH)
+    except BackendUnavailable:
+        raise
     except EchoError:
         checks.append(Check("marker", "fail", f"no {MARKER_PATH}",
                             "run `echo-memory init` to create the layout"))
@@ -75,13 +78,15 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
 def _index_check(ctx: EchoContext) -> Check:
     try:
         count = len(ctx.entities.load())
+    except BackendUnavailable:
+        raise
     except EchoError as exc:
         return Check("entity-index", "fail", exc.message,
                      "restore _agent/index/ from a backup (`echo-memory backup` zips hold it)")
     return Check("entity-index", "ok", f"{count} entities")
 
 
-def run_doctor(ctx: EchoContext) -> Envelope:
+def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
     """Run every check. ``ok`` is False when any check fails (warnings do not fail)."""
     cfg = ctx.config
     checks = [
@@ -103,4 +108,4 @@ def run_doctor(ctx: EchoContext) -> Envelope:
     ok = all(c.status != "fail" for c in checks)
     bad = [c.name for c in checks if c.status != "ok"]
     message = "all checks passed" if not bad else f"attention: {', '.join(bad)}"
-    return Envelope(ok, "doctor", message, DoctorResult(tuple(checks)))
+    return Envelope(ok, Action.DOCTOR, message, DoctorResult(tuple(checks)))

@@ -13,11 +13,13 @@ import difflib
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
 from echo_core.models import Envelope
 from echo_core.paths import normalize_path
+from echo_core.protocols import BackendUnavailable
 
 
 @attrs.frozen
@@ -32,11 +34,13 @@ class HistoryResult:
 def _exists(ctx: EchoContext, path: str) -> bool:
     try:
         return ctx.vault.storage.exists(path)
+    except BackendUnavailable:
+        raise
     except EchoError:
         return False
 
 
-def note_history(ctx: EchoContext, path: str) -> Envelope:
+def note_history(ctx: EchoContext, path: str) -> Envelope[HistoryResult]:
     """List the kept versions of the note at ``path`` (newest first). Reads only.
 
     Errors: 2 for a bad path; 44 naming the path when it has no versions and no note.
@@ -51,7 +55,7 @@ def note_history(ctx: EchoContext, path: str) -> Envelope:
         message = f"{len(versions)} earlier version(s) of {clean}, newest first"
     else:
         message = f"{clean}: no earlier versions kept yet (one is kept whenever it is overwritten)"
-    return Envelope(True, "listed", message, HistoryResult(clean, versions, exists))
+    return Envelope(True, Action.LISTED, message, HistoryResult(clean, versions, exists))
 
 
 @attrs.frozen
@@ -85,7 +89,7 @@ def _current(ctx: EchoContext, path: str) -> str | None:
         raise
 
 
-def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool) -> Envelope:
+def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool) -> Envelope[RestoreResult]:
     """Restore ``path`` to the kept version ``version_id`` (an id or a unique prefix of at
     least 4 hex digits).
 
@@ -105,11 +109,11 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
     result = RestoreResult(clean, version.version_id, version.saved_at, diff, write)
     which = f"version {version.version_id} ({version.saved_at})"
     if current == text:
-        return Envelope(True, "unchanged", f"{clean} already has the text of {which}; "
+        return Envelope(True, Action.UNCHANGED, f"{clean} already has the text of {which}; "
                         "nothing to restore", result)
     if not confirm:
-        return Envelope(True, "preview", f"preview only: run again with --yes to restore "
+        return Envelope(True, Action.PREVIEW, f"preview only: run again with --yes to restore "
                         f"{clean} to {which}", result)
     undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
             if current is not None else "")
-    return Envelope(True, "restored", f"restored {clean} to {which}{undo}", result)
+    return Envelope(True, Action.RESTORED, f"restored {clean} to {which}{undo}", result)

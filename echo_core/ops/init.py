@@ -6,9 +6,10 @@ import json
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.entities import content_hash
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import UnavailableError
 from echo_core.models import Entity, Envelope
 from echo_core.protocols import VaultMissing
 from echo_core.templates import render_template, template_names
@@ -100,7 +101,7 @@ def _index_seed_entities(ctx: EchoContext) -> None:
         ctx.entities.apply(puts=missing)
 
 
-def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope:
+def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope[InitResult]:
     """Create the layout. Existing files are never touched; a second run changes no byte.
 
     Errors: 69 when the vault is absent but this machine used a vault there before (a
@@ -113,11 +114,11 @@ def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope:
         try:
             vault.storage.ping()
         except VaultMissing as missing:
-            raise EchoError(
+            raise UnavailableError(
                 f"vault {ctx.config.vault.value} is missing ({missing}), and this machine "
                 "used a vault there before: mount the drive or restore the folder rather "
                 "than starting over. To create a new empty vault there anyway: "
-                "`echo-memory init --new`", ExitCode.UNAVAILABLE) from None
+                "`echo-memory init --new`") from None
     vault.storage.create()
     with vault.storage.lock():
         for path, text in layout_files(ctx).items():
@@ -129,4 +130,4 @@ def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope:
         message = f"initialised vault at {result.vault}: {len(created)} files created"
     else:
         message = f"vault at {result.vault} already initialised; nothing changed"
-    return Envelope(True, "created" if created else "unchanged", message, result)
+    return Envelope(True, Action.CREATED if created else Action.UNCHANGED, message, result)

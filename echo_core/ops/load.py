@@ -31,8 +31,9 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
-from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.errors import EchoError, ExitCode, NotConfiguredError, usage_error
 from echo_core.models import Envelope
 from echo_core.ops.daily import daily_note_path
 from echo_core.ops.digest import Read, Section, VaultSnapshot, render_digest, sections_text
@@ -192,7 +193,7 @@ def _offline_outbox(ctx: EchoContext) -> str:
         return "not checked (vault unreachable)"
 
 
-def load(ctx: EchoContext, *, brief: bool) -> Envelope:
+def load(ctx: EchoContext, *, brief: bool) -> Envelope[LoadResult]:
     """Load the session digest (see module docstring). Result data: ``LoadResult``.
 
     Errors: 2 for a bad ``ECHO_LOAD_BUDGET``, 78 when the vault is not initialised or no
@@ -212,8 +213,8 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope:
         return _load_from_cache(ctx, brief=brief, budget=budget, outbox=_offline_outbox(ctx),
                                 down=down)
     if snapshot.marker.status == "absent":
-        raise EchoError(f"vault {ctx.config.vault.value} is not initialised (no {MARKER_PATH});"
-                        " run `echo-memory init` first", ExitCode.NOT_CONFIGURED)
+        raise NotConfiguredError(f"vault {ctx.config.vault.value} is not initialised "
+                                 f"(no {MARKER_PATH}); run `echo-memory init` first")
     warnings = _save_read_cache(ctx, recorder)
     return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, warnings=warnings)
 
@@ -231,11 +232,11 @@ def _save_read_cache(ctx: EchoContext, recorder: RecordingReader) -> tuple[str, 
 
 
 def _load_from_cache(ctx: EchoContext, *, brief: bool, budget: int, outbox: str,
-                     down: BackendUnavailable) -> Envelope:
+                     down: BackendUnavailable) -> Envelope[LoadResult]:
     cached = ReadCache(ctx.state_dir / READ_CACHE_FOLDER).load()
     if cached is None:
         message = f"{UNREACHABLE} ({down})"
-        return Envelope(False, "unreachable", message,
+        return Envelope(False, Action.UNREACHABLE, message,
                         LoadResult(brief, (), message, budget, len(message), outbox))
     snapshot = read_snapshot(ctx, source=cached.reader())
     banner = Section("offline", FROM_CACHE.format(saved_at=cached.saved_at), "ok")
@@ -245,7 +246,7 @@ def _load_from_cache(ctx: EchoContext, *, brief: bool, budget: int, outbox: str,
 
 def _digest(ctx: EchoContext, snapshot: VaultSnapshot, *, brief: bool, budget: int,
             outbox: str, warnings: tuple[str, ...] = (), banner: Section | None = None,
-            from_cache: str | None = None) -> Envelope:
+            from_cache: str | None = None) -> Envelope[LoadResult]:
     """Render ``snapshot`` (after ``banner``, whose length comes off both budgets), fire
     ``on_session_start`` and wrap the result."""
     reserve = len(banner.text) + len("\n\n") if banner is not None else 0
@@ -268,5 +269,5 @@ def _digest(ctx: EchoContext, snapshot: VaultSnapshot, *, brief: bool, budget: i
         message += f"; truncated: {', '.join(trimmed)}"
     if problems:
         message += f"; unreadable: {', '.join(problems)}"
-    action = "loaded" if from_cache is None else "loaded-from-cache"
+    action = Action.LOADED if from_cache is None else Action.LOADED_FROM_CACHE
     return Envelope(True, action, message, result, warnings)

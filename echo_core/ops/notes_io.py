@@ -11,11 +11,12 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Envelope
 from echo_core.notes import get_section, headings, truncate
-from echo_core.ops.outbox import queue_or_raise
+from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_or_raise
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
 from echo_core.write_scope import require_note_path, require_text
@@ -35,7 +36,7 @@ class GetResult:
 
 def get_note(
     ctx: EchoContext, path: str, *, section: str | None = None, max_chars: int | None = None
-) -> Envelope:
+) -> Envelope[GetResult]:
     """Read ``path``; with ``section`` only that heading's section; cap at ``max_chars``.
 
     Errors: 44 when the note (or the section) is absent — the section error lists the
@@ -60,7 +61,7 @@ def get_note(
     message = f"{note.path} ({len(content)} chars)"
     if note.frontmatter_error:
         message += f"; its frontmatter was not read: {note.frontmatter_error}"
-    return Envelope(True, "read", message, result)
+    return Envelope(True, Action.READ, message, result)
 
 
 @attrs.frozen
@@ -72,28 +73,32 @@ class WriteResult:
     chars: int | None = None
 
 
-def put_note(ctx: EchoContext, path: str, text: str) -> Envelope:
-    """Write the whole note (atomic). An identical existing note is left untouched."""
+def put_note(ctx: EchoContext, path: str, text: str, *,
+             replay: Replay | None = None) -> Envelope[WriteResult | QueuedResult]:
+    """Write the whole note (atomic). An identical existing note is left untouched.
+    Queued in the outbox when the vault is unreachable, unless it is a ``replay``."""
     clean = require_note_path(path)
     require_text(text, "text")
     try:
         return _put(ctx, clean, text)
     except BackendUnavailable as down:
-        return queue_or_raise(ctx, "put", {"path": clean, "text": text}, down)
+        return queue_or_raise(ctx, "put", {"path": clean, "text": text}, down, replay=replay)
 
 
-def _put(ctx: EchoContext, clean: str, text: str) -> Envelope:
+def _put(ctx: EchoContext, clean: str, text: str) -> Envelope[WriteResult]:
     storage = ctx.vault.storage
     with storage.lock():
         current = storage.read(clean) if storage.exists(clean) else None
         if current == text:
-            return Envelope(True, "unchanged", f"{clean} unchanged", WriteResult(clean, False, len(text)))
+            return Envelope(True, Action.UNCHANGED, f"{clean} unchanged", WriteResult(clean, False, len(text)))
         ctx.vault.write_note(clean, text, prior=current)
-    return Envelope(True, "written", f"wrote {clean} ({len(text)} chars)", WriteResult(clean, True, len(text)))
+    return Envelope(True, Action.WRITTEN, f"wrote {clean} ({len(text)} chars)", WriteResult(clean, True, len(text)))
 
 
-def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
-    """Append one line unless it is already present (idempotent)."""
+def append_line(ctx: EchoContext, path: str, line: str, *,
+                replay: Replay | None = None) -> Envelope[WriteResult | QueuedResult]:
+    """Append one line unless it is already present (idempotent). Queued in the outbox
+    when the vault is unreachable, unless it is a ``replay``."""
     if "\n" in line or "\r" in line:
         raise usage_error("append takes a single line; it contains a line break")
     if not line.strip():
@@ -104,13 +109,16 @@ def append_line(ctx: EchoContext, path: str, line: str) -> Envelope:
         with ctx.vault.storage.lock():
             changed = ctx.vault.append_line(clean, line)
     except BackendUnavailable as down:
-        return queue_or_raise(ctx, "append", {"path": clean, "line": line}, down)
+        return queue_or_raise(ctx, "append", {"path": clean, "line": line}, down,
+                              replay=replay)
     message = f"appended to {clean}" if changed else f"{clean} already has that line"
-    return Envelope(True, "appended" if changed else "unchanged", message, WriteResult(clean, changed))
+    return Envelope(True, Action.APPENDED if changed else Action.UNCHANGED, message, WriteResult(clean, changed))
 
 
-def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any) -> Envelope:
-    """Set one frontmatter key surgically (only that key's line changes)."""
+def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any, *,
+                    replay: Replay | None = None) -> Envelope[WriteResult | QueuedResult]:
+    """Set one frontmatter key surgically (only that key's line changes). Queued in the
+    outbox when the vault is unreachable, unless it is a ``replay``."""
     clean = require_note_path(path)
     require_text(key, "key")
     require_text(value, "value")
@@ -118,9 +126,10 @@ def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any) -> Envelo
         with ctx.vault.storage.lock():
             changed = ctx.vault.set_frontmatter(clean, key, value)
     except BackendUnavailable as down:
-        return queue_or_raise(ctx, "fm", {"path": clean, "key": key, "value": value}, down)
+        return queue_or_raise(ctx, "fm", {"path": clean, "key": key, "value": value}, down,
+                              replay=replay)
     message = f"set {key} on {clean}" if changed else f"{clean}: {key} already has that value"
-    return Envelope(True, "updated" if changed else "unchanged", message, WriteResult(clean, changed))
+    return Envelope(True, Action.UPDATED if changed else Action.UNCHANGED, message, WriteResult(clean, changed))
 
 
 @attrs.frozen
@@ -131,9 +140,9 @@ class ListResult:
     paths: tuple[str, ...]
 
 
-def list_notes(ctx: EchoContext, prefix: str = "") -> Envelope:
+def list_notes(ctx: EchoContext, prefix: str = "") -> Envelope[ListResult]:
     """List files under ``prefix`` (the whole vault by default), sorted."""
     clean = normalize_path(prefix, allow_root=True)
     paths = tuple(ctx.vault.storage.list(clean))
     where = clean or "the vault"
-    return Envelope(True, "listed", f"{len(paths)} files in {where}", ListResult(clean, paths))
+    return Envelope(True, Action.LISTED, f"{len(paths)} files in {where}", ListResult(clean, paths))

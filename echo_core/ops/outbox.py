@@ -1,5 +1,5 @@
-"""Offline durability (SPEC §5.4): queue a write when the vault is unreachable, replay
-it with ``flush``.
+"""Offline durability (SPEC §5.4): replay with ``flush`` the writes queued while the
+vault was unreachable (``ops.outbox_queue`` queues them).
 
 A capture queues as ONE semantic record (all its arguments + the day it was made) and
 replays through capture, so routing and the gate re-run against the index as it is then;
@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
-import hashlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -31,108 +29,50 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError, ExitCode, LockHeldError
 from echo_core.models import CaptureRequest, Envelope
-from echo_core.protocols import BackendUnavailable, VaultMissing
-from echo_core.vault_seen import missing_vault_error, require_initialised, was_seen
+from echo_core.ops.outbox_queue import Replay
+from echo_core.protocols import BackendUnavailable
+from echo_core.vault_seen import require_initialised
 
 FLUSH_LOCK = "outbox.flush.lock"
 #: How long ``flush`` waits for another process's flush before giving up (seconds).
 FLUSH_WAIT = 120.0
 
 
-@attrs.frozen
-class QueuedResult:
-    """A write that waits in the outbox."""
-
-    queued_id: str
-    op: str
-    pending: int
-    reason: str
-
-
-def idempotency_key(op: str, args: dict[str, Any], day: str) -> str:
-    """Identical writes on the same day share a key."""
-    payload = json.dumps({"op": op, "args": args, "day": day}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
-
-
-def queue_or_raise(ctx: EchoContext, op: str, args: dict[str, Any],
-                   down: BackendUnavailable, *, op_id: str | None = None) -> Envelope:
-    """Queue the write ``op(**args)`` because the vault is down; re-raise when there is no
-    outbox or the outbox itself is replaying (a replay never queues again).
-
-    ``op_id``: the operation id the replay passes on (captures). An absent vault folder
-    (``VaultMissing``) queues only when this machine saw a vault there (exit 69 and
-    nothing queued otherwise), and the queued envelope is then ``ok=False`` (exit 69):
-    the write is safe in the outbox but a person has to bring the folder back."""
-    queue = ctx.queue
-    if queue is None or ctx.replay_day is not None:
-        raise down
-    missing = isinstance(down, VaultMissing)
-    if missing and not was_seen(ctx):
-        raise missing_vault_error(ctx, down, op)
-    day = ctx.today().isoformat()
-    record: dict[str, Any] = {"op": op, "args": args, "day": day,
-                              "idempotency_key": idempotency_key(op, args, day)}
-    if op_id is not None:
-        record["op_id"] = op_id
-    rid = queue.put(record)
-    pending = len(queue.pending())
-    if missing:
-        message = (f"vault folder is missing ({down}); {op} kept in the outbox ({pending} "
-                   "waiting): bring the folder back (mount the drive, undo the move), then "
-                   "run `echo-memory flush`")
-    else:
-        message = (f"vault unreachable ({down}); {op} queued in the outbox ({pending} "
-                   "waiting) — `echo-memory flush` replays it when the vault is back")
-    return Envelope(not missing, "queued", message, QueuedResult(rid, op, pending, str(down)))
-
-
-def capture_args(request: CaptureRequest) -> dict[str, Any]:
-    """The queued form of a (validated) capture request: its fields as JSON values,
-    without ``dry_run`` (a dry run never queues)."""
-    return {k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in attrs.asdict(request, recurse=False).items() if k != "dry_run"}
-
-
-def queue_capture(ctx: EchoContext, request: CaptureRequest, down: BackendUnavailable, *,
-                  op_id: str | None = None) -> Envelope:
-    """Queue ``request`` as one capture record, as ``capture`` does when it meets ``down``
-    (see ``queue_or_raise`` for when it raises instead)."""
-    from echo_core.ops.capture_request import validate_request
-
-    args = capture_args(validate_request(request, ctx.manifest))
-    return queue_or_raise(ctx, "capture", args, down, op_id=op_id)
-
-
-def _replay_capture(ctx: EchoContext, args: dict[str, Any], op_id: str | None) -> Envelope:
+def _replay_capture(ctx: EchoContext, args: dict[str, Any], op_id: str,
+                    replay: Replay) -> Envelope[object]:
     from echo_core.ops.capture import capture
 
     fields: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in args.items()}
-    return capture(ctx, CaptureRequest(**fields), op_id=op_id)
+    return capture(ctx, CaptureRequest(**fields), op_id=op_id, replay=replay)
 
 
-def _replay_append(ctx: EchoContext, args: dict[str, Any], op_id: str | None) -> Envelope:
+def _replay_append(ctx: EchoContext, args: dict[str, Any], op_id: str,
+                   replay: Replay) -> Envelope[object]:
     from echo_core.ops.notes_io import append_line
 
-    return append_line(ctx, args["path"], args["line"])
+    return append_line(ctx, args["path"], args["line"], replay=replay)
 
 
-def _replay_put(ctx: EchoContext, args: dict[str, Any], op_id: str | None) -> Envelope:
+def _replay_put(ctx: EchoContext, args: dict[str, Any], op_id: str,
+                replay: Replay) -> Envelope[object]:
     from echo_core.ops.notes_io import put_note
 
-    return put_note(ctx, args["path"], args["text"])
+    return put_note(ctx, args["path"], args["text"], replay=replay)
 
 
-def _replay_fm(ctx: EchoContext, args: dict[str, Any], op_id: str | None) -> Envelope:
+def _replay_fm(ctx: EchoContext, args: dict[str, Any], op_id: str,
+               replay: Replay) -> Envelope[object]:
     from echo_core.ops.notes_io import set_frontmatter
 
-    return set_frontmatter(ctx, args["path"], args["key"], args["value"])
+    return set_frontmatter(ctx, args["path"], args["key"], args["value"], replay=replay)
 
 
-Replayer = Callable[[EchoContext, dict[str, Any], "str | None"], Envelope]
+#: How each queued operation is replayed: ``(ctx, args, op_id, replay) -> envelope``.
+Replayer = Callable[[EchoContext, dict[str, Any], str, Replay], Envelope[object]]
 REPLAYERS: dict[str, Replayer] = {
     "capture": _replay_capture, "append": _replay_append, "put": _replay_put,
     "fm": _replay_fm,
@@ -161,7 +101,7 @@ class FlushResult:
     reachable: bool = True
 
 
-class FlushBusy(EchoError):
+class FlushBusy(LockHeldError):
     """Another process holds the flush lock (exit 75)."""
 
 
@@ -180,8 +120,7 @@ def flush_lock(ctx: EchoContext, wait: float) -> Iterator[None]:
                 if time.monotonic() >= deadline:
                     raise FlushBusy("another process is flushing the outbox right now; its "
                                     "records are being replayed — run `echo-memory flush` "
-                                    "again later to see what is left",
-                                    ExitCode.LOCK_HELD) from None
+                                    "again later to see what is left") from None
                 time.sleep(0.02)
         try:
             yield
@@ -191,14 +130,14 @@ def flush_lock(ctx: EchoContext, wait: float) -> Iterator[None]:
         os.close(fd)
 
 
-def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT) -> Envelope:
+def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT) -> Envelope[FlushResult]:
     """Replay every pending record, oldest first, exactly once (see module docstring).
     Records already flagged ``needs_attention`` are retried too (they may pass now).
     Stops at the first sign the vault is down again; everything not replayed stays
     queued. Errors: 75 (``FlushBusy``) when another flush holds the lock beyond ``wait``."""
     queue = ctx.queue
     if queue is None:
-        return Envelope(True, "flushed", "no outbox plugin installed; nothing to flush",
+        return Envelope(True, Action.FLUSHED, "no outbox plugin installed; nothing to flush",
                         FlushResult(0, 0, 0))
     if not queue.pending():
         return _flush_result([], reachable=True, note="")
@@ -245,34 +184,34 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
     if replay is None:
         queue.mark(rid, "needs_attention", f"unknown operation {op!r}")
         return FlushItem(rid, op, "needs_attention", f"unknown operation {op!r}")
-    ctx.replay_day = _dt.date.fromisoformat(str(record.get("day") or ctx.today().isoformat()))
+    # the write keeps the day it was made (its dates and daily-note line), passed along
+    # explicitly: nothing about ``ctx`` changes while it replays
+    made = Replay(_dt.date.fromisoformat(str(record.get("day") or ctx.today().isoformat())))
     try:
         # a record queued without an op id (an older version's) replays under one derived
         # from its record id, so a second replay of it is recognised all the same
         op_id = str(record.get("op_id") or f"outbox-{rid}")
-        envelope = replay(ctx, dict(record.get("args") or {}), op_id)
+        envelope = replay(ctx, dict(record.get("args") or {}), op_id, made)
     except BackendUnavailable:
         return FlushItem(rid, op, "pending", _WENT_AWAY)
     except EchoError as error:
         detail = f"{error.code_name}: {error.message}"
         queue.mark(rid, "needs_attention", detail)
         return FlushItem(rid, op, "needs_attention", detail)
-    finally:
-        ctx.replay_day = None
     path = getattr(envelope.data, "path", None)
-    if envelope.action == "duplicate-gate":
+    if envelope.action == Action.DUPLICATE_GATE:
         queue.mark(rid, "needs_attention", envelope.message)
         return FlushItem(rid, op, "needs_attention", envelope.message, path)
-    queue.mark(rid, "done", envelope.action)
-    return FlushItem(rid, op, "synced", envelope.action, path)
+    queue.mark(rid, "done", str(envelope.action))
+    return FlushItem(rid, op, "synced", str(envelope.action), path)
 
 
-def _flush_result(items: list[FlushItem], *, reachable: bool, note: str) -> Envelope:
+def _flush_result(items: list[FlushItem], *, reachable: bool, note: str) -> Envelope[FlushResult]:
     synced = sum(1 for i in items if i.outcome == "synced")
     attention = sum(1 for i in items if i.outcome == "needs_attention")
     pending = sum(1 for i in items if i.outcome == "pending")
     message = f"{synced} synced, {pending} pending, {attention} need attention"
     if not reachable:
         message += " (vault unreachable)" if not note else note
-    return Envelope(True, "flushed", message,
+    return Envelope(True, Action.FLUSHED, message,
                     FlushResult(synced, pending, attention, tuple(items), reachable))

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
@@ -139,7 +140,7 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
 
 
 def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool = True,
-           budget_chars: int | None = None) -> Envelope:
+           budget_chars: int | None = None) -> Envelope[RecallResult]:
     """Search the vault. Errors: 2 for an empty query, a limit outside 1..50 or a budget
     under 100 characters. Rebuilds the index first when it is absent or stale-schema.
     Entity names are read from one snapshot of the entity store for the whole call."""
@@ -149,7 +150,7 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
 
 
 def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
-            budget_chars: int | None) -> Envelope:
+            budget_chars: int | None) -> Envelope[RecallResult]:
     query = query.strip()
     if not query:
         raise usage_error("query: give some words to search for")
@@ -190,4 +191,4 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     message = f"{len(primary)} hits" + (f", {len(linked)} linked" if linked else "")
     if truncated:
         message += " (truncated to the budget)"
-    return Envelope(True, "recalled", message, result)
+    return Envelope(True, Action.RECALLED, message, result)

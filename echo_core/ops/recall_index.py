@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
@@ -61,14 +62,14 @@ def ensure_index(ctx: EchoContext) -> bool:
     return False
 
 
-def reindex(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> Envelope:
+def reindex(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> Envelope[ReindexResult]:
     """Rebuild the recall index from the vault."""
     result = rebuild_index(ctx, progress)
     rate = result.indexed / result.seconds if result.seconds else 0.0
     message = (f"indexed {result.indexed} notes in {result.seconds:.2f} s ({rate:,.0f} notes/s) "
                f"with ranker {result.ranker!r}")
     warnings = tuple(f"skipped unreadable note {p}" for p in result.skipped)
-    return Envelope(True, "reindexed", message, result, warnings)
+    return Envelope(True, Action.REINDEXED, message, result, warnings)
 
 
 def corpus_size(ctx: EchoContext) -> int:

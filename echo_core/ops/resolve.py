@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.entities import EntityIndex, content_hash
 from echo_core.errors import not_found, usage_error
@@ -30,7 +31,7 @@ class ResolveResult:
     candidates: tuple[dict[str, Any], ...] = ()
 
 
-def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envelope:
+def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envelope[ResolveResult]:
     """Resolve ``mention`` exactly (slug, title, alias; case/hyphen/space/punctuation
     variants), else return fuzzy candidates. A miss with candidates is logged."""
     mention = mention.strip()
@@ -44,14 +45,14 @@ def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envel
     if found:
         e = found[0]
         result = ResolveResult(True, e.slug, e.path, e.kind, e.title, e.aliases)
-        return Envelope(True, "resolved", f"{mention!r} -> {e.path}", result)
+        return Envelope(True, Action.RESOLVED, f"{mention!r} -> {e.path}", result)
     candidates = tuple(m.to_candidate() for m in index.fuzzy(mention, kind=kind))
     if candidates:
         record_resolve_event(ctx, {"event": "miss", "mention": mention,
                                    "candidates": [c["slug"] for c in candidates]})
     result = ResolveResult(False, suggest_slug=slugify(mention), candidates=candidates)
     hint = f"; closest: {candidates[0]['title']}" if candidates else ""
-    return Envelope(True, "miss", f"no entity named {mention!r}{hint}", result)
+    return Envelope(True, Action.MISS, f"no entity named {mention!r}{hint}", result)
 
 
 @attrs.frozen
@@ -83,7 +84,7 @@ def _locate(ctx: EchoContext, index: EntityIndex, ref: str) -> str:
     return entity.path
 
 
-def link(ctx: EchoContext, a: str, b: str) -> Envelope:
+def link(ctx: EchoContext, a: str, b: str) -> Envelope[LinkResult]:
     """Add reciprocal ``## Related`` links between two notes (paths or names)."""
     with ctx.vault.storage.lock():
         index = ctx.entities.load()
@@ -101,6 +102,6 @@ def link(ctx: EchoContext, a: str, b: str) -> Envelope:
             if refreshed:
                 ctx.entities.apply(puts=refreshed)
     message = f"linked {path_a} <-> {path_b}" if changed else f"{path_a} and {path_b} already linked"
-    return Envelope(True, "linked" if changed else "unchanged", message,
+    return Envelope(True, Action.LINKED if changed else Action.UNCHANGED, message,
                     LinkResult(path_a, path_b, changed))
 

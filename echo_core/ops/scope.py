@@ -11,6 +11,7 @@ import datetime as _dt
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import usage_error
 from echo_core.frontmatter import set_frontmatter_key
@@ -73,20 +74,20 @@ def read_scope(ctx: EchoContext, text: str | None = None) -> ScopeResult:
                        sessions_since=sessions_since(ctx, updated[:10]))
 
 
-def show_scope(ctx: EchoContext) -> Envelope:
+def show_scope(ctx: EchoContext) -> Envelope[ScopeResult]:
     """The scope, ``scope_updated`` and sessions logged since."""
     result = read_scope(ctx)
     shown = result.scope if result.scope and result.scope != PLACEHOLDER else "(none)"
     message = (f"scope: {shown}\nupdated {result.scope_updated or 'never'}; "
                f"{result.sessions_since} sessions logged since")
-    return Envelope(True, "scope", message, result)
+    return Envelope(True, Action.SCOPE, message, result)
 
 
 def _history_line(day: str, scope: str) -> str:
     return f"- {day}: " + " / ".join(line.strip() for line in scope.splitlines() if line.strip())
 
 
-def set_scope(ctx: EchoContext, scope: str) -> Envelope:
+def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
     """Replace the scope; the prior one goes (dated by its ``scope_updated``) to the top
     of Scope History. The same scope again changes nothing. Errors: 2 for an empty or
     over-long scope."""
@@ -99,7 +100,7 @@ def set_scope(ctx: EchoContext, scope: str) -> Envelope:
         text = _read_context(ctx)
         before = read_scope(ctx, text)
         if before.scope == scope:
-            return Envelope(True, "unchanged", "scope unchanged", before)
+            return Envelope(True, Action.UNCHANGED, "scope unchanged", before)
         today = ctx.today().isoformat()
         if before.scope and before.scope != PLACEHOLDER:
             history = section_body(text, "Scope History") or ""
@@ -112,5 +113,5 @@ def set_scope(ctx: EchoContext, scope: str) -> Envelope:
     result = ScopeResult(scope=scope, scope_updated=today, sessions_since=sessions_since(ctx, today),
                          previous=before.scope if before.scope != PLACEHOLDER else None,
                          changed=True)
-    return Envelope(True, "updated", f"scope set: {scope.splitlines()[0]}", result)
+    return Envelope(True, Action.UPDATED, f"scope set: {scope.splitlines()[0]}", result)
 

@@ -43,6 +43,7 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import CaptureRequest, Envelope
@@ -78,10 +79,11 @@ PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", 
 TEMPLATE_SECTIONS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 
 #: capture action -> reflect classification (dry-run and applied).
-_CLASSIFIED = {"dry-run:create": "create", "dry-run:update": "update",
-               "dry-run:inbox": "inbox", "dry-run:duplicate-gate": "gated",
-               "created": "created", "updated": "updated", "unchanged": "unchanged",
-               "inbox": "inbox", "duplicate-gate": "gated"}
+_CLASSIFIED: dict[str, str] = {
+    Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
+    Action.DRY_RUN_INBOX: "inbox", Action.DRY_RUN_DUPLICATE_GATE: "gated",
+    Action.CREATED: "created", Action.UPDATED: "updated", Action.UNCHANGED: "unchanged",
+    Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated"}
 
 
 @attrs.frozen
@@ -273,11 +275,11 @@ def render_session_log(bundle: SessionBundle, day: _dt.date, now: _dt.datetime) 
 # -- the steps ------------------------------------------------------------------------
 
 
-def _classify(proposal: Proposal, envelope: Envelope) -> ReflectOutcome:
+def _classify(proposal: Proposal, envelope: Envelope[object]) -> ReflectOutcome:
     data = envelope.data
     return ReflectOutcome(
         proposal.index, proposal.title, proposal.confidence,
-        _CLASSIFIED.get(envelope.action, envelope.action),
+        _CLASSIFIED.get(envelope.action, str(envelope.action)),
         path=getattr(data, "path", None), detail=envelope.message,
         candidates=tuple(getattr(data, "candidates", ()) or ()))
 
@@ -340,7 +342,7 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
             scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
         else:
             envelope = set_scope(ctx, bundle.scope)
-            scope = Step("scope", CONTEXT_PATH, envelope.action, bundle.scope.splitlines()[0])
+            scope = Step("scope", CONTEXT_PATH, str(envelope.action), bundle.scope.splitlines()[0])
         vault.write_note(HEARTBEAT_PATH, heartbeat)  # the commit marker: always last
     steps = (Step("session-log", path, "unchanged" if same else "created",
                   "identical log already written" if same else f"{len(text)} characters"),
@@ -351,7 +353,7 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
     return SessionEndResult(True, path, steps, tuple(outcomes))
 
 
-def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope:
+def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[SessionEndResult]:
     """Validate ``bundle`` (parsed JSON or a ``SessionBundle``), then preview or apply it
     (see module docstring). Result data: ``SessionEndResult``; action ``dry-run`` or
     ``session-ended``. Errors: 2 invalid bundle or a conflicting session log, 75 lock held,
@@ -368,11 +370,11 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope:
         message = (f"preview (nothing written): would write {path}"
                    + (f"; {gated} proposals would be gated" if gated else "")
                    + "; re-run with --apply to commit")
-        return Envelope(True, "dry-run", message, result)
+        return Envelope(True, Action.DRY_RUN, message, result)
     result = _apply(ctx, valid, path, text, heartbeat)
     warnings = fire_event(ctx, "on_session_end", bundle=valid, ctx=ctx)
     stopped = [o.title for o in result.reflect if o.classification == "gated"]
     message = f"session committed: {path}; heartbeat updated"
     if stopped:
         message += f"; gated (not saved): {', '.join(stopped)}"
-    return Envelope(True, "session-ended", message, result, warnings)
+    return Envelope(True, Action.SESSION_ENDED, message, result, warnings)

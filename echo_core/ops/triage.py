@@ -45,10 +45,11 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import CaptureRequest, Envelope
-from echo_core.ops.capture import capture, require_initialised
+from echo_core.ops.capture import CaptureResult, capture, require_initialised
 from echo_core.vault import INBOX_PATH
 
 PROCESSING_LOG_DIR = "inbox/processing-log"
@@ -58,11 +59,11 @@ ALLOWED_KEYS = ("line", "title", "kind", "body", "tags", "aliases", "sources", "
 _TEXT_KEYS = ("body", "status", "date", "domain", "merge_into")
 _LIST_KEYS = ("tags", "aliases", "sources")
 #: Dry-run capture action -> preview classification.
-_PLANNED = {"dry-run:create": "create", "dry-run:update": "update",
-            "dry-run:duplicate-gate": "gated"}
+_PLANNED: dict[str, str] = {Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
+                            Action.DRY_RUN_DUPLICATE_GATE: "gated"}
 #: Capture action -> applied outcome (all of these except ``gated`` get an audit line).
-_APPLIED = {"created": "created", "updated": "updated", "unchanged": "unchanged",
-            "duplicate-gate": "gated"}
+_APPLIED: dict[str, str] = {Action.CREATED: "created", Action.UPDATED: "updated",
+                            Action.UNCHANGED: "unchanged", Action.DUPLICATE_GATE: "gated"}
 
 
 @attrs.frozen
@@ -148,14 +149,14 @@ def _read_optional(ctx: EchoContext, path: str) -> str:
         raise
 
 
-def list_inbox(ctx: EchoContext) -> Envelope:
+def list_inbox(ctx: EchoContext) -> Envelope[TriageList]:
     """The inbox items (``TriageList``); a missing inbox is an empty list. Reads only."""
     items = tuple(parse_inbox(_read_optional(ctx, INBOX_PATH), ctx.today()))
     if not items:
-        return Envelope(True, "listed", "the inbox is empty", TriageList())
+        return Envelope(True, Action.LISTED, "the inbox is empty", TriageList())
     oldest = max(item.age_days for item in items)
     noun = "item" if len(items) == 1 else "items"
-    return Envelope(True, "listed", f"{len(items)} inbox {noun} (oldest {oldest} days)",
+    return Envelope(True, Action.LISTED, f"{len(items)} inbox {noun} (oldest {oldest} days)",
                     TriageList(items))
 
 
@@ -278,9 +279,10 @@ def _capture_outcome(ctx: EchoContext, p: Proposal, item: InboxItem, *, dry_run:
         return TriageOutcome(p.index, item.line, "error", None, exc.message)
     data = env.data
     classification = table.get(env.action)
-    if classification is None:  # capture answered something triage does not route
+    if classification is None or not isinstance(data, CaptureResult):
+        # capture answered something triage does not route (queued, ...)
         return TriageOutcome(p.index, item.line, "error", None,
-                             f"capture answered {env.action!r}: {env.message}")
+                             f"capture answered {str(env.action)!r}: {env.message}")
     return TriageOutcome(p.index, item.line, classification, data.path, env.message,
                          tuple(dict(c) for c in data.candidates))
 
@@ -338,7 +340,7 @@ def _run(ctx: EchoContext, proposals: list[Proposal], apply: bool) -> list[Triag
     return outcomes
 
 
-def apply_proposals(ctx: EchoContext, proposals: object, *, apply: bool) -> Envelope:
+def apply_proposals(ctx: EchoContext, proposals: object, *, apply: bool) -> Envelope[TriageApplyResult]:
     """Validate, classify and (with ``apply``) route ``proposals`` (see module docstring).
 
     ``proposals`` is the parsed JSON: a list or ``{"proposals": [...]}``. Result: an ok
@@ -352,5 +354,5 @@ def apply_proposals(ctx: EchoContext, proposals: object, *, apply: bool) -> Enve
             outcomes = _run(ctx, validated, apply=True)
     else:
         outcomes = _run(ctx, validated, apply=False)
-    return Envelope(True, "triaged" if apply else "dry-run:triage", _summary(outcomes, apply),
+    return Envelope(True, Action.TRIAGED if apply else Action.DRY_RUN_TRIAGE, _summary(outcomes, apply),
                     TriageApplyResult(tuple(outcomes), apply))

@@ -42,9 +42,9 @@ import attrs
 
 from echo_core.context import EchoContext
 from echo_core.entities import entity_from_json, entity_to_json
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError, ExitCode, NotConfiguredError
 from echo_core.models import Entity
-from echo_core.protocols import Storage
+from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
 
 INTENT_DIR = "pending-writes"
@@ -143,9 +143,10 @@ def _save_intent(ctx: EchoContext, op_id: str, data: str) -> Path:
         tmp.write_text(data, encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
-        raise EchoError(f"cannot record the write intent in {folder} ({exc.strerror or exc}); "
-                        "nothing was written. Make the state dir writable or point "
-                        "ECHO_STATE_DIR at a writable folder", ExitCode.NOT_CONFIGURED) from None
+        raise NotConfiguredError(
+            f"cannot record the write intent in {folder} ({exc.strerror or exc}); nothing "
+            "was written. Make the state dir writable or point ECHO_STATE_DIR at a writable "
+            "folder") from None
     return target
 
 
@@ -163,6 +164,8 @@ def commit(ctx: EchoContext, stage: StagedVault, entities: Sequence[Entity], op_
         for w in writes:
             ctx.vault.write_note(w.path, w.text, keep_history=False)
             done.append(w)
+    except BackendUnavailable:  # unreachable: the intent stays for ``recover_pending``
+        raise
     except EchoError:  # refused, not unreachable: undo what landed, so nothing half-done
         _roll_back(ctx, done)
         _forget(intent)
@@ -235,6 +238,8 @@ def recover_pending(ctx: EchoContext) -> Recovered:
             if not ctx.entities.has_op(op_id):
                 conflicts += _finish_writes(ctx, writes)
                 ctx.entities.apply(puts=entities, op_id=op_id)
+        except BackendUnavailable:  # unreachable again: the intent stays for next time
+            raise
         except EchoError as refused:  # this intent cannot be finished: never block the rest
             log.warning("write intent %s cannot be finished (%s); moved aside", path, refused)
             with contextlib.suppress(OSError):

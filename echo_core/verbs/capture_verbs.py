@@ -78,7 +78,7 @@ def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def render_capture(env: Envelope) -> str:
+def render_capture(env: Envelope[Any]) -> str:
     """The outcome line, gate candidates, links and aliases learned, similar notes."""
     data = env.data
     lines = [env.message]
@@ -96,7 +96,7 @@ def render_capture(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_capture(ctx: Any, p: CaptureParams) -> Envelope:
+def run_capture(ctx: Any, p: CaptureParams) -> Envelope[Any]:
     """``echo_core.ops.capture.capture`` of the request."""
     from echo_core.ops.capture import capture
 

@@ -20,7 +20,7 @@ class ResolveParams:
                              cli=CliParam(short="-k", metavar="KIND"))
 
 
-def render_resolve(env: Envelope) -> str:
+def render_resolve(env: Envelope[Any]) -> str:
     """The match, or a suggested slug and the closest candidates."""
     data = env.data
     if data.match:
@@ -32,7 +32,7 @@ def render_resolve(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_resolve(ctx: Any, p: ResolveParams) -> Envelope:
+def run_resolve(ctx: Any, p: ResolveParams) -> Envelope[Any]:
     """``ops.resolve.resolve``."""
     from echo_core.ops.resolve import resolve
 
@@ -69,7 +69,7 @@ class LinkParams:
                    cli=CliParam(positional=True))
 
 
-def run_link(ctx: Any, p: LinkParams) -> Envelope:
+def run_link(ctx: Any, p: LinkParams) -> Envelope[Any]:
     """``ops.resolve.link``."""
     from echo_core.ops.resolve import link
 

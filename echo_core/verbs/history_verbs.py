@@ -27,7 +27,7 @@ class HistoryParams:
                       cli=CliParam(positional=True))
 
 
-def render_history(env: Envelope) -> str:
+def render_history(env: Envelope[Any]) -> str:
     """Each kept version: id, when, size, headline."""
     data = env.data
     if not data.versions:
@@ -39,7 +39,7 @@ def render_history(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_history(ctx: Any, p: HistoryParams) -> Envelope:
+def run_history(ctx: Any, p: HistoryParams) -> Envelope[Any]:
     """``ops.history.note_history``."""
     from echo_core.ops.history import note_history
 
@@ -73,7 +73,7 @@ class RestoreParams:
                           cli=CliParam(flag="--yes"))
 
 
-def render_restore(env: Envelope) -> str:
+def render_restore(env: Envelope[Any]) -> str:
     """The diff, then what was done."""
     diff: str = env.data.diff
     if env.action == "unchanged":
@@ -81,7 +81,7 @@ def render_restore(env: Envelope) -> str:
     return f"{diff.rstrip()}\n{env.message}" if diff else env.message
 
 
-def run_restore(ctx: Any, p: RestoreParams) -> Envelope:
+def run_restore(ctx: Any, p: RestoreParams) -> Envelope[Any]:
     """``ops.history.restore_note``."""
     from echo_core.ops.history import restore_note
 
@@ -118,11 +118,12 @@ class BackupParams:
                             cli=CliParam(metavar="DIR"))
 
 
-def render_backup(env: Envelope) -> str:
+def render_backup(env: Envelope[Any]) -> str:
     """What was zipped, skipped and removed."""
     data = env.data
-    lines = [f"backed up {data.files} files ({data.bytes} bytes) to {data.path} "
-             f"({data.zip_bytes} bytes zipped)"]
+    head = (f"backed up {data.files} files ({data.bytes} bytes) to {data.path} "
+            f"({data.zip_bytes} bytes zipped)")
+    lines = [head]
     if data.skipped:
         lines.append(f"skipped {len(data.skipped)} file(s) the storage cannot read as text:")
         lines += [f"  {s.path}: {s.reason}" for s in data.skipped[:_SKIPPED_SHOWN]]
@@ -134,7 +135,7 @@ def render_backup(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_backup(ctx: Any, p: BackupParams) -> Envelope:
+def run_backup(ctx: Any, p: BackupParams) -> Envelope[Any]:
     """``ops.backup.backup_vault``."""
     from echo_core.ops.backup import backup_vault
 

@@ -43,7 +43,7 @@ class GetParams:
                                   mcp=McpParam(bounds=Bounds(ge=100), default=20000))
 
 
-def render_get(env: Envelope) -> str:
+def render_get(env: Envelope[Any]) -> str:
     """The note's text, marked when cut."""
     text: str = env.data.content
     if env.data.truncated:
@@ -51,7 +51,7 @@ def render_get(env: Envelope) -> str:
     return text
 
 
-def run_get(ctx: Any, p: GetParams) -> Envelope:
+def run_get(ctx: Any, p: GetParams) -> Envelope[Any]:
     """``notes_io.get_note``."""
     from echo_core.ops.notes_io import get_note
 
@@ -94,7 +94,7 @@ def _read_source(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def run_put(ctx: Any, p: PutParams) -> Envelope:
+def run_put(ctx: Any, p: PutParams) -> Envelope[Any]:
     """``notes_io.put_note``."""
     from echo_core.ops.notes_io import put_note
 
@@ -125,7 +125,7 @@ class AppendParams:
                       "it'.", min_length=1, max_length=10000, cli=CliParam(positional=True))
 
 
-def run_append(ctx: Any, p: AppendParams) -> Envelope:
+def run_append(ctx: Any, p: AppendParams) -> Envelope[Any]:
     """``notes_io.append_line``."""
     from echo_core.ops.notes_io import append_line
 
@@ -152,7 +152,7 @@ class FrontmatterParams:
     path: str = _path("Vault-relative note path.")
     key: str = param(help="The frontmatter key.", min_length=1, max_length=200,
                      cli=CliParam(positional=True))
-    value: Any = param(help="The new value (any JSON value).", cli=None)
+    value: Any = param(help="The new value (any JSON value).", cli=None)  # noqa: RUF009
 
 
 def _parse_value(values: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -168,7 +168,7 @@ def _parse_value(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def run_fm(ctx: Any, p: FrontmatterParams) -> Envelope:
+def run_fm(ctx: Any, p: FrontmatterParams) -> Envelope[Any]:
     """``notes_io.set_frontmatter``."""
     from echo_core.ops.notes_io import set_frontmatter
 
@@ -198,12 +198,12 @@ class ListParams:
                         cli=CliParam(positional=True))
 
 
-def render_ls(env: Envelope) -> str:
+def render_ls(env: Envelope[Any]) -> str:
     """One path per line."""
     return "\n".join(env.data.paths) if env.data.paths else env.message
 
 
-def run_ls(ctx: Any, p: ListParams) -> Envelope:
+def run_ls(ctx: Any, p: ListParams) -> Envelope[Any]:
     """``notes_io.list_notes``."""
     from echo_core.ops.notes_io import list_notes
 

@@ -9,7 +9,6 @@ import attrs
 from echo_core.models import Envelope
 from echo_core.operations import Bounds, CliParam, CliSurface, McpParam, Operation, SkillSpec, param
 from echo_core.verbs.skill_texts import SWEEP_SKILL
-from echo_core.verbs.skill_texts import SWEEP_SKILL
 
 MAX_QUERY = 2000
 
@@ -31,7 +30,7 @@ class RecallParams:
                                      "for no cap.", ge=500, le=20000, cli=CliParam(metavar="N"))
 
 
-def render_recall(env: Envelope) -> str:
+def render_recall(env: Envelope[Any]) -> str:
     """Ranked hits with excerpts, then linked notes, then budget and expansion notes."""
     data = env.data
     if not data.primary:
@@ -55,7 +54,7 @@ def render_recall(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_recall(ctx: Any, p: RecallParams) -> Envelope:
+def run_recall(ctx: Any, p: RecallParams) -> Envelope[Any]:
     """``echo_core.ops.recall.recall`` with the declared parameters."""
     from echo_core.ops.recall import recall
 
@@ -68,7 +67,7 @@ class ReindexParams:
     """``reindex`` takes nothing."""
 
 
-def run_reindex(ctx: Any, p: ReindexParams) -> Envelope:
+def run_reindex(ctx: Any, p: ReindexParams) -> Envelope[Any]:
     """Rebuild the active ranker, reporting progress (``echo_core.progress``)."""
     from echo_core import progress
     from echo_core.ops.recall_index import corpus_size, reindex

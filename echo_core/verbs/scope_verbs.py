@@ -22,7 +22,7 @@ class ShowScopeParams:
     """``scope show`` takes nothing."""
 
 
-def run_show(ctx: Any, p: ShowScopeParams) -> Envelope:
+def run_show(ctx: Any, p: ShowScopeParams) -> Envelope[Any]:
     """``ops.scope.show_scope``."""
     from echo_core.ops.scope import show_scope
 
@@ -55,7 +55,7 @@ def _stdin_scope(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def run_set(ctx: Any, p: SetScopeParams) -> Envelope:
+def run_set(ctx: Any, p: SetScopeParams) -> Envelope[Any]:
     """``ops.scope.set_scope``."""
     from echo_core.ops.scope import set_scope
 

@@ -34,12 +34,12 @@ class LoadParams:
                             "of the key notes follow.", default=False))
 
 
-def render_load(env: Envelope) -> str:
+def render_load(env: Envelope[Any]) -> str:
     """The digest."""
     return str(env.data.digest)
 
 
-def run_load(ctx: Any, p: LoadParams) -> Envelope:
+def run_load(ctx: Any, p: LoadParams) -> Envelope[Any]:
     """``ops.load.load``."""
     from echo_core.ops.load import load
 
@@ -125,7 +125,7 @@ def _read_bundle(values: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def run_session_end(ctx: Any, p: SessionEndParams) -> Envelope:
+def run_session_end(ctx: Any, p: SessionEndParams) -> Envelope[Any]:
     """``ops.session_end.session_end`` of the bundle the parameters hold."""
     from echo_core.ops.session_end import session_end
 
@@ -143,7 +143,7 @@ def session_end_access(p: SessionEndParams) -> Access:
     return "write" if p.apply else "read"
 
 
-def render_session_end(env: Envelope) -> str:
+def render_session_end(env: Envelope[Any]) -> str:
     """Every step (committed or previewed) and each proposal's classification."""
     data = env.data
     lines = ["Committed:" if data.applied else "Preview (nothing written):"]

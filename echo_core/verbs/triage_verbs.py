@@ -59,7 +59,7 @@ class TriageListParams:
     """``triage list`` takes nothing."""
 
 
-def render_list(env: Envelope) -> str:
+def render_list(env: Envelope[Any]) -> str:
     """Each inbox item: date, age, text."""
     items = env.data.items
     if not items:
@@ -73,7 +73,7 @@ def render_list(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_list(ctx: Any, p: TriageListParams) -> Envelope:
+def run_list(ctx: Any, p: TriageListParams) -> Envelope[Any]:
     """``ops.triage.list_inbox``."""
     from echo_core.ops.triage import list_inbox
 
@@ -125,7 +125,7 @@ def _render_outcome(outcome: Any) -> list[str]:
     return lines
 
 
-def render_triage(env: Envelope) -> str:
+def render_triage(env: Envelope[Any]) -> str:
     """The inbox (no proposals), or each proposal's classification."""
     data = env.data
     if not hasattr(data, "applied"):
@@ -141,7 +141,7 @@ def render_triage(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_triage(ctx: Any, p: TriageParams) -> Envelope:
+def run_triage(ctx: Any, p: TriageParams) -> Envelope[Any]:
     """``list_inbox`` without proposals, else ``apply_proposals``."""
     from echo_core.ops.triage import apply_proposals, list_inbox
 

@@ -20,12 +20,12 @@ class InitParams:
                       "one instead).")
 
 
-def render_init(env: Envelope) -> str:
+def render_init(env: Envelope[Any]) -> str:
     """What was created."""
     return "\n".join([env.message, *(f"  + {path}" for path in env.data.created)])
 
 
-def run_init(ctx: Any, p: InitParams) -> Envelope:
+def run_init(ctx: Any, p: InitParams) -> Envelope[Any]:
     """``ops.init.init_vault``."""
     from echo_core.ops.init import init_vault
 
@@ -55,7 +55,7 @@ class DoctorParams:
                        "adds a warning saying so.", cli=None)
 
 
-def render_doctor(env: Envelope) -> str:
+def render_doctor(env: Envelope[Any]) -> str:
     """Each check as ok / WARN / FAIL with its fix."""
     marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
     lines = []
@@ -68,7 +68,7 @@ def render_doctor(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_doctor(ctx: Any, p: DoctorParams) -> Envelope:
+def run_doctor(ctx: Any, p: DoctorParams) -> Envelope[Any]:
     """``ops.doctor.run_doctor``; ``deep`` is reserved for the lint checks (SPEC §5.2)."""
     from echo_core.ops.doctor import run_doctor as doctor
 
@@ -98,7 +98,7 @@ class FlushParams:
     """``flush`` takes nothing."""
 
 
-def render_flush(env: Envelope) -> str:
+def render_flush(env: Envelope[Any]) -> str:
     """What was replayed, and anything not synced."""
     lines = [env.message]
     for item in env.data.items:
@@ -107,7 +107,7 @@ def render_flush(env: Envelope) -> str:
     return "\n".join(lines)
 
 
-def run_flush(ctx: Any, p: FlushParams) -> Envelope:
+def run_flush(ctx: Any, p: FlushParams) -> Envelope[Any]:
     """``ops.outbox.flush``."""
     from echo_core.ops.outbox import flush
 

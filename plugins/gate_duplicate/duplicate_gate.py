@@ -27,7 +27,7 @@ def blocking_matches(request: CaptureRequest, ctx: GateContext) -> list[Match]:
         for match in index.fuzzy(name, kind=request.kind, min_score=THRESHOLD, limit=10):
             entity = match.entity
             if ctx.route.dated:
-                day = request.date or (ctx.echo.today().isoformat() if ctx.echo else "")
+                day = request.date or (ctx.today.isoformat() if ctx.today else "")
                 if not entity.slug.startswith(day):
                     continue
             shared = index.shared_tokens(name, entity)

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import click
 
 from echo_core import terminal_safe
-from plugins.transport_cli.cli_kit import AppState, ensure_common_options, report_error
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError, ExitCode, UnavailableError
 from echo_core.plugins import PluginHost
 from echo_core.protocols import BackendUnavailable
+from plugins.transport_cli.cli_kit import AppState, ensure_common_options, report_error
 from plugins.transport_cli.crash_guard import guard_text_arguments, report_crash
 
 HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown notes.
@@ -106,10 +106,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         host = _startup_host()
         cli = build_cli(host)
         cli.main(args=args, prog_name="echo-memory", standalone_mode=False, obj=AppState(host))
+    except BackendUnavailable as down:  # before EchoError: it is one
+        sys.exit(report_error(UnavailableError(f"vault unreachable: {down}"), as_json))
     except EchoError as error:
         sys.exit(report_error(error, as_json))
-    except BackendUnavailable as down:
-        sys.exit(report_error(EchoError(f"vault unreachable: {down}", ExitCode.UNAVAILABLE), as_json))
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:

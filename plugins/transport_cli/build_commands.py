@@ -6,9 +6,9 @@ import shutil
 
 import click
 
-from plugins.transport_cli.cli_kit import AppState, common_options, emit
 from echo_core.errors import EchoError
 from echo_core.models import Envelope
+from plugins.transport_cli.cli_kit import AppState, common_options, emit
 
 #: The console script the generated Claude Code hooks and skills call.
 EXECUTABLE = "echo-memory"

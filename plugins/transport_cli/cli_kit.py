@@ -13,15 +13,15 @@ Import cost matters here: this module is loaded on every start-up (no ops import
 from __future__ import annotations
 
 import functools
-import json
-import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode
+from echo_core.terminal_text import json_text, terminal_safe
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -121,7 +121,14 @@ def pass_echo_context(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | None = None,
+#: The exit status of a not-ok envelope, by action (any other: 1).
+_NOT_OK_EXIT: dict[str, ExitCode] = {Action.DUPLICATE_GATE: ExitCode.DUPLICATE_GATE,
+                                     Action.QUEUED: ExitCode.UNAVAILABLE,
+                                     Action.UNREACHABLE: ExitCode.UNAVAILABLE}
+
+
+def emit(envelope: Envelope[object], as_json: bool,
+         render: Callable[[Envelope[Any]], str] | None = None,
          *, exact_when_piped: bool = False) -> None:
     """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
 
@@ -134,7 +141,7 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
     if as_json:
         click.echo(json_text(envelope.to_dict()))
     else:
-        plain = envelope.action in ("queued", "unreachable")
+        plain = envelope.action in (Action.QUEUED, Action.UNREACHABLE)
         text = render(envelope) if render and not plain else envelope.message
         if text:
             if exact_when_piped and not _stdout_is_terminal():
@@ -144,9 +151,7 @@ def emit(envelope: Envelope, as_json: bool, render: Callable[[Envelope], str] | 
         for warning in envelope.warnings:
             click.echo(f"warning: {terminal_safe(warning)}", err=True)
     if not envelope.ok:
-        code = {"duplicate-gate": ExitCode.DUPLICATE_GATE, "queued": ExitCode.UNAVAILABLE,
-                "unreachable": ExitCode.UNAVAILABLE}.get(envelope.action, ExitCode.FAILURE)
-        sys.exit(int(code))
+        sys.exit(int(_NOT_OK_EXIT.get(envelope.action, ExitCode.FAILURE)))
 
 
 def _stdout_is_terminal() -> bool:

@@ -17,7 +17,6 @@ from typing import Any
 import attrs
 import click
 
-from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 from echo_core.operations import (
     CliArg,
     CliParam,
@@ -27,6 +26,7 @@ from echo_core.operations import (
     fields_of,
     parse_params,
 )
+from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 
 
 def option_name(info: FieldInfo) -> str:

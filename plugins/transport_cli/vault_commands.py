@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from plugins.transport_cli.cli_kit import AppState, common_options, emit
 from echo_core.models import Envelope
+from plugins.transport_cli.cli_kit import AppState, common_options, emit
 
 
 def _render_plugins(env: Envelope) -> str:

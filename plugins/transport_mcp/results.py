@@ -17,15 +17,18 @@ is NOT an error either (``ok=false``, ``action="duplicate-gate"``).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 from mcp.types import CallToolResult, TextContent
 
+from echo_core.actions import Action
 from echo_core.errors import CODE_NAMES, EchoError, ExitCode
 from echo_core.models import Envelope, to_jsonable
 
+log = logging.getLogger("echo_memory.mcp")
 UNREACHABLE_READ = "vault unreachable; proceed without memory"
 UNREACHABLE_WRITE = ("vault unreachable; nothing was written (this write could not be queued "
                      "offline): retry once the vault is back")
@@ -59,34 +62,34 @@ def _result(structured: dict[str, Any], text: str, *, is_error: bool) -> CallToo
                           structured_content=structured, is_error=is_error)
 
 
-def readable_text(envelope: Envelope, data: Mapping[str, Any],
-                  render: Callable[[Envelope], str] | None) -> str:
+def readable_text(envelope: Envelope[Any], data: Mapping[str, Any],
+                  render: Callable[[Envelope[Any]], str] | None) -> str:
     """The result as people read it: ``render(envelope)`` (the CLI's prose), else the
     structured content as JSON. A ``queued`` envelope has only its message."""
-    if envelope.action == "queued":
+    if envelope.action == Action.QUEUED:
         return ""
     if render is not None:
         try:
             return render(envelope).strip()
-        except Exception:  # a renderer that cannot cope: the JSON still says it all
-            pass
+        except Exception:  # noqa: BLE001 - a renderer that cannot cope: the JSON says it all
+            log.warning("render of %s failed; sending the JSON", envelope.action, exc_info=True)
     return json.dumps(data, ensure_ascii=False, indent=1)
 
 
-def envelope_outcome(envelope: Any, render: Callable[[Envelope], str] | None = None) -> Outcome:
+def envelope_outcome(envelope: Any, render: Callable[[Envelope[Any]], str] | None = None) -> Outcome:
     """An operation's envelope: data, even when ``ok`` is false (a gate stop, a failed
     health check), except ``action="unreachable"`` (load with the vault down: an error).
     The text is the summary, a blank line, and ``readable_text``."""
-    if not isinstance(envelope, Envelope):
+    if not isinstance(envelope, Envelope[Any]):
         return value_outcome(envelope)
     data = envelope.to_dict()
-    if envelope.action == "unreachable":
+    if envelope.action == Action.UNREACHABLE:
         message = envelope.message or UNREACHABLE_READ
         data["error"] = {"code": CODE_NAMES[ExitCode.UNAVAILABLE],
                          "exit": int(ExitCode.UNAVAILABLE), "message": message}
         return Outcome(_result(data, summary_text(f"error (unavailable): {message}"),
                                is_error=True), "error:unavailable")
-    extra = [GATE_HINT] if envelope.action == "duplicate-gate" else []
+    extra = [GATE_HINT] if envelope.action == Action.DUPLICATE_GATE else []
     if envelope.warnings:
         extra.append(f"{len(envelope.warnings)} warning(s): see warnings")
     head = (envelope.message or envelope.action).splitlines() or [envelope.action]
@@ -104,7 +107,7 @@ def error_outcome(code: ExitCode, message: str, fields: Sequence[str] = ()) -> O
     error: dict[str, Any] = {"code": name, "exit": int(code), "message": message}
     if fields:
         error["fields"] = list(fields)
-    data = {"ok": False, "action": "error", "message": message, "error": error}
+    data = {"ok": False, "action": str(Action.ERROR), "message": message, "error": error}
     return Outcome(_result(data, summary_text(f"error ({name}): {message}"), is_error=True),
                    f"error:{name}")
 
@@ -131,7 +134,7 @@ def value_outcome(value: Any) -> Outcome:
     """What an operation returned when it is not an ``Envelope`` (a third party's
     mistake, served anyway): a ``CallToolResult`` (passed through), a mapping (structured
     as is), or anything else (JSON text)."""
-    if isinstance(value, Envelope):
+    if isinstance(value, Envelope[Any]):
         return envelope_outcome(value)
     if isinstance(value, CallToolResult):
         return Outcome(value, "error:tool" if value.is_error else "ok")

@@ -145,10 +145,10 @@ class ToolRunner:
             with self._hold(plan):
                 value = op.run(self.context(), params)
             return envelope_outcome(value, op.render)
+        except BackendUnavailable as exc:  # before EchoError: it is one
+            return unreachable_outcome(str(exc), write=plan.is_write)
         except EchoError as exc:
             return echo_error_outcome(exc)
-        except BackendUnavailable as exc:
-            return unreachable_outcome(str(exc), write=plan.is_write)
         except Exception as exc:  # a crash becomes an error result, logged here
             log.error("tool=%s crashed: %s", name, type(exc).__name__, exc_info=exc)
             return internal_outcome(exc)
