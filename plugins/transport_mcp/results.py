@@ -80,7 +80,7 @@ def envelope_outcome(envelope: Any, render: Callable[[Envelope[Any]], str] | Non
     """An operation's envelope: data, even when ``ok`` is false (a gate stop, a failed
     health check), except ``action="unreachable"`` (load with the vault down: an error).
     The text is the summary, a blank line, and ``readable_text``."""
-    if not isinstance(envelope, Envelope[Any]):
+    if not isinstance(envelope, Envelope):
         return value_outcome(envelope)
     data = envelope.to_dict()
     if envelope.action == Action.UNREACHABLE:
@@ -134,7 +134,7 @@ def value_outcome(value: Any) -> Outcome:
     """What an operation returned when it is not an ``Envelope`` (a third party's
     mistake, served anyway): a ``CallToolResult`` (passed through), a mapping (structured
     as is), or anything else (JSON text)."""
-    if isinstance(value, Envelope[Any]):
+    if isinstance(value, Envelope):
         return envelope_outcome(value)
     if isinstance(value, CallToolResult):
         return Outcome(value, "error:tool" if value.is_error else "ok")
