@@ -73,9 +73,8 @@ def registered_names(host: PluginHost, hook_name: str, plugin_name: str) -> list
     def register(name: Any, obj: Any, /) -> None:
         names.append(name)
 
-    for impl in getattr(host.hook, hook_name).get_hookimpls():
-        if impl.plugin_name == plugin_name:
-            impl.function(**{arg: register for arg in impl.argnames})
+    if plugin_name in host.implementers(hook_name):
+        host.call_plugin(hook_name, plugin_name, register=register)
     return names
 
 
