@@ -19,7 +19,8 @@ from echo_core import hookimpl
 from echo_core.errors import EchoError
 from echo_core.ops.plugins_info import list_plugins
 from echo_core.plugins import PluginHost, create_host
-from echo_core.testing.plugin_contract import registered_names
+from echo_core.testing.gate_contract import gate_of
+from echo_core.testing.plugin_contract import CONTRACT_PLUGIN_NAME, registered_names
 from plugins.transport_cli import app as cli_app
 from plugins.transport_cli.app import build_cli
 from tests.cli_inproc import run_main
@@ -151,6 +152,19 @@ def test_build_cli_and_contract_helpers_call_through_pluggy() -> None:
     assert ("register_rankers", ["one"]) in seen
 
 
+class PassingGate:
+    @hookimpl
+    def gate_capture(self, request: Any, ctx: Any) -> None:
+        return None
+
+
+def test_the_gate_contract_calls_the_gate_through_pluggy() -> None:
+    host, gate = gate_of(PassingGate())
+    seen = _monitor(host)
+    assert gate(request="r", ctx=None) is None
+    assert seen == [("gate_capture", [CONTRACT_PLUGIN_NAME])]  # the core default left out
+
+
 # --- 3. ECHO_TRACE_PLUGINS=1 ------------------------------------------------------------
 
 
@@ -243,31 +257,46 @@ def test_a_duplicate_command_fails_only_itself_and_is_reported() -> None:
     assert "get" in cli.commands
 
 
-@pytest.fixture
-def dup_host(monkeypatch: pytest.MonkeyPatch, isolated_env: dict[str, str]) -> None:
-    monkeypatch.setattr(cli_app, "_startup_host", lambda: create_host(
-        extra=[("one", DupRankerOne()), ("two", DupRankerTwo()), ("again", InitAgain())]))
+def _start_with(monkeypatch: pytest.MonkeyPatch, *extra: tuple[str, object]) -> None:
+    monkeypatch.setattr(cli_app, "_startup_host", lambda: create_host(extra=list(extra)))
 
 
-@pytest.mark.usefixtures("dup_host")
-def test_plugins_and_doctor_fail_on_a_duplicate_naming_both(
+@pytest.mark.usefixtures("isolated_env")
+def test_plugins_and_doctor_fail_on_a_duplicate_ranker_naming_both(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, vault_dir: Path,
 ) -> None:
+    _start_with(monkeypatch, ("one", DupRankerOne()), ("two", DupRankerTwo()))
+    assert run_main(["init", "--vault", str(vault_dir)], capsys, monkeypatch).code == 0
     listed = run_main(["plugins", "--json"], capsys, monkeypatch)
     assert listed.code == 1
-    problems = json.loads(listed.out)["problems"]
-    assert {(p["name"], frozenset(p["plugins"])) for p in problems} == {
-        ("dup", frozenset({"one", "two"})), ("init", frozenset({"transport_cli", "again"}))}
+    [problem] = json.loads(listed.out)["problems"]
+    assert (problem["hook"], problem["name"]) == ("register_rankers", "dup")
+    assert set(problem["plugins"]) == {"one", "two"}
     prose = run_main(["plugins"], capsys, monkeypatch)
     assert prose.code == 1 and "'one'" in prose.out and "'two'" in prose.out
-    refused = run_main(["init", "--vault", str(vault_dir)], capsys, monkeypatch)
-    assert refused.code == 1 and "'again'" in refused.err and list(vault_dir.iterdir()) == []
     doctor = run_main(["doctor", "--json", "--vault", str(vault_dir)], capsys, monkeypatch)
     assert doctor.code == 1
-    check = {c["name"]: c for c in json.loads(doctor.out)["checks"]}["plugins"]
-    assert check["status"] == "fail"
-    assert "'one'" in check["detail"] and "'two'" in check["detail"]
-    assert "dup" in check["detail"]
+    checks = {c["name"]: c for c in json.loads(doctor.out)["checks"]}
+    assert checks["plugins"]["status"] == "fail"
+    assert "'dup'" in checks["plugins"]["detail"]
+    assert "'one'" in checks["plugins"]["detail"] and "'two'" in checks["plugins"]["detail"]
+    assert [n for n, c in checks.items() if c["status"] == "fail"] == ["plugins"]
+
+
+@pytest.mark.usefixtures("isolated_env")
+def test_a_command_two_plugins_add_refuses_to_run_and_the_rest_works(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, vault_dir: Path,
+) -> None:
+    _start_with(monkeypatch, ("again", InitAgain()))
+    helped = run_main(["--help"], capsys, monkeypatch)
+    assert helped.code == 0 and "unavailable: added by two plugins" in helped.out
+    refused = run_main(["init", "--vault", str(vault_dir)], capsys, monkeypatch)
+    assert refused.code == 1 and "'again'" in refused.err and "'transport_cli'" in refused.err
+    assert list(vault_dir.iterdir()) == []
+    listed = run_main(["plugins", "--json"], capsys, monkeypatch)
+    assert listed.code == 1
+    [problem] = json.loads(listed.out)["problems"]
+    assert (problem["name"], set(problem["plugins"])) == ("init", {"transport_cli", "again"})
 
 
 def test_plugins_lists_no_problems_when_all_is_well(isolated_env: dict[str, str]) -> None:
