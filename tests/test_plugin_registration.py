@@ -25,6 +25,7 @@ from plugins.transport_cli import app as cli_app
 from plugins.transport_cli.app import build_cli
 from tests.cli_inproc import run_main
 from tests.conftest import run_cli
+from tests.test_plugin_host import Misspelled
 
 
 class Listening:
@@ -54,19 +55,13 @@ class RaisingCommands(Listening):
         raise RuntimeError("command registration exploded")
 
 
-class MisspelledListener(Listening):
-    @hookimpl
-    def on_note_writen(self, note: Any, ctx: Any) -> None:  # typo on purpose
-        pass
+class MisspelledListener(Listening, Misspelled):
+    """A real listener plus a misspelled hook."""
 
 
-class DupRankerOne:
-    @hookimpl
-    def register_rankers(self, register: Any) -> None:
-        register("dup", object)
+class DupRanker:
+    """Registers the ranker name "dup"; two instances clash."""
 
-
-class DupRankerTwo:
     @hookimpl
     def register_rankers(self, register: Any) -> None:
         register("dup", object)
@@ -137,14 +132,14 @@ def _monitor(host: PluginHost) -> list[tuple[str, list[str]]]:
 
 
 def test_collect_calls_each_plugin_through_pluggy() -> None:
-    host = _host(("one", DupRankerOne()))
+    host = _host(("one", DupRanker()))
     seen = _monitor(host)
     host.collect("register_rankers")
     assert ("register_rankers", ["one"]) in seen
 
 
 def test_build_cli_and_contract_helpers_call_through_pluggy() -> None:
-    host = _host(("again", InitAgain()), ("one", DupRankerOne()))
+    host = _host(("again", InitAgain()), ("one", DupRanker()))
     seen = _monitor(host)
     build_cli(host)
     assert registered_names(host, "register_rankers", "one") == ["dup"]
@@ -172,7 +167,7 @@ def test_trace_writes_one_line_per_hook_call_with_plugins_and_outcome(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     host = create_host(load_entry_points=False, env={"ECHO_TRACE_PLUGINS": "1"},
-                       extra=[("one", DupRankerOne()), ("bad", RaisingRankers())])
+                       extra=[("one", DupRanker()), ("bad", RaisingRankers())])
     capsys.readouterr()
     host.collect("register_rankers")
     host.hook.on_note_written(note="n", ctx=None)
@@ -185,7 +180,7 @@ def test_trace_writes_one_line_per_hook_call_with_plugins_and_outcome(
 
 
 def test_no_trace_when_unset(capsys: pytest.CaptureFixture[str]) -> None:
-    host = create_host(load_entry_points=False, env={}, extra=[("one", DupRankerOne())])
+    host = create_host(load_entry_points=False, env={}, extra=[("one", DupRanker())])
     host.collect("register_rankers")
     host.hook.on_note_written(note="n", ctx=None)
     assert capsys.readouterr().err == ""
@@ -202,7 +197,7 @@ def test_trace_from_the_cli(isolated_env: dict[str, str]) -> None:
 
 
 def test_check_registrations_reports_a_duplicate_naming_both_without_raising() -> None:
-    host = _host(("one", DupRankerOne()), ("two", DupRankerTwo()))
+    host = _host(("one", DupRanker()), ("two", DupRanker()))
     problems = host.check_registrations()
     assert len(problems) == 1
     problem = problems[0]
@@ -225,7 +220,7 @@ def test_check_registrations_reports_malformed_names_and_keeps_the_rest() -> Non
 
 
 def test_check_registrations_runs_per_kind_validators() -> None:
-    host = _host(("one", DupRankerOne()))
+    host = _host(("one", DupRanker()))
 
     def no_plain_objects(name: str, obj: object) -> str | None:
         return "a bare object is no ranker factory" if obj is object else None
@@ -265,7 +260,7 @@ def _start_with(monkeypatch: pytest.MonkeyPatch, *extra: tuple[str, object]) -> 
 def test_plugins_and_doctor_fail_on_a_duplicate_ranker_naming_both(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, vault_dir: Path,
 ) -> None:
-    _start_with(monkeypatch, ("one", DupRankerOne()), ("two", DupRankerTwo()))
+    _start_with(monkeypatch, ("one", DupRanker()), ("two", DupRanker()))
     assert run_main(["init", "--vault", str(vault_dir)], capsys, monkeypatch).code == 0
     listed = run_main(["plugins", "--json"], capsys, monkeypatch)
     assert listed.code == 1
