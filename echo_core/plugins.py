@@ -91,6 +91,7 @@ class PluginHost:
         self.records: dict[str, PluginRecord] = {}
         self._gathered: dict[str, GatheredRegistrations] = {}
         self._reported: list[RegistrationProblem] = []
+        self._dist_of: dict[str, str] = {}  # entry-point name -> its distribution
         from echo_core import defaults
 
         self.pm.register(defaults, name=CORE_PLUGIN_NAME)
@@ -119,12 +120,17 @@ class PluginHost:
             return False
         if self.pm.is_blocked(name):
             return False
-        taken = self.pm.has_plugin(name)
+        if self.pm.has_plugin(name):
+            self._reported_once(RegistrationProblem(
+                "duplicate", "plugin names", name, (name,),
+                f"two plugins are named {name!r}; the second ({source}) is not registered: "
+                f"rename or uninstall one"))
+            return False
         try:
             registered = _hashable(self.pm, plugin)
             self.pm.register(registered, name=name)
-        except Exception as exc:  # pluggy validation, duplicate names, ...
-            self.record_failure(name, version, source, exc, block=not taken)
+        except Exception as exc:  # pluggy validation, a bad hookimpl, ...
+            self.record_failure(name, version, source, exc)
             return False
         self.records[name] = PluginRecord(name, version, hooks=self._hooks_of(registered),
                                           source=source)
@@ -149,8 +155,16 @@ class PluginHost:
             if ep.name in self.disabled:
                 self.records[ep.name] = PluginRecord(ep.name, version, status="disabled")
                 continue
+            dist = ep.dist.name if ep.dist is not None else "?"
             if ep.name in self.records:
+                first = self._dist_of.get(ep.name, dist)
+                if distribution_key(first) != distribution_key(dist):
+                    self._reported_once(RegistrationProblem(
+                        "duplicate", ENTRY_POINT_GROUP, ep.name, (first, dist),
+                        f"entry point {ep.name!r} is provided by both distribution {first!r} "
+                        f"and distribution {dist!r}; only the first is loaded: uninstall one"))
                 continue
+            self._dist_of[ep.name] = dist
             try:
                 plugin = ep.load()
             except Exception as exc:
@@ -182,17 +196,14 @@ class PluginHost:
         self.record_failure(name, record.version if record else "",
                             record.source if record else "explicit", exc)
 
-    def record_failure(
-        self, name: str, version: str, source: str, exc: BaseException, *, block: bool = True
-    ) -> None:
-        """Record ``name`` as failed with ``exc``, unregister and block it (unless ``block``
-        is False); raises ``EchoError`` when strict."""
+    def record_failure(self, name: str, version: str, source: str, exc: BaseException) -> None:
+        """Record ``name`` as failed with ``exc``, unregister and block it; raises
+        ``EchoError`` when strict."""
         message = f"{type(exc).__name__}: {exc}"
         known = self.records.get(name)
         hooks = known.hooks if known else []
-        if block:
-            self.pm.set_blocked(name)
-            self._gathered.clear()
+        self.pm.set_blocked(name)
+        self._gathered.clear()
         self.records[name] = PluginRecord(
             name, version, status="failed", error=message, hooks=hooks, source=source
         )
@@ -277,8 +288,11 @@ class PluginHost:
 
     def report_duplicate(self, hook: str, name: str, first: str, second: str) -> RegistrationProblem:
         """Record ``name`` taken in ``hook`` by ``first`` and ``second``, found outside the
-        ``register`` callback hooks (CLI commands); ``check_registrations`` returns it."""
-        problem = duplicate(hook, name, first, second)
+        ``register`` callback hooks (CLI commands); ``check_registrations`` returns it, like
+        the plugin names and entry points taken twice that loading found."""
+        return self._reported_once(duplicate(hook, name, first, second))
+
+    def _reported_once(self, problem: RegistrationProblem) -> RegistrationProblem:
         if problem not in self._reported:
             self._reported.append(problem)
         return problem

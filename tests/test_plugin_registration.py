@@ -303,19 +303,47 @@ def test_plugins_lists_no_problems_when_all_is_well(isolated_env: dict[str, str]
 # --- 5. ECHO_PLUGIN_DISTS: only the listed distributions load ---------------------------
 
 
-@pytest.fixture
-def other_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A distribution ``Other_Echo.Plugin`` on sys.path with an entry point ``other``."""
+def test_a_plugin_name_taken_twice_is_reported_and_the_first_kept() -> None:
+    first = Listening()
+    host = _host(("same", first), ("same", DupRanker()))
+    assert host.records["same"].status == "ok" and host.records["same"].hooks == ["on_note_written"]
+    [problem] = host.check_registrations()
+    assert (problem.kind, problem.name) == ("duplicate", "same")
+    host.hook.on_note_written(note="n", ctx=None)
+    assert first.heard == ["n"]
+
+
+def test_an_entry_point_two_distributions_provide_is_reported_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _fake_dist(tmp_path, monkeypatch, entry_point="storage_fs")
+    host = create_host(env={"ECHO_PLUGIN_DISTS": ""})
+    sys.modules.pop("other_echo_plugin", None)
+    problems = [p for p in host.check_registrations() if p.hook == "echo_memory"]
+    assert [(p.name, set(p.plugins)) for p in problems] == [
+        ("storage_fs", {"echo-memory", "Other_Echo.Plugin"})]
+    assert "'Other_Echo.Plugin'" in problems[0].message and "'echo-memory'" in problems[0].message
+
+
+def _fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry_point: str) -> None:
+    """A distribution ``Other_Echo.Plugin`` first on sys.path, one ``entry_point``."""
     site = tmp_path / "site"
     dist = site / "Other_Echo.Plugin-0.1.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: Other_Echo.Plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[echo_memory]\nother = other_echo_plugin\n")
+    (dist / "entry_points.txt").write_text(f"[echo_memory]\n{entry_point} = other_echo_plugin\n")
     (site / "other_echo_plugin.py").write_text(
         "from echo_core import hookimpl\n\n"
         "@hookimpl\ndef register_rankers(register):\n    register('other', object)\n")
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
+    sys.modules.pop("other_echo_plugin", None)
+
+
+@pytest.fixture
+def other_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A distribution ``Other_Echo.Plugin`` on sys.path with an entry point ``other``."""
+    _fake_dist(tmp_path, monkeypatch, entry_point="other")
     yield "other"
     sys.modules.pop("other_echo_plugin", None)
 
