@@ -11,6 +11,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Hermetic plugins: only the built-in distribution's entry points load, even where
+# third-party plugins (the examples/) are installed in the same venv. Set at import time so
+# every subprocess inherits it; a test wanting more sets ECHO_PLUGIN_DISTS itself.
+PLUGIN_DISTS = "ECHO_PLUGIN_DISTS"
+os.environ.setdefault(PLUGIN_DISTS, "echo-memory")
 CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
 
 
@@ -26,7 +32,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
         "ECHO_NOW": "2026-03-01T09:30:00",
     }
     for key in list(os.environ):
-        if key.startswith("ECHO_"):
+        if key.startswith("ECHO_") and key != PLUGIN_DISTS:
             monkeypatch.delenv(key)
     for key, value in env.items():
         monkeypatch.setenv(key, value)

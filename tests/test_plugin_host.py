@@ -105,7 +105,8 @@ def _install_fake_distribution(site: Path, module_body: str) -> None:
 def broken_env(tmp_path: Path, isolated_env: dict[str, str]) -> dict[str, str]:
     site = tmp_path / "site"
     _install_fake_distribution(site, "raise ImportError('this plugin is broken on purpose')\n")
-    return {**isolated_env, "PYTHONPATH": f"{site}:{Path(__file__).resolve().parent.parent}"}
+    return {**isolated_env, "PYTHONPATH": f"{site}:{Path(__file__).resolve().parent.parent}",
+            "ECHO_PLUGIN_DISTS": "echo-memory,broken-echo-plugin"}
 
 
 def test_broken_entry_point_is_listed_as_failed(broken_env: dict[str, str]) -> None:

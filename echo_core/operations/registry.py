@@ -18,6 +18,7 @@ from echo_core.operations.declaration import Operation, SkillSpec
 
 if TYPE_CHECKING:
     from echo_core.plugins import PluginHost
+    from echo_core.registrations import RegistrationProblem
 
 HOOK = "register_operations"
 
@@ -30,6 +31,26 @@ def declaration_problems(name: str, obj: object) -> str | None:
         return f"{name!r} is registered under another name than its own ({obj.name!r})"
     found = obj.problems()
     return f"{name!r}: {'; '.join(found)}" if found else None
+
+
+def registration_problems(host: PluginHost) -> list[RegistrationProblem]:
+    """Every registration problem of ``host``'s plugins, for ``plugins`` and ``doctor``:
+    names taken twice in any registration hook, malformed operation declarations, and
+    two operations claiming one CLI command, MCP tool or skill (each naming the plugins).
+    Never raises."""
+    from echo_core.registrations import RegistrationProblem
+
+    problems = list(host.check_registrations({HOOK: declaration_problems}))
+    try:
+        found = host.collect(HOOK)
+    except EchoError:
+        return problems  # a name taken twice: already among the problems
+    owners = {name: host.owner_of(HOOK, name) for name in found}
+    valid = {n: op for n, op in found.items() if declaration_problems(n, op) is None}
+    for message in OperationRegistry(valid, owners).problems():
+        plugins = tuple(sorted({o for n, o in owners.items() if f"operation {n!r}" in message}))
+        problems.append(RegistrationProblem("duplicate", HOOK, "", plugins, message))
+    return problems
 
 
 @attrs.frozen

@@ -86,6 +86,24 @@ def _index_check(ctx: EchoContext) -> Check:
     return Check("entity-index", "ok", f"{count} entities")
 
 
+def _plugins_check(ctx: EchoContext) -> Check:
+    """Fails on a registration problem (a name two plugins take); warns on failed plugins."""
+    from echo_core.operations.registry import registration_problems
+
+    problems = registration_problems(ctx.host)
+    failed = ctx.host.failed()
+    failures = f"{len(failed)} failed: " + ", ".join(f"{r.name}: {r.error}" for r in failed)
+    if problems:
+        detail = "; ".join(p.message for p in problems) + (f"; {failures}" if failed else "")
+        return Check("plugins", "fail", detail,
+                     "fix or disable the plugins named (ECHO_DISABLE_PLUGINS=name or config "
+                     "'disabled'); `echo-memory plugins` lists every problem")
+    if failed:
+        return Check("plugins", "warn", failures,
+                     "run `echo-memory plugins` for details; fix or disable them")
+    return Check("plugins", "ok", f"{len(ctx.host.plugin_names())} loaded")
+
+
 def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
     """Run every check. ``ok`` is False when any check fails (warnings do not fail)."""
     cfg = ctx.config
@@ -97,13 +115,7 @@ def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
         Check("vault-setting", "ok", f"{cfg.vault.value} (from {cfg.vault.source})"),
         Check("state-dir", "ok", f"{cfg.state_base.value} (from {cfg.state_base.source})"),
     ]
-    failed = ctx.host.failed()
-    if failed:
-        names = ", ".join(f"{r.name}: {r.error}" for r in failed)
-        checks.append(Check("plugins", "warn", f"{len(failed)} failed: {names}",
-                            "run `echo-memory plugins` for details; fix or disable them"))
-    else:
-        checks.append(Check("plugins", "ok", f"{len(ctx.host.plugin_names())} loaded"))
+    checks.append(_plugins_check(ctx))
     checks.extend(_vault_checks(ctx))
     ok = all(c.status != "fail" for c in checks)
     bad = [c.name for c in checks if c.status != "ok"]

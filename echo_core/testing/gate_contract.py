@@ -41,7 +41,7 @@ GateFunction = Callable[..., Any]
 
 
 def gate_of(plugin: object) -> tuple[PluginHost, GateFunction]:
-    """A strict host holding ``plugin`` and the plugin's own ``gate_capture`` function."""
+    """A strict host holding ``plugin`` and a call of the plugin's ``gate_capture`` alone."""
     host = strict_host((CONTRACT_PLUGIN_NAME, plugin))
     assert "gate_capture" in hooks_of(host, CONTRACT_PLUGIN_NAME), (
         "the plugin does not implement gate_capture"
@@ -52,11 +52,10 @@ def gate_of(plugin: object) -> tuple[PluginHost, GateFunction]:
         if impl.plugin_name == CONTRACT_PLUGIN_NAME
     ]
     assert len(impls) == 1, f"expected one gate_capture implementation, found {len(impls)}"
-    impl = impls[0]
 
     def gate(**kwargs: Any) -> Any:
-        # like pluggy: pass only the arguments the implementation declares
-        return impl.function(**{name: kwargs[name] for name in impl.argnames})
+        # through pluggy, the plugin alone: it passes only the arguments the hook declares
+        return host.call_plugin("gate_capture", CONTRACT_PLUGIN_NAME, **kwargs)
 
     return host, gate
 

@@ -29,17 +29,6 @@ from echo_core.errors import EchoError
 from echo_core.hookspecs import PROJECT
 from echo_core.plugins import PluginHost, create_host
 
-#: Registration hooks called with a ``register(name, obj)`` callback (not ``register_commands``).
-REGISTER_CALLBACK_HOOKS = (
-    "register_storage",
-    "register_tokenizers",
-    "register_rankers",
-    "register_expanders",
-    "register_queues",
-    "register_operations",
-    "register_build_targets",
-)
-
 #: Name under which ``strict_host`` registers the plugin by default.
 CONTRACT_PLUGIN_NAME = "contract_plugin"
 
@@ -73,9 +62,8 @@ def registered_names(host: PluginHost, hook_name: str, plugin_name: str) -> list
     def register(name: Any, obj: Any, /) -> None:
         names.append(name)
 
-    for impl in getattr(host.hook, hook_name).get_hookimpls():
-        if impl.plugin_name == plugin_name:
-            impl.function(**{arg: register for arg in impl.argnames})
+    if plugin_name in host.implementers(hook_name):
+        host.call_plugin(hook_name, plugin_name, register=register)
     return names
 
 
@@ -150,7 +138,9 @@ class PluginContract:
     ) -> None:
         host = strict_host((plugin_name, plugin))
         implemented = hooks_of(host, plugin_name)
-        for hook_name in REGISTER_CALLBACK_HOOKS:
+        problems = [p.message for p in host.check_registrations()]
+        assert not problems, f"{plugin_name}: registration problems: {'; '.join(problems)}"
+        for hook_name in host.registration_hooks():
             if hook_name not in implemented:
                 continue
             names = registered_names(host, hook_name, plugin_name)
@@ -170,10 +160,10 @@ class PluginContract:
     def test_registering_twice_is_a_conflict(self, plugin: object, plugin_name: str) -> None:
         host = strict_host((plugin_name, plugin))
         implemented = hooks_of(host, plugin_name)
-        hooks = [h for h in REGISTER_CALLBACK_HOOKS if h in implemented]
+        hooks = [h for h in host.registration_hooks() if h in implemented]
         if not hooks:
             bare = strict_host()
-            for hook_name in REGISTER_CALLBACK_HOOKS:
+            for hook_name in bare.registration_hooks():
                 assert set(host.collect(hook_name)) == set(bare.collect(hook_name)), (
                     f"{plugin_name} implements no register_* hook yet {hook_name} changed"
                 )

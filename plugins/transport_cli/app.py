@@ -42,7 +42,12 @@ class EchoGroup(click.Group):
 
 
 def build_cli(host: PluginHost) -> click.Group:
-    """The root group with every plugin's commands; a name added twice is an error."""
+    """The root group with every plugin's commands, each plugin called through pluggy.
+
+    A plugin whose ``register_commands`` raises is failed and blocked. A command name two
+    plugins add is reported to the host (``plugins`` and ``doctor`` fail naming both) and
+    the command refuses to run; the rest of the CLI works.
+    """
 
     @click.group(cls=EchoGroup, help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="echo-memory", prog_name="echo-memory")
@@ -50,21 +55,19 @@ def build_cli(host: PluginHost) -> click.Group:
         pass
 
     owners: dict[str, str] = _add_operations(cli, host)
-    for impl in reversed(host.pm.hook.register_commands.get_hookimpls()):
+    for plugin_name in host.implementers("register_commands"):
         scratch = click.Group()
         try:
-            impl.function(cli=scratch)
+            host.call_plugin("register_commands", plugin_name, cli=scratch)
         except Exception as exc:
-            host.record_failure(impl.plugin_name, "", "entry-point", exc)
+            host.fail_plugin(plugin_name, exc)
             continue
         for name, command in scratch.commands.items():
             if name in owners:
-                raise EchoError(
-                    f"command {name!r} is added by both plugin {owners[name]!r} and plugin "
-                    f"{impl.plugin_name!r}; disable one (ECHO_DISABLE_PLUGINS={impl.plugin_name})",
-                    ExitCode.FAILURE,
-                )
-            owners[name] = impl.plugin_name
+                problem = host.report_duplicate("register_commands", name, owners[name], plugin_name)
+                cli.add_command(_refusing_command(name, problem.message), name)
+                continue
+            owners[name] = plugin_name
             ensure_common_options(command)
             guard_text_arguments(command)
             cli.add_command(command, name)
@@ -81,6 +84,19 @@ def _add_operations(cli: click.Group, host: PluginHost) -> dict[str, str]:
     for command in cli.commands.values():
         guard_text_arguments(command)
     return {path.split()[0]: registry.owners.get(name, "?") for path, name in added.items()}
+
+
+def _refusing_command(name: str, message: str) -> click.Command:
+    """Stands in for a command two plugins add: running it fails with ``message``."""
+
+    def refuse() -> None:
+        raise EchoError(message, ExitCode.FAILURE)
+
+    return click.Command(
+        name, callback=refuse, add_help_option=False,
+        help=f"Unavailable: {message}", short_help="unavailable: added by two plugins",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 def _startup_host() -> PluginHost:

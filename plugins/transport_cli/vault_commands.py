@@ -18,7 +18,10 @@ def _render_plugins(env: Envelope) -> str:
             lines.append(f"{head}  DISABLED")
         else:
             lines.append(f"{head}  FAILED: {rec.error}")
-    lines.append(env.message)
+    for problem in env.data.problems:
+        lines.append(f"PROBLEM: {problem.message}")
+    lines.append(f"{len(env.data.problems)} registration problem(s)" if env.data.problems
+                 else env.message)
     return "\n".join(lines)
 
 
@@ -27,8 +30,12 @@ def _render_plugins(env: Envelope) -> str:
 def plugins_command(as_json: bool) -> None:
     """List plugins: name, version, hooks implemented, and status or error.
 
-    A plugin that failed to load is shown with its error and skipped; set
-    ECHO_STRICT_PLUGINS=1 to make such a failure fatal, ECHO_DISABLE_PLUGINS=a,b to skip some.
+    Also checks every registration: exits 1 when a name (ranker, storage scheme, command,
+    MCP tool...) is taken by two plugins or is malformed, naming the plugins; --json adds
+    a `problems` list. A plugin that failed to load is shown with its error and skipped;
+    set ECHO_STRICT_PLUGINS=1 to make such a failure fatal, ECHO_DISABLE_PLUGINS=a,b to
+    skip some, ECHO_PLUGIN_DISTS=echo-memory,other-dist to load only the plugins of the
+    distributions listed, ECHO_TRACE_PLUGINS=1 to trace every hook call on stderr.
     """
     from echo_core.ops.plugins_info import list_plugins
 
