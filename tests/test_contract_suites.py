@@ -425,7 +425,6 @@ class TestHelloCommands(CommandsContract):
     "test_name",
     [
         "test_every_command_has_help_text",
-        "test_every_leaf_command_has_a_json_option",
         "test_names_do_not_collide_with_reserved_ones",
     ],
 )

@@ -248,7 +248,7 @@ def test_a_duplicate_command_fails_only_itself_and_is_reported() -> None:
     cli = build_cli(host)
     problems = host.check_registrations()
     assert [(p.hook, p.name, set(p.plugins)) for p in problems] == [
-        ("register_commands", "init", {"transport_cli", "again"})]
+        ("register_commands", "init", {"echo_core", "again"})]
     assert "get" in cli.commands
 
 
@@ -286,12 +286,12 @@ def test_a_command_two_plugins_add_refuses_to_run_and_the_rest_works(
     helped = run_main(["--help"], capsys, monkeypatch)
     assert helped.code == 0 and "unavailable: added by two plugins" in helped.out
     refused = run_main(["init", "--vault", str(vault_dir)], capsys, monkeypatch)
-    assert refused.code == 1 and "'again'" in refused.err and "'transport_cli'" in refused.err
+    assert refused.code == 1 and "'again'" in refused.err and "'echo_core'" in refused.err
     assert list(vault_dir.iterdir()) == []
     listed = run_main(["plugins", "--json"], capsys, monkeypatch)
     assert listed.code == 1
     [problem] = json.loads(listed.out)["problems"]
-    assert (problem["name"], set(problem["plugins"])) == ("init", {"transport_cli", "again"})
+    assert (problem["name"], set(problem["plugins"])) == ("init", {"echo_core", "again"})
 
 
 def test_plugins_lists_no_problems_when_all_is_well(isolated_env: dict[str, str]) -> None:
