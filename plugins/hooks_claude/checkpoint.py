@@ -78,15 +78,13 @@ def write_checkpoint(payload: dict[str, Any], make_ctx: Any) -> str | None:
     summary = read_transcript(payload.get("transcript_path"))
     if not summary.prompts and not summary.edited_files:
         return None
-    from echo_core.models import CaptureRequest
-    from echo_core.names import slugify
-    from echo_core.ops.capture import capture
+    from echo_core import invoke, slugify
 
     ctx = make_ctx()
     title = f"{ctx.today().isoformat()} checkpoint {session8(payload.get('session_id'))}"
     exists = ctx.entities.load().get(slugify(title)) is not None
-    request = CaptureRequest(title=title, kind=KIND, body=checkpoint_body(payload, summary),
-                             tags=TAGS, force=not exists)
-    envelope = capture(ctx, request)
+    envelope = invoke(ctx, "capture", {"title": title, "kind": KIND, "tags": tuple(TAGS),
+                                       "body": checkpoint_body(payload, summary),
+                                       "force": not exists})
     path = getattr(envelope.data, "path", None)
     return path if envelope.ok and isinstance(path, str) else None

@@ -38,9 +38,9 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
     source = payload.get("source", "startup")
     if source not in DIGEST_SOURCES:
         return None
-    from echo_core.ops.load import load
+    from echo_core import invoke
 
-    envelope = load(make_ctx(), brief=True)
+    envelope = invoke(make_ctx(), "load", {"brief": True})
     digest = _digest_of(envelope.data) if envelope.ok else None
     return _context_output("SessionStart", SESSION_HEADER + digest) if digest else None
 

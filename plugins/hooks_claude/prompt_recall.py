@@ -50,9 +50,10 @@ def _matched_terms(tokenizer: Any, text: str, terms: set[str]) -> int:
 
 def relevant_hits(ctx: Any, prompt: str) -> list[Any]:
     """Recall hits for ``prompt`` that clear every floor (module docstring), best first."""
-    from echo_core.ops.recall import recall
+    from echo_core import invoke
 
-    envelope = recall(ctx, prompt[:QUERY_MAX_CHARS], limit=RECALL_LIMIT, include_linked=False)
+    envelope = invoke(ctx, "recall", {"query": prompt[:QUERY_MAX_CHARS], "limit": RECALL_LIMIT,
+                                      "include_linked": False})
     data = envelope.data
     hits = list(data.primary) if envelope.ok else []
     if not hits:
