@@ -70,6 +70,9 @@ if TYPE_CHECKING:
     )
     from echo_core.operations.invoke import invoke
     from echo_core.operations.schema import input_schema, output_schema
+    from echo_core.ops.build import build
+    from echo_core.ops.plugins_info import list_plugins
+    from echo_core.ops.recall_index import ensure_index
     from echo_core.paths import normalize_path
     from echo_core.plugins import PluginHost, create_host
     from echo_core.protocols import (
@@ -114,6 +117,9 @@ _EXPORTS: dict[str, str] = {
                      "parse_params"), "echo_core.operations"),
     "invoke": "echo_core.operations.invoke",
     **dict.fromkeys(("input_schema", "output_schema"), "echo_core.operations.schema"),
+    "build": "echo_core.ops.build",
+    "list_plugins": "echo_core.ops.plugins_info",
+    "ensure_index": "echo_core.ops.recall_index",
     "normalize_path": "echo_core.paths",
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget", "Expander",

@@ -1,4 +1,6 @@
-"""The import rule of DESIGN §1: the core imports no plugin; no plugin imports another."""
+"""The import rules of DESIGN §1: the core imports no plugin; no plugin imports another; a
+plugin imports the core only through its public namespaces (``echo_core`` and
+``echo_core.testing``); the core carries no transport's types (click, MCP, pydantic)."""
 
 from __future__ import annotations
 
@@ -65,3 +67,58 @@ def test_no_source_file_over_500_lines() -> None:
         if (n := len(path.read_text("utf-8").splitlines())) > 500
     ]
     assert long_files == []
+
+
+PUBLIC_CORE = {"echo_core", "echo_core.testing"}
+TRANSPORT_PACKAGES = {"click", "mcp", "pydantic", "uvicorn", "starlette", "httpx", "httpx2"}
+
+
+def _core_modules_imported(path: Path) -> set[str]:
+    """The ``echo_core`` modules ``path`` imports (``from echo_core import x`` counts as
+    ``echo_core``, whatever ``x`` is)."""
+    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "echo_core")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "echo_core":
+                found.add(node.module)
+    return found
+
+
+def test_plugins_import_only_the_public_core() -> None:
+    offenders = [
+        f"{path.relative_to(REPO)} imports {mod}"
+        for path in (REPO / "plugins").rglob("*.py")
+        for mod in _core_modules_imported(path)
+        if mod not in PUBLIC_CORE
+    ]
+    assert offenders == [], "import these names from echo_core instead:\n" + "\n".join(offenders)
+
+
+def test_examples_import_only_the_public_core() -> None:
+    paths = [p for p in (REPO / "examples").rglob("*.py") if ".venv" not in p.parts]
+    offenders = [f"{path.relative_to(REPO)} imports {mod}" for path in paths
+                 for mod in _core_modules_imported(path) if mod not in PUBLIC_CORE]
+    assert offenders == []
+
+
+def test_every_public_name_resolves() -> None:
+    import echo_core
+
+    for name in echo_core.__all__:
+        assert getattr(echo_core, name) is not None, name
+
+
+def test_the_core_carries_no_transport_types() -> None:
+    """click lives in transport_cli, the MCP SDK and pydantic in transport_mcp; only the
+    contract suite for ``register_commands`` (it tests click commands) may import click."""
+    offenders = [
+        f"{path.relative_to(REPO)} imports {mod}"
+        for path in (REPO / "echo_core").rglob("*.py")
+        if path.name != "commands_contract.py"
+        for mod in _imported_modules(path)
+        if mod.split(".")[0] in TRANSPORT_PACKAGES
+    ]
+    assert offenders == []

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.entities import entity_names
-from echo_core.names import name_tokens, token_set_similarity
-from echo_core.protocols import WeightedTerm
+from echo_core import WeightedTerm, entity_names, name_tokens, token_set_similarity
 
 MIN_SCORE = 0.5
 TOP_ENTITIES = 2

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.entities import Match
-from echo_core.gating import GateContext
-from echo_core.models import CaptureRequest, GateStop
+from echo_core import CaptureRequest, GateContext, GateStop, Match
 
 THRESHOLD = 0.8
 

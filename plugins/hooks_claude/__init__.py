@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.hookspecs import Register, hookimpl
+from echo_core import Register, hookimpl
 
 BUILD_PART_NAME = "claude-code:hooks_claude"
 

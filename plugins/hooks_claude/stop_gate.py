@@ -125,7 +125,7 @@ def stop_decision(payload: dict[str, Any], make_ctx: Any) -> dict[str, Any] | No
     summary = read_transcript(payload.get("transcript_path"))
     if not is_substantive(summary) or summary.saved:
         return None
-    from echo_core.vault import MARKER_PATH
+    from echo_core import MARKER_PATH
 
     if not ctx.vault.storage.exists(MARKER_PATH):
         return None

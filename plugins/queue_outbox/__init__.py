@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.hookspecs import hookimpl
+from echo_core import hookimpl
 
 
 @hookimpl

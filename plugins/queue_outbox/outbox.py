@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from echo_core.errors import usage_error
+from echo_core import usage_error
 
 FILE_NAME = "outbox.ndjson"
 STATES = ("pending", "done", "needs_attention")

@@ -7,7 +7,7 @@ stemmer, stopwords) is imported only when the hook runs.
 
 from __future__ import annotations
 
-from echo_core.hookspecs import Register, hookimpl
+from echo_core import Register, hookimpl
 
 NAME = "porterlite"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.hookspecs import Register, hookimpl
+from echo_core import Register, hookimpl
 
 SKILLS_PART_NAME = "claude-code:transport_cli"
 

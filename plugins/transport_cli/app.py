@@ -11,10 +11,14 @@ from collections.abc import Sequence
 
 import click
 
-from echo_core import terminal_safe
-from echo_core.errors import EchoError, ExitCode, UnavailableError
-from echo_core.plugins import PluginHost
-from echo_core.protocols import BackendUnavailable
+from echo_core import (
+    BackendUnavailable,
+    EchoError,
+    ExitCode,
+    PluginHost,
+    UnavailableError,
+    terminal_safe,
+)
 from plugins.transport_cli.cli_kit import AppState, ensure_common_options, report_error
 from plugins.transport_cli.crash_guard import guard_text_arguments, report_crash
 
@@ -76,7 +80,7 @@ def build_cli(host: PluginHost) -> click.Group:
 
 def _add_operations(cli: click.Group, host: PluginHost) -> dict[str, str]:
     """Commands derived from the operation registry; returns command -> owning plugin."""
-    from echo_core.operations import OperationRegistry
+    from echo_core import OperationRegistry
     from plugins.transport_cli.derived import add_operations
 
     registry = OperationRegistry.from_host(host)
@@ -100,8 +104,7 @@ def _refusing_command(name: str, message: str) -> click.Command:
 
 
 def _startup_host() -> PluginHost:
-    from echo_core.config import resolve_config
-    from echo_core.plugins import create_host
+    from echo_core import create_host, resolve_config
 
     try:
         disabled: tuple[str, ...] = resolve_config().disabled

@@ -6,8 +6,7 @@ import shutil
 
 import click
 
-from echo_core.errors import EchoError
-from echo_core.models import Envelope
+from echo_core import EchoError, Envelope
 from plugins.transport_cli.cli_kit import AppState, common_options, emit
 
 #: The console script the generated Claude Code hooks and skills call.
@@ -48,7 +47,7 @@ def build_command(target: str, out_dir: str, as_json: bool) -> None:
     """
     import attrs
 
-    from echo_core.ops.build import build
+    from echo_core import build
 
     state = click.get_current_context().find_object(AppState)
     if state is None:

@@ -19,14 +19,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from echo_core.actions import Action
-from echo_core.errors import EchoError, ExitCode
-from echo_core.terminal_text import json_text, terminal_safe
+from echo_core import Action, EchoError, ExitCode, json_text, terminal_safe
 
 if TYPE_CHECKING:
-    from echo_core.context import EchoContext
-    from echo_core.models import Envelope
-    from echo_core.plugins import PluginHost
+    from echo_core import EchoContext, Envelope, PluginHost
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +40,7 @@ class AppState:
     def context(self) -> EchoContext:
         """The ``EchoContext`` for this invocation (built once)."""
         if self._context is None:
-            from echo_core.context import create_context
+            from echo_core import create_context
 
             self._context = create_context(vault=self.vault, state_dir=self.state_dir, host=self.host)
         return self._context

@@ -14,8 +14,7 @@ from typing import Any
 
 import click
 
-from echo_core import terminal_safe
-from echo_core.errors import usage_error
+from echo_core import terminal_safe, usage_error
 
 DEBUG_ENV = "ECHO_DEBUG"
 

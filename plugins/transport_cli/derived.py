@@ -17,15 +17,7 @@ from typing import Any
 import attrs
 import click
 
-from echo_core.operations import (
-    CliArg,
-    CliParam,
-    FieldInfo,
-    Kind,
-    Operation,
-    fields_of,
-    parse_params,
-)
+from echo_core import CliArg, CliParam, FieldInfo, Kind, Operation, fields_of, parse_params
 from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 
 

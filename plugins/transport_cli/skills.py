@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from echo_core.operations import FieldInfo, Kind, Operation, OperationRegistry, SkillSpec, fields_of
+from echo_core import FieldInfo, Kind, Operation, OperationRegistry, SkillSpec, fields_of
 from plugins.transport_cli.derived import option_name
 
 ALLOWED_TOOLS = "Bash(echo-memory:*)"

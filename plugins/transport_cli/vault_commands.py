@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from echo_core.models import Envelope
+from echo_core import Envelope
 from plugins.transport_cli.cli_kit import AppState, common_options, emit
 
 
@@ -37,7 +37,7 @@ def plugins_command(as_json: bool) -> None:
     skip some, ECHO_PLUGIN_DISTS=echo-memory,other-dist to load only the plugins of the
     distributions listed, ECHO_TRACE_PLUGINS=1 to trace every hook call on stderr.
     """
-    from echo_core.ops.plugins_info import list_plugins
+    from echo_core import list_plugins
 
     state = click.get_current_context().find_object(AppState)
     assert state is not None

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.errors import EchoError, ExitCode
-from echo_core.hookspecs import Register, hookimpl
+from echo_core import EchoError, ExitCode, Register, hookimpl
 
 
 @hookimpl(trylast=True)  # trylast: `serve` is listed after the everyday verbs

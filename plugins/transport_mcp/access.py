@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from echo_core.operations import Operation
-from echo_core.paths import normalize_path
+from echo_core import Operation, normalize_path
 
 Access = Literal["read", "write"]
 

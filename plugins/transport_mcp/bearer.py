@@ -23,7 +23,7 @@ from pathlib import Path
 
 import attrs
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core import EchoError, ExitCode
 
 TOKEN_ENV = "ECHO_MCP_TOKEN"
 TOKEN_FILE = "mcp-token"

@@ -15,9 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from echo_core.context import EchoContext
-from echo_core.errors import EchoError
-from echo_core.protocols import BackendUnavailable
+from echo_core import BackendUnavailable, EchoContext, EchoError
 
 
 def _reachable(ctx: EchoContext) -> bool:

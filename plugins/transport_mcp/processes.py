@@ -33,7 +33,7 @@ from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core import EchoError, ExitCode
 
 log = logging.getLogger("echo_memory.mcp")
 #: More restarts than this within ``RESTART_WINDOW_S`` stop the server.

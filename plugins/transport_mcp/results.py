@@ -24,9 +24,7 @@ from typing import Any
 import attrs
 from mcp.types import CallToolResult, TextContent
 
-from echo_core.actions import Action
-from echo_core.errors import CODE_NAMES, EchoError, ExitCode
-from echo_core.models import Envelope, to_jsonable
+from echo_core import CODE_NAMES, Action, EchoError, Envelope, ExitCode, to_jsonable
 
 log = logging.getLogger("echo_memory.mcp")
 UNREACHABLE_READ = "vault unreachable; proceed without memory"

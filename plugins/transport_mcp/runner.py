@@ -35,10 +35,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from echo_core.context import EchoContext
-from echo_core.errors import EchoError, ExitCode
-from echo_core.operations import Operation
-from echo_core.protocols import BackendUnavailable
+from echo_core import BackendUnavailable, EchoContext, EchoError, ExitCode, Operation
 from plugins.transport_mcp.access import AccessPlan, plan_for
 from plugins.transport_mcp.results import (
     Outcome,

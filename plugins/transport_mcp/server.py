@@ -21,10 +21,17 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 
-from echo_core.errors import ExitCode, usage_error
-from echo_core.operations import Operation, OperationRegistry, ParamsInvalid, parse_params
-from echo_core.operations.schema import input_schema, output_schema
-from echo_core.plugins import PluginHost
+from echo_core import (
+    ExitCode,
+    Operation,
+    OperationRegistry,
+    ParamsInvalid,
+    PluginHost,
+    input_schema,
+    output_schema,
+    parse_params,
+    usage_error,
+)
 from plugins.transport_mcp.results import error_outcome
 from plugins.transport_mcp.runner import ToolRunner
 

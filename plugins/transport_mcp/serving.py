@@ -22,11 +22,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from echo_core.config import resolve_config
-from echo_core.context import EchoContext, create_context
-from echo_core.errors import EchoError, ExitCode, usage_error
-from echo_core.plugins import PluginHost
-from echo_core.protocols import BackendUnavailable
+from echo_core import (
+    BackendUnavailable,
+    EchoContext,
+    EchoError,
+    ExitCode,
+    PluginHost,
+    create_context,
+    resolve_config,
+    usage_error,
+)
 from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, resolve_token
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
 from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
@@ -86,7 +91,7 @@ def _workers(env: Mapping[str, str], name: str, default: int) -> int:
 def warm_up(runner: ToolRunner) -> str:
     """Open one context and make sure the recall index exists; a one-line report (a vault
     that is down or not initialised is reported, not fatal)."""
-    from echo_core.ops.recall_index import ensure_index
+    from echo_core import ensure_index
 
     def work(ctx: EchoContext) -> str:
         started = time.perf_counter()
@@ -213,7 +218,7 @@ def serve_worker(spec: dict[str, Any], sock: Any, ready: Callable[[], None]) -> 
     ``ready()``, and serve HTTP on the listening socket ``sock`` until SIGINT/SIGTERM."""
     import uvicorn
 
-    from echo_core.plugins import create_host
+    from echo_core import create_host
     from plugins.transport_mcp.http_app import build_http_app
 
     configure_logging()
