@@ -27,74 +27,87 @@ from echo_core.errors import (
 )
 from echo_core.hookspecs import Register, hookimpl
 
-if TYPE_CHECKING:
-    from echo_core import progress
-    from echo_core.actions import Action
-    from echo_core.config import resolve_config
-    from echo_core.context import EchoContext, create_context
-    from echo_core.corpus import index_doc
-    from echo_core.entities import Match, entity_names
-    from echo_core.errors import CODE_NAMES, not_found, usage_error
-    from echo_core.gating import GateContext
-    from echo_core.hook_views import CliState, EventContext, ExpandContext
-    from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
-    from echo_core.models import (
-        CaptureRequest,
-        Entity,
-        Envelope,
-        FileStat,
-        GateStop,
-        Hit,
-        Note,
-        to_jsonable,
-    )
-    from echo_core.names import name_tokens, slugify, token_set_similarity
-    from echo_core.operations import (
-        Access,
-        Bounds,
-        CliArg,
-        CliParam,
-        CliSurface,
-        FieldInfo,
-        Kind,
-        McpParam,
-        McpSurface,
-        Operation,
-        OperationRegistry,
-        ParamsInvalid,
-        SkillSpec,
-        fields_of,
-        lazy_type,
-        param,
-        parse_params,
-    )
-    from echo_core.operations.invoke import invoke
-    from echo_core.operations.schema import input_schema, output_schema
-    from echo_core.ops.build import build
-    from echo_core.ops.plugins_info import list_plugins
-    from echo_core.ops.recall_index import ensure_index
-    from echo_core.paths import normalize_path
-    from echo_core.plugins import PluginHost, create_host
-    from echo_core.protocols import (
-        NOT_WRITABLE_ERRNOS,
-        BackendUnavailable,
-        BuildTarget,
-        Expander,
-        IndexDoc,
-        PersistentRanker,
-        Queue,
-        Ranker,
-        Storage,
-        Tokenizer,
-        VaultMissing,
-        VaultNotWritable,
-        WeightedTerm,
-    )
-    from echo_core.scoring import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
-    from echo_core.tempfiles import sweep_stale, temp_name
-    from echo_core.terminal_text import json_text, terminal_safe
-    from echo_core.text_source import read_text_source
-    from echo_core.vault import MARKER_PATH
+if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
+    from echo_core import progress as progress
+    from echo_core.actions import Action as Action
+    from echo_core.config import resolve_config as resolve_config
+    from echo_core.context import EchoContext as EchoContext
+    from echo_core.context import create_context as create_context
+    from echo_core.corpus import index_doc as index_doc
+    from echo_core.entities import Match as Match
+    from echo_core.entities import entity_names as entity_names
+    from echo_core.errors import CODE_NAMES as CODE_NAMES
+    from echo_core.errors import not_found as not_found
+    from echo_core.errors import usage_error as usage_error
+    from echo_core.gating import GateContext as GateContext
+    from echo_core.hook_views import CliState as CliState
+    from echo_core.hook_views import EventContext as EventContext
+    from echo_core.hook_views import ExpandContext as ExpandContext
+    from echo_core.locking import ProcessRegistry as ProcessRegistry
+    from echo_core.locking import ReentrantHold as ReentrantHold
+    from echo_core.locking import StaleLockWarning as StaleLockWarning
+    from echo_core.locking import pid_alive as pid_alive
+    from echo_core.models import CaptureRequest as CaptureRequest
+    from echo_core.models import Entity as Entity
+    from echo_core.models import Envelope as Envelope
+    from echo_core.models import FileStat as FileStat
+    from echo_core.models import GateStop as GateStop
+    from echo_core.models import Hit as Hit
+    from echo_core.models import Note as Note
+    from echo_core.models import to_jsonable as to_jsonable
+    from echo_core.names import name_tokens as name_tokens
+    from echo_core.names import slugify as slugify
+    from echo_core.names import token_set_similarity as token_set_similarity
+    from echo_core.operations import Access as Access
+    from echo_core.operations import Bounds as Bounds
+    from echo_core.operations import CliArg as CliArg
+    from echo_core.operations import CliParam as CliParam
+    from echo_core.operations import CliSurface as CliSurface
+    from echo_core.operations import FieldInfo as FieldInfo
+    from echo_core.operations import Kind as Kind
+    from echo_core.operations import McpParam as McpParam
+    from echo_core.operations import McpSurface as McpSurface
+    from echo_core.operations import Operation as Operation
+    from echo_core.operations import OperationRegistry as OperationRegistry
+    from echo_core.operations import ParamsInvalid as ParamsInvalid
+    from echo_core.operations import SkillSpec as SkillSpec
+    from echo_core.operations import fields_of as fields_of
+    from echo_core.operations import lazy_type as lazy_type
+    from echo_core.operations import param as param
+    from echo_core.operations import parse_params as parse_params
+    from echo_core.operations.invoke import invoke as invoke
+    from echo_core.operations.schema import input_schema as input_schema
+    from echo_core.operations.schema import output_schema as output_schema
+    from echo_core.ops.build import build as build
+    from echo_core.ops.plugins_info import list_plugins as list_plugins
+    from echo_core.ops.recall_index import ensure_index as ensure_index
+    from echo_core.paths import normalize_path as normalize_path
+    from echo_core.plugins import PluginHost as PluginHost
+    from echo_core.plugins import create_host as create_host
+    from echo_core.protocols import NOT_WRITABLE_ERRNOS as NOT_WRITABLE_ERRNOS
+    from echo_core.protocols import BackendUnavailable as BackendUnavailable
+    from echo_core.protocols import BuildTarget as BuildTarget
+    from echo_core.protocols import Expander as Expander
+    from echo_core.protocols import IndexDoc as IndexDoc
+    from echo_core.protocols import PersistentRanker as PersistentRanker
+    from echo_core.protocols import Queue as Queue
+    from echo_core.protocols import Ranker as Ranker
+    from echo_core.protocols import Storage as Storage
+    from echo_core.protocols import Tokenizer as Tokenizer
+    from echo_core.protocols import VaultMissing as VaultMissing
+    from echo_core.protocols import VaultNotWritable as VaultNotWritable
+    from echo_core.protocols import WeightedTerm as WeightedTerm
+    from echo_core.scoring import BM25_B as BM25_B
+    from echo_core.scoring import BM25_K1 as BM25_K1
+    from echo_core.scoring import FRESHNESS_FLOOR as FRESHNESS_FLOOR
+    from echo_core.scoring import FRESHNESS_HALF_LIFE_DAYS as FRESHNESS_HALF_LIFE_DAYS
+    from echo_core.tempfiles import sweep_stale as sweep_stale
+    from echo_core.tempfiles import temp_name as temp_name
+    from echo_core.terminal_text import json_text as json_text
+    from echo_core.terminal_text import terminal_safe as terminal_safe
+    from echo_core.text_source import read_text_source as read_text_source
+    from echo_core.vault import MARKER_PATH as MARKER_PATH
+
 
 #: public name -> the core module that defines it.
 _EXPORTS: dict[str, str] = {

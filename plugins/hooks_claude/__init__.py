@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core import Register, hookimpl
+from echo_core import BuildTarget, Register, hookimpl
 
 BUILD_PART_NAME = "claude-code:hooks_claude"
 
@@ -29,7 +29,7 @@ def register_commands(cli: Any) -> None:
 
 
 @hookimpl
-def register_build_targets(register: Register) -> None:
+def register_build_targets(register: Register[BuildTarget]) -> None:
     """Register the plugin manifest + hooks part of the ``claude-code`` target."""
     from plugins.hooks_claude.build_part import ClaudeHooksPart
 

@@ -100,7 +100,7 @@ class OutboxQueue:
     def pending(self) -> list[Mapping[str, Any]]:
         """Records not done, oldest first, with ``id``, ``state`` and ``detail``."""
         records, states = self._state()
-        out = []
+        out: list[Mapping[str, Any]] = []
         for rid, rec in records.items():
             state, detail = states[rid]
             if state != "done":

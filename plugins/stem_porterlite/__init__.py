@@ -7,13 +7,13 @@ stemmer, stopwords) is imported only when the hook runs.
 
 from __future__ import annotations
 
-from echo_core import Register, hookimpl
+from echo_core import Register, Tokenizer, hookimpl
 
 NAME = "porterlite"
 
 
 @hookimpl
-def register_tokenizers(register: Register) -> None:
+def register_tokenizers(register: Register[Tokenizer]) -> None:
     """Register the ``porterlite`` tokenizer (one shared, stateless instance)."""
     from plugins.stem_porterlite.tokenizer import PorterLiteTokenizer
 

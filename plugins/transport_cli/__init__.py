@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core import Register, hookimpl
+from echo_core import BuildTarget, Register, hookimpl
 
 SKILLS_PART_NAME = "claude-code:transport_cli"
 
@@ -25,7 +25,7 @@ def register_commands(cli: Any) -> None:
 
 
 @hookimpl
-def register_build_targets(register: Register) -> None:
+def register_build_targets(register: Register[BuildTarget]) -> None:
     """Contribute one skill per declared operation skill to the ``claude-code`` target."""
     from plugins.transport_cli.skills import CliSkillsPart
 

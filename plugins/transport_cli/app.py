@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:
-        problem.message = terminal_safe(problem.message)
+        problem.message = terminal_safe(problem.message)  # type: ignore[misc]  # click's Final
         problem.show()
         sys.exit(int(ExitCode.USAGE))
     except click.Abort:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import click
 
@@ -13,7 +14,7 @@ from plugins.transport_cli.cli_kit import AppState, common_options, emit
 EXECUTABLE = "echo-memory"
 
 
-def _render(env: Envelope) -> str:
+def _render(env: Envelope[Any]) -> str:
     data = env.data
     lines = [env.message]
     lines += [f"  {path}" for path in data.files]

@@ -11,6 +11,8 @@ its envelope with the operation's ``render``.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -123,26 +125,24 @@ def cli_arguments(op: Operation[Any], values: Mapping[str, Any]) -> dict[str, An
 
 
 def _progress_bar(label: str, run: Callable[[], Any]) -> Any:
+    """``run()`` with the operation's ``echo_core.progress`` reports drawn as a bar on
+    stderr (opened at the first report)."""
     from echo_core import progress
 
-    state: dict[str, Any] = {}
+    bars: list[Any] = []
+    done = [0]
+    with contextlib.ExitStack() as stack:
 
-    def report(done: int, total: int) -> None:
-        bar = state.get("bar")
-        if bar is None:
-            bar = click.progressbar(length=total, label=label, show_pos=True,
-                                    file=click.get_text_stream("stderr"))
-            bar.__enter__()
-            state["bar"], state["done"] = bar, 0
-        bar.update(done - state["done"])
-        state["done"] = done
+        def report(count: int, total: int) -> None:
+            if not bars:
+                bar: Any = click.progressbar(length=total, label=label, show_pos=True,
+                                             file=sys.stderr)
+                bars.append(stack.enter_context(bar))
+            bars[0].update(count - done[0])
+            done[0] = count
 
-    try:
         with progress.reporting(report):
             return run()
-    finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
 
 
 def command_for(op: Operation[Any]) -> click.Command:

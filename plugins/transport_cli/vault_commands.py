@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from echo_core import Envelope
 from plugins.transport_cli.cli_kit import AppState, common_options, emit
 
 
-def _render_plugins(env: Envelope) -> str:
+def _render_plugins(env: Envelope[Any]) -> str:
     lines = []
     for rec in env.data.plugins:
         head = f"{rec.name} {rec.version}".strip()

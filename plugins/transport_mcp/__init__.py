@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core import EchoError, ExitCode, Register, hookimpl
+from echo_core import BuildTarget, Register, hookimpl
 
 
 @hookimpl(trylast=True)  # trylast: `serve` is listed after the everyday verbs
@@ -24,7 +24,7 @@ def register_commands(cli: Any) -> None:
 
 
 @hookimpl
-def register_build_targets(register: Register) -> None:
+def register_build_targets(register: Register[BuildTarget]) -> None:
     """Contribute ``.mcp.json`` (the stdio server entry) to the ``claude-code`` target."""
     from plugins.transport_mcp.build_part import McpJsonPart
 
