@@ -54,12 +54,13 @@ def _check_bounds(value: Any, bounds: Bounds, where: str, problems: _Problems) -
             problems.add(where, f"must be at most {bounds.le:g}")
             return False
     elif isinstance(value, (str, tuple)):
-        unit = "characters" if isinstance(value, str) else "items"
+        unit = "character" if isinstance(value, str) else "item"
         if bounds.min_length is not None and len(value) < bounds.min_length:
-            problems.add(where, f"must have at least {bounds.min_length} {unit}")
+            problems.add(where, "must not be empty" if bounds.min_length == 1 else
+                         f"must have at least {bounds.min_length} {unit}s")
             return False
         if bounds.max_length is not None and len(value) > bounds.max_length:
-            problems.add(where, f"must have at most {bounds.max_length} {unit}")
+            problems.add(where, f"must have at most {bounds.max_length} {unit}s")
             return False
     return True
 
