@@ -122,3 +122,9 @@ def test_the_drifted_limits_are_one_declaration_now() -> None:
 def test_every_registered_operation_is_on_some_surface() -> None:
     for op in REGISTRY:
         assert op.cli is not None or op.mcp is not None, op.name
+
+
+@pytest.mark.parametrize("op", list(REGISTRY), ids=lambda op: op.name)
+def test_every_builtin_operation_declares_its_result(op: Operation[Any]) -> None:
+    result = op.result_type()
+    assert result is not None and result.__name__.endswith(("Result", "List")), op.name

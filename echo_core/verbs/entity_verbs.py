@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from echo_core.models import Envelope
-from echo_core.operations import CliParam, CliSurface, Operation, param
+from echo_core.operations import CliParam, CliSurface, Operation, lazy_type, param
 
 
 @attrs.frozen(kw_only=True)
@@ -81,7 +81,7 @@ LINK = Operation(
     ("Link two notes both ways under their Related sections. Use it when two notes "
      "belong together; give paths or exactly resolvable names. Returns both paths and "
      "whether anything changed."),
-    LinkParams, run_link, access="write",
+    LinkParams, run_link, lazy_type("echo_core.ops.resolve", "LinkResult"), access="write",
     cli=CliSurface(help="""Link two notes both ways under their `## Related` headings.
 
 A and B are note paths (ending in .md) or entity names/slugs. Running it again

@@ -17,11 +17,13 @@ from echo_core.operations import (
     McpParam,
     McpSurface,
     Operation,
+    lazy_type,
     param,
 )
 from echo_core.text_source import read_text_source
 
 MAX_PATH = 500
+_WRITE_RESULT = lazy_type("echo_core.ops.notes_io", "WriteResult")
 
 
 def _path(help: str) -> Any:
@@ -105,7 +107,7 @@ PUT = Operation(
     "put", "Write the whole note at PATH from stdin (-) or a local FILE, atomically.",
     ("Replace the whole text of one note (the previous text is kept in its history). Use "
      "it only to write a note you have the complete new text of. Returns the path."),
-    PutParams, run_put, access="write", lock_param="path", mcp=None,
+    PutParams, run_put, _WRITE_RESULT, access="write", lock_param="path", mcp=None,
     cli=CliSurface(extra=(CliArg("source", "- for stdin, or a local file.",
                                  metavar="- | FILE"),), prepare=_read_source,
                    help="""Write the whole note at PATH from stdin (-) or a local FILE, atomically.
@@ -136,7 +138,7 @@ APPEND = Operation(
     "append", "Append LINE to the note at PATH unless that exact line is already there.",
     ("Append one line to a note unless the same line is already there. Use it for log "
      "bullets in a note you know the path of. Returns the path and whether it changed."),
-    AppendParams, run_append, access="write", lock_param="path",
+    AppendParams, run_append, _WRITE_RESULT, access="write", lock_param="path",
     mcp=McpSurface(tool="echo_append_note"),
     cli=CliSurface(literal_args=True, help="""Append LINE to the note at PATH unless that exact line is already there.
 
@@ -179,7 +181,7 @@ FM = Operation(
     "fm", "Set frontmatter KEY of the note at PATH to a JSON value; nothing else changes.",
     ("Set one frontmatter key of a note to a JSON value, leaving the rest of the note as "
      "it is. Use it to change a status or tags. Returns the path and whether it changed."),
-    FrontmatterParams, run_fm, access="write", lock_param="path", mcp=None,
+    FrontmatterParams, run_fm, _WRITE_RESULT, access="write", lock_param="path", mcp=None,
     cli=CliSurface(extra=(CliArg("json_value", "The value as JSON.", metavar="JSON-VALUE"),),
                    prepare=_parse_value, literal_args=True, help="""Set frontmatter KEY of the note at PATH to a JSON value; nothing else changes.
 
@@ -214,5 +216,5 @@ LS = Operation(
     "ls", "List the files under FOLDER (default: the whole vault), one path per line.",
     ("List the files under a vault folder. Use it to see which notes exist in one place. "
      "Returns their vault paths."),
-    ListParams, run_ls, render=render_ls, mcp=None,
+    ListParams, run_ls, lazy_type("echo_core.ops.notes_io", "ListResult"), render=render_ls, mcp=None,
 )

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from echo_core.models import Envelope
-from echo_core.operations import CliParam, CliSurface, McpSurface, Operation, param
+from echo_core.operations import CliParam, CliSurface, McpSurface, Operation, lazy_type, param
 from echo_core.text_source import read_text_source
 
 GROUP_HELP = """Show or set what the agent is working on now (the scope).
@@ -34,7 +34,7 @@ SCOPE_SHOW = Operation(
     ("Show the current scope: what the agent is working on now. Use it to check the "
      "focus before planning work. Returns the scope text, scope_updated and how many "
      "sessions were logged since."),
-    ShowScopeParams, run_show, mcp=McpSurface(tool="echo_get_scope"),
+    ShowScopeParams, run_show, lazy_type("echo_core.ops.scope", "ScopeResult"), mcp=McpSurface(tool="echo_get_scope"),
     cli=CliSurface(command=("scope", "show"), group_help=GROUP_HELP),
 )
 
@@ -66,7 +66,7 @@ SCOPE_SET = Operation(
     "scope-set", "Replace the scope with TEXT (use - to read it from stdin).",
     ("Replace the current scope (the previous one is kept, dated, in Scope History). Use "
      "it when the focus of work changes. Returns the new scope and the previous one."),
-    SetScopeParams, run_set, access="write", mcp=McpSurface(tool="echo_set_scope"),
+    SetScopeParams, run_set, lazy_type("echo_core.ops.scope", "ScopeResult"), access="write", mcp=McpSurface(tool="echo_set_scope"),
     cli=CliSurface(command=("scope", "set"), prepare=_stdin_scope, literal_args=True,
                    group_help=GROUP_HELP, help="""Replace the scope with TEXT (use - to read it from stdin).
 
