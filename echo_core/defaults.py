@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from echo_core.operations import Operation
 
 
-@hookimpl
+@hookimpl(tryfirst=True)  # the core's verbs keep their names against a later claimant
 def register_operations(register: Register[Operation[Any]]) -> None:
     """Register the built-in verbs (``echo_core.verbs``)."""
     from echo_core.verbs import builtin_operations

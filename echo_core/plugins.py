@@ -286,6 +286,11 @@ class PluginHost:
             raise EchoError(clashes[0].message, ExitCode.FAILURE)
         return gathered.found
 
+    def registrations(self, hook_name: str) -> dict[str, Any]:
+        """``collect`` without raising: a name taken twice stays with its first owner
+        (``check_registrations`` reports the clash, naming both)."""
+        return dict(self._gather(hook_name).found)
+
     def report_duplicate(self, hook: str, name: str, first: str, second: str) -> RegistrationProblem:
         """Record ``name`` taken in ``hook`` by ``first`` and ``second``, found outside the
         ``register`` callback hooks (CLI commands); ``check_registrations`` returns it, like

@@ -18,6 +18,7 @@ from echo_core.errors import EchoError
 from echo_core.hookspecs import hookimpl
 from echo_core.models import Envelope
 from echo_core.operations import Operation, param
+from echo_core.operations.registry import registration_problems
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS
 from plugins.transport_mcp.server import EchoMcpServer
 from tests.capture_kit import TODAY, VaultBox
@@ -254,11 +255,21 @@ def test_a_crashing_tool_is_an_error_without_its_internals(plugged: EchoMcpServe
     assert "secret internals" not in str(data) + text
 
 
-def test_a_malformed_registration_is_a_startup_error(box: VaultBox) -> None:
+def test_a_malformed_operation_is_left_out_and_reported_naming_its_plugin(box: VaultBox) -> None:
     bad = SimpleNamespace(register_operations=hookimpl(
         lambda register: register("bad", Operation("bad", "x", "x", dict, lambda c, p: p))))
+    lenient = {**box_env(box), "ECHO_STRICT_PLUGINS": ""}
+    server = make_server(box, env=lenient, extra=[("bad", bad)])
+    try:
+        assert "echo_bad" not in server.tool_names and FULL_TOOLS <= set(server.tool_names)
+        problems = registration_problems(server.runner.context().host)
+        assert any("'bad'" in p.message and "not an attrs class" in p.message
+                   and "bad" in p.plugins for p in problems)
+    finally:
+        server.runner.close()
+    strict = {**box_env(box), "ECHO_STRICT_PLUGINS": "1"}
     with pytest.raises(EchoError, match="'bad'.*not an attrs class.*plugin 'bad'"):
-        make_server(box, extra=[("bad", bad)])
+        make_server(box, env=strict, extra=[("bad", bad)])
 
 
 # --- the call log ---------------------------------------------------------------------

@@ -179,8 +179,19 @@ def test_a_plugin_operation_becomes_a_cli_command_with_its_bounds() -> None:
     assert (count.type.min, count.type.max) == (1, 50)  # type: ignore[attr-defined]
 
 
-def test_the_registry_refuses_to_start_on_a_clash() -> None:
-    host = create_host(env={}, strict=False,
+def test_a_clash_leaves_the_later_operation_out_and_the_rest_working() -> None:
+    host = create_host(env={}, strict=False, extra=[
+        ("one", _Ops(_op("alpha", cli=CliSurface(command=("get",))), _op("beta"),
+                     _op("Bad_Name")))])
+    registry = OperationRegistry.from_host(host)
+    assert registry.get("alpha") is None and registry.get("Bad_Name") is None
+    assert registry.get("beta") is not None and registry.get("get") is not None
+    cli = build_cli(host)
+    assert {"get", "beta", "recall"} <= set(cli.commands)
+
+
+def test_a_strict_host_refuses_a_clash() -> None:
+    host = create_host(env={}, strict=True,
                        extra=[("one", _Ops(_op("alpha", cli=CliSurface(command=("get",)))))])
     with pytest.raises(EchoError, match="CLI command 'get'.*plugin 'one'"):
         OperationRegistry.from_host(host)

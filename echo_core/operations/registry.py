@@ -1,8 +1,9 @@
 """The operation registry: every ``Operation`` the plugins register, checked once.
 
 ``OperationRegistry.from_host(host)`` collects ``register_operations``. A malformed
-declaration, or two operations claiming one CLI command or one MCP tool name, is a
-start-up error naming the operations (and their plugins). Surfaces ask for what they
+declaration, or two operations claiming one CLI command, MCP tool or skill name, is left
+out (the first claimant keeps the name) and reported by ``plugins`` and ``doctor`` naming
+the operations and their plugins (``registration_problems``); strict hosts refuse it. Surfaces ask for what they
 serve: ``for_cli()``, ``for_mcp(profile)``, ``skills()``.
 """
 
@@ -41,10 +42,7 @@ def registration_problems(host: PluginHost) -> list[RegistrationProblem]:
     from echo_core.registrations import RegistrationProblem
 
     problems = list(host.check_registrations({HOOK: declaration_problems}))
-    try:
-        found = host.collect(HOOK)
-    except EchoError:
-        return problems  # a name taken twice: already among the problems
+    found = host.registrations(HOOK)
     owners = {name: host.owner_of(HOOK, name) for name in found}
     valid = {n: op for n, op in found.items() if declaration_problems(n, op) is None}
     for message in OperationRegistry(valid, owners).problems():
@@ -64,20 +62,42 @@ class OperationRegistry:
     def from_host(cls, host: PluginHost) -> OperationRegistry:
         """The registry of ``host``'s plugins (cached on the host).
 
-        Errors: ``EchoError`` 1 naming the operation and plugin for a malformed
-        declaration or a CLI command / MCP tool name claimed twice."""
+        A broken registration never takes the other verbs down: a malformed declaration
+        is left out, and of two operations claiming one name, CLI command, MCP tool or
+        skill the first registered keeps it; ``plugins`` and ``doctor`` report each
+        problem naming the plugins (``registration_problems``). With
+        ``ECHO_STRICT_PLUGINS=1`` (``host.strict``) a problem is an ``EchoError`` (1)."""
         cached = getattr(host, "_operation_registry", None)
         if isinstance(cached, OperationRegistry):
             return cached
-        found = host.collect(HOOK)
+        found = host.registrations(HOOK)
         owners = {name: host.owner_of(HOOK, name) for name in found}
         registry = cls(dict(found), owners)
         problems = registry.problems()
-        if problems:
+        if problems and host.strict:
             raise EchoError("operations: " + "; ".join(problems) + ". Fix or disable the "
                             "plugin named (ECHO_DISABLE_PLUGINS=<plugin>).", ExitCode.FAILURE)
+        if problems:
+            registry = cls(registry.usable(), owners)
         host._operation_registry = registry  # type: ignore[attr-defined]
         return registry
+
+    def usable(self) -> dict[str, Operation[Any]]:
+        """The well-formed operations, each CLI command, tool and skill name kept by the
+        first operation claiming it."""
+        kept: dict[str, Operation[Any]] = {}
+        claimed: set[tuple[str, object]] = set()
+        for name, op in self.operations.items():
+            if declaration_problems(name, op) is not None:
+                continue
+            keys = {("cli", op.command), ("mcp", op.tool_name),
+                    *(("skill", s.name) for s in op.skills)}
+            keys = {k for k in keys if k[1]}
+            if keys & claimed:
+                continue
+            claimed |= keys
+            kept[name] = op
+        return kept
 
     def _owner(self, name: str) -> str:
         return self.owners.get(name) or "?"
