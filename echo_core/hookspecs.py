@@ -63,7 +63,9 @@ def register_rankers(register: Register) -> None:
     """Register rankers: ``register(name, factory)``, ``factory(tokenizer, state_dir)``.
 
     The factory returns a ``Ranker`` (upsert / remove / search) for one vault. Config
-    ``recall = "<name>"`` picks one. Suite: ``RankerContract``.
+    ``recall = "<name>"`` picks one. The ranker only ranks: the core builds it when absent
+    and keeps it current on note writes and deletions (``echo_core.ranker_upkeep``).
+    Suite: ``RankerContract``.
     """
 
 
@@ -123,15 +125,17 @@ def register_build_targets(register: Register) -> None:
 def on_note_written(note: Note, ctx: Any) -> None:
     """A note was created or replaced in the vault (after the write is durable).
 
-    Called once per written note by the operation that wrote it. Index plugins update
-    themselves here, in work proportional to the note. Errors are logged, not raised.
+    Called once per written note by the operation that wrote it, in work proportional to
+    the note (the core then updates the active ranker itself). Errors are logged, not
+    raised.
     Suite: ``EventsContract``.
     """
 
 
 @hookspec
 def on_note_deleted(path: str, ctx: Any) -> None:
-    """A note was deleted from the vault. Index plugins drop it. Suite: ``EventsContract``."""
+    """A note was deleted from the vault (the core then drops it from the active ranker).
+    Suite: ``EventsContract``."""
 
 
 @hookspec
