@@ -22,6 +22,10 @@ class Storage(Protocol):
 
     Errors: a missing file -> ``EchoError`` code 44; a bad path -> code 2; the backend
     unreachable -> ``BackendUnavailable``; the lock not obtained in time -> code 75.
+
+    To write one, subclass ``echo_core.StorageBase``: implement ``identity``, ``read``,
+    ``write``, ``delete``, ``list``, ``stat`` and ``lock``, and inherit ``read_many``,
+    ``exists``, ``append_line``, ``ping`` and ``create`` (override any you can do faster).
     """
 
     #: Stable identity of the vault ("file:/abs/path"); keys the per-machine state dir.

@@ -23,6 +23,7 @@ from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.models import FileStat
 from echo_core.paths import normalize_path
 from echo_core.protocols import NOT_WRITABLE_ERRNOS, VaultMissing, VaultNotWritable
+from echo_core.storage_base import StorageBase, single_line, with_line
 from echo_core.tempfiles import sweep_stale, temp_name
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
@@ -70,8 +71,10 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-class FolderStorage:
+class FolderStorage(StorageBase):
     """A vault in the folder ``root`` (see module docstring for the guarantees).
+
+    Implements every ``StorageBase`` method itself (faster, symlink-aware versions).
 
     ``identity`` is ``"file:" + <resolved absolute root>``. ``stale_after`` is the age in
     seconds after which a vault lock is considered abandoned and broken with a warning.
@@ -410,11 +413,7 @@ class FolderStorage:
         per file within the process; hold ``lock()`` to serialise across processes.
         """
         rel, real = self._target(path)
-        stripped = line.rstrip("\r\n")
-        if "\n" in stripped or "\r" in stripped:
-            raise usage_error(
-                f"append_line to {rel!r} got several lines; append them one at a time"
-            )
+        stripped = single_line(rel, line)
         self._prepare_parent(rel, real)
         with _path_lock(real):
             try:
@@ -423,14 +422,10 @@ class FolderStorage:
                 if exc.code != ExitCode.NOT_FOUND:
                     raise
                 current = ""
-            lines = [existing.rstrip("\r") for existing in current.split("\n")]
-            if stripped in lines:
+            updated = with_line(current, stripped)
+            if updated is None:
                 return False
-            first_eol = current.find("\n")
-            eol = "\r\n" if first_eol > 0 and current[first_eol - 1] == "\r" else "\n"
-            if current and not current.endswith("\n"):
-                current += eol
-            self._write_atomic(rel, real, (current + stripped + eol).encode("utf-8"))
+            self._write_atomic(rel, real, updated.encode("utf-8"))
             return True
 
     def delete(self, path: str) -> None:

@@ -42,6 +42,7 @@ from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.models import FileStat
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
+from echo_core.storage_base import StorageBase
 from plugins.storage_obsidian.lock_note import (
     DEFAULT_SETTLE,
     DEFAULT_STALE_AFTER,
@@ -74,7 +75,7 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-class ObsidianStorage:
+class ObsidianStorage(StorageBase):
     """A vault behind the Local REST API at ``base_url`` (``https://host:27124``; an
     ``obsidian+`` prefix is accepted). The API key goes in a bearer header only.
 
@@ -82,6 +83,7 @@ class ObsidianStorage:
     ``"sha256:<hex>"`` pin; ``False`` is refused. ``timeout`` bounds every request (s);
     ``concurrency`` bounds parallel reads and pooled connections; ``stale_after`` and
     ``lock_settle`` tune the lock note. ``identity`` is ``obsidian+<base_url>``.
+    ``create`` is inherited (nothing to create: the vault is Obsidian's; it pings).
     """
 
     def __init__(
@@ -384,10 +386,6 @@ class ObsidianStorage:
                 f"key; check the API key: {KEY_HINT}",
                 ExitCode.NOT_CONFIGURED,
             )
-
-    def create(self) -> None:
-        """Nothing to create (the vault is Obsidian's); only checks it is reachable."""
-        self.ping()
 
 
 def _path_lock(identity: str, rel: str) -> threading.Lock:
