@@ -24,8 +24,9 @@ subclass passes ``echo_core.testing.StorageContract`` once its primitives do.
 from __future__ import annotations
 
 import abc
+import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 
 from echo_core.errors import EchoError, ExitCode, usage_error
@@ -59,6 +60,16 @@ def with_line(current: str, line: str) -> str | None:
     if current and not current.endswith("\n"):
         current += eol
     return current + line + eol
+
+
+def none_if_absent(read: Callable[[], str]) -> str | None:
+    """``read()``, or None when it raises ``EchoError`` 44 (any other error propagates)."""
+    try:
+        return read()
+    except EchoError as exc:
+        if exc.code != ExitCode.NOT_FOUND:
+            raise
+        return None
 
 
 _APPEND_LOCKS: dict[tuple[str, str], threading.Lock] = {}
@@ -110,15 +121,7 @@ class StorageBase(abc.ABC):
         each. Every path is validated (exit 2) before anything is read."""
         for given in paths:
             normalize_path(given)
-        result: dict[str, str | None] = {}
-        for given in paths:
-            try:
-                result[given] = self.read(given)
-            except EchoError as exc:
-                if exc.code != ExitCode.NOT_FOUND:
-                    raise
-                result[given] = None
-        return result
+        return {given: none_if_absent(functools.partial(self.read, given)) for given in paths}
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` names a file (a folder is not a file): ``stat`` finds it."""
@@ -140,12 +143,7 @@ class StorageBase(abc.ABC):
         rel = normalize_path(path)
         stripped = single_line(rel, line)
         with _append_lock(self.identity, rel):
-            try:
-                current = self.read(rel)
-            except EchoError as exc:
-                if exc.code != ExitCode.NOT_FOUND:
-                    raise
-                current = ""
+            current = none_if_absent(functools.partial(self.read, rel)) or ""
             updated = with_line(current, stripped)
             if updated is None:
                 return False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,33 +22,22 @@ from echo_core.ops.recall import recall
 from echo_core.ops.recall_index import ensure_index, rebuild_index
 from echo_core.plugins import create_host
 from echo_core.protocols import IndexDoc, Tokenizer, WeightedTerm
+from tests.test_recall import CountingRanker as PlainRanker
 
 NOTE = "---\ntype: concept\nstatus: active\nupdated: 2026-02-01\n---\n# {title}\n\n{body}\n"
 
 
-class CountingRanker:
-    """A plain in-memory ranker (no listeners): score = sum of weight x term count.
-    Iterates its dict in ``search``, so unserialised concurrent upserts would break it."""
+class CountingRanker(PlainRanker):
+    """A plain in-memory ranker (no listeners) that counts upserts per path. Its
+    ``search`` iterates a dict, so unserialised concurrent upserts would break it."""
 
     def __init__(self, tokenizer: Tokenizer) -> None:
-        self.tokenizer = tokenizer
-        self.docs: dict[str, Counter[str]] = {}
+        super().__init__(tokenizer)
         self.upserts: Counter[str] = Counter()
 
     def upsert(self, doc: IndexDoc) -> None:
         self.upserts[doc.path] += 1
-        self.docs[doc.path] = Counter(self.tokenizer.tokenize(doc.text))
-
-    def remove(self, path: str) -> None:
-        self.docs.pop(path, None)
-
-    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
-        scores: dict[str, float] = {}
-        for path, counts in self.docs.items():
-            score = sum(t.weight * counts[t.term] for t in terms if not t.boost_only)
-            if score > 0:
-                scores[path] = score
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        super().upsert(doc)
 
 
 class CountingRankerPlugin:

@@ -23,7 +23,7 @@ from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.models import FileStat
 from echo_core.paths import normalize_path
 from echo_core.protocols import NOT_WRITABLE_ERRNOS, VaultMissing, VaultNotWritable
-from echo_core.storage_base import StorageBase, single_line, with_line
+from echo_core.storage_base import StorageBase, none_if_absent, single_line, with_line
 from echo_core.tempfiles import sweep_stale, temp_name
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
@@ -237,15 +237,7 @@ class FolderStorage(StorageBase):
         """
         dirs: dict[str, bool] = {}
         readers = [(given, self._reader(given, dirs)) for given in paths]
-        result: dict[str, str | None] = {}
-        for given, read in readers:
-            try:
-                result[given] = read()
-            except EchoError as exc:
-                if exc.code != ExitCode.NOT_FOUND:
-                    raise
-                result[given] = None
-        return result
+        return {given: none_if_absent(read) for given, read in readers}
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` names a file (a folder is not a file)."""
@@ -416,12 +408,8 @@ class FolderStorage(StorageBase):
         stripped = single_line(rel, line)
         self._prepare_parent(rel, real)
         with _path_lock(real):
-            try:
-                current = self._read_file(path, rel, str(real), verify=False)
-            except EchoError as exc:
-                if exc.code != ExitCode.NOT_FOUND:
-                    raise
-                current = ""
+            read = functools.partial(self._read_file, path, rel, str(real), verify=False)
+            current = none_if_absent(read) or ""
             updated = with_line(current, stripped)
             if updated is None:
                 return False

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from echo_ranker_tiny import TinyRanker
 
 import echo_core
 from echo_core.testing import RankerContract
-from echo_ranker_tiny import TinyRanker
 
 DIST = "echo-ranker-tiny"
 ECHO_MEMORY = shutil.which("echo-memory", path=str(Path(sys.executable).parent)) or "echo-memory"
@@ -52,7 +52,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``echo-memory ARGS`` in a fresh process; fails the test on a non-zero exit."""
     proc = subprocess.run([ECHO_MEMORY, *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
     assert proc.returncode == 0, f"echo-memory {' '.join(args)}: {proc.stderr}{proc.stdout}"
     return proc
 
