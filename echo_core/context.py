@@ -144,7 +144,8 @@ class EchoContext:
         folder = self.state_dir / "recall"  # each ranker keeps its own subfolder in it
         folder.mkdir(parents=True, exist_ok=True)
         key = (factory, self.config.recall, self.config.tokenizer, str(folder))
-        return open_ranker(key, lambda: factory(self.tokenizer, str(folder)))
+        return open_ranker(key, lambda: factory(self.tokenizer, str(folder)), self.storage,
+                           folder)
 
     @property
     def ranker(self) -> Ranker:

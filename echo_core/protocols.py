@@ -130,11 +130,11 @@ class Ranker(Protocol):
     A plain ``Ranker`` lives in memory: the core makes one per process (the factory is
     called once per process and ranker folder), builds it from the corpus by ``upsert``
     before the first search of the process, then upserts / removes on every note this
-    process writes or deletes. Writes by other processes reach it when a process builds
-    it afresh (or on ``reindex``); an index that must see them keeps files and is a
-    ``PersistentRanker``. The core serialises calls into a plain ranker, so it need not be
-    thread-safe. ``upsert`` / ``remove`` cost is proportional to the changed note, and
-    ``upsert`` is idempotent by path (the same path twice is one document).
+    process writes or deletes and, before each search, on the notes other processes
+    changed since (``echo_core.ranker_changes``). The core serialises calls into a plain
+    ranker, so it need not be thread-safe. ``upsert`` / ``remove`` cost is proportional to
+    the changed note, and ``upsert`` is idempotent by path (the same path twice is one
+    document, and the core may upsert a note more than once).
     """
 
     def upsert(self, doc: IndexDoc) -> None:

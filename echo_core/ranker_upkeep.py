@@ -8,10 +8,10 @@ Two kinds of ranker (``echo_core.protocols``):
   ``needs_rebuild()`` says so.
 * a plain ``Ranker`` lives in memory. One instance per process and ranker folder
   (``SharedRanker``), shared by every context of the process (the MCP server's worker
-  threads). It is built from the corpus on first use (``ensure_built``, called by every
-  search), and from then on kept current by this process's writes. Calls into it are
-  serialised by a lock, so it need not be thread-safe. Writes made by *other* processes
-  reach it only when this process rebuilds it (a fresh process, or ``reindex``).
+  threads). It is built from the corpus on first use (every search calls
+  ``ensure_current``), kept current by this process's note events, and, before each
+  search, catches up with the notes other processes changed (``ranker_changes``). Calls
+  into it are serialised by a lock, so it need not be thread-safe.
 
 A write made before the first search is not lost: until the shared ranker is built, note
 events skip it (under the same lock the build holds), and the build reads the corpus after
@@ -22,43 +22,85 @@ note is never indexed twice either way.
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 
-from echo_core.corpus import index_doc
+from echo_core.corpus import in_corpus, index_doc, iter_corpus
 from echo_core.models import Note
-from echo_core.protocols import IndexDoc, PersistentRanker, Ranker, WeightedTerm
+from echo_core.notes import parse_note
+from echo_core.protocols import IndexDoc, PersistentRanker, Ranker, Storage, WeightedTerm
+from echo_core.ranker_changes import LogMark, NoteChangeLog
 
 log = logging.getLogger("echo_memory")
 
 #: Builds a fresh ranker of the active kind (the factory bound to tokenizer and folder).
 MakeRanker = Callable[[], Ranker]
-#: Yields the corpus's documents (``echo_core.corpus.iter_corpus`` on the vault).
-CorpusDocs = Callable[[], Iterable[IndexDoc]]
+
+
+class CorpusSource:
+    """The vault's corpus as documents: all of them, or those of some paths."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def all(self, on_error: Callable[[str, Exception], None] | None = None,
+            ) -> Iterator[IndexDoc]:
+        """Every corpus document (unreadable notes passed to ``on_error``, else logged)."""
+        return iter_corpus(self.storage, on_error=on_error or _log_skipped)
+
+    def some(self, paths: Sequence[str]) -> dict[str, IndexDoc | None]:
+        """The documents of ``paths`` now: None for a note gone, unreadable or outside
+        the corpus (the ranker then forgets the path)."""
+        wanted = [p for p in paths if in_corpus(p)]
+        found: dict[str, IndexDoc | None] = dict.fromkeys(paths)
+        for path, text in (self.storage.read_many(wanted) if wanted else {}).items():
+            if text is not None:
+                try:
+                    found[path] = index_doc(parse_note(path, text))
+                except Exception as exc:  # noqa: BLE001 - one bad note never stops a catch-up
+                    _log_skipped(path, exc)
+        return found
+
+
+def _log_skipped(path: str, exc: Exception) -> None:
+    log.warning("recall index: skipped unreadable note %s (%s)", path, exc)
 
 
 class SharedRanker:
     """The process's one plain (in-memory) ranker for a ranker folder.
 
-    Built from the corpus once (``ensure_built``), rebuilt on ``rebuild``; ``upsert``,
-    ``remove`` and ``search`` are serialised with the build by one re-entrant lock.
+    Built from the corpus once, then kept current by this process's note events and,
+    before each search, by the notes other processes changed (``NoteChangeLog``). One
+    re-entrant lock serialises the build, the catch-up, ``upsert``, ``remove`` and
+    ``search``.
     """
 
-    def __init__(self, ranker: Ranker, make: MakeRanker) -> None:
+    def __init__(self, ranker: Ranker, make: MakeRanker, corpus: CorpusSource,
+                 changes: NoteChangeLog) -> None:
         self.ranker = ranker
         self.built = False
         self._make = make
+        self._corpus = corpus
+        self._changes = changes
+        self._mark = LogMark()
         self._lock = threading.RLock()
 
-    def ensure_built(self, docs: CorpusDocs) -> bool:
-        """Index the whole corpus unless already done in this process. True when it ran."""
+    def ensure_current(self) -> bool:
+        """Build from the corpus unless already built in this process (True when it
+        ran); else re-index the notes other processes changed since the last look."""
         with self._lock:
-            if self.built:
-                return False
-            for doc in docs():
-                self.ranker.upsert(doc)
-            self.built = True
-            return True
+            if not self.built:  # the ranker ``make`` gave first: fresh, so fill it
+                self._fill(self.ranker, self._corpus.all())
+                return True
+            paths, mark = self._changes.read_since(self._mark)
+            if paths is None:  # the log was replaced: changes may be lost
+                self.rebuild(self._corpus.all())
+                return True
+            self._mark = mark
+            for path, doc in (self._corpus.some(paths) if paths else {}).items():
+                self._apply(path, doc)
+            return False
 
     def rebuild(self, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None = None,
                 every: int = 500) -> int:
@@ -71,29 +113,41 @@ class SharedRanker:
             if fresh is self.ranker:
                 for path in _indexed_paths(fresh):
                     fresh.remove(path)
-            count = 0
-            for doc in docs:
-                fresh.upsert(doc)
-                count += 1
-                if progress and count % every == 0:
-                    progress(count)
-            self.ranker, self.built = fresh, True
-            return count
+            return self._fill(fresh, docs, progress, every)
 
-    def upsert(self, doc: IndexDoc) -> None:
-        """Add or replace ``doc`` once built (before, the build will read it)."""
+    def _fill(self, target: Ranker, docs: Iterable[IndexDoc],
+              progress: Callable[[int], None] | None = None, every: int = 500) -> int:
+        """Upsert ``docs`` into ``target`` and make it the built ranker (lock held)."""
+        mark = self._changes.mark()  # changes from now on are caught up later
+        count = 0
+        for doc in docs:
+            target.upsert(doc)
+            count += 1
+            if progress and count % every == 0:
+                progress(count)
+        self.ranker, self.built, self._mark = target, True, mark
+        return count
+
+    def note_changed(self, path: str, doc: IndexDoc | None) -> None:
+        """This process wrote (``doc``) or deleted / dropped (None) the note at ``path``:
+        apply it once built (before, the build will read it) and tell other processes."""
         with self._lock:
             if self.built:
-                self.ranker.upsert(doc)
+                self._apply(path, doc)
+        try:
+            self._changes.append(path)
+        except OSError as exc:
+            log.warning("recall index: other processes will see %s only after they restart "
+                        "(cannot append to %s: %s)", path, self._changes.path, exc)
 
-    def remove(self, path: str) -> None:
-        """Forget ``path`` once built (before, the build will not find it)."""
-        with self._lock:
-            if self.built:
-                self.ranker.remove(path)
+    def _apply(self, path: str, doc: IndexDoc | None) -> None:
+        if doc is None:
+            self.ranker.remove(path)
+        else:
+            self.ranker.upsert(doc)
 
     def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
-        """The ranker's ``search``, under the lock (call ``ensure_built`` first)."""
+        """The ranker's ``search``, under the lock (call ``ensure_current`` first)."""
         with self._lock:
             return self.ranker.search(terms, limit)
 
@@ -133,45 +187,46 @@ class RankerUpkeep:
     def note_written(self, note: Note) -> None:
         """Upsert ``index_doc(note)``, or remove the path when the note left the corpus."""
         doc = index_doc(note)
-        target = self._target()
-        if doc is None:
-            target.remove(note.path)
+        if self.shared is not None:
+            self.shared.note_changed(note.path, doc)
+        elif doc is None:
+            self._persistent().remove(note.path)
         else:
-            target.upsert(doc)
+            self._persistent().upsert(doc)
 
     def note_deleted(self, path: str) -> None:
         """Remove ``path`` (a no-op when it was never indexed)."""
-        self._target().remove(path)
+        if self.shared is not None:
+            self.shared.note_changed(path, None)
+        else:
+            self._persistent().remove(path)
 
-    def ensure_built(self, docs: CorpusDocs) -> bool:
-        """Build a plain ranker from ``docs()`` once per process; True when it ran. A
-        persistent ranker is left to ``ensure_index`` (its ``needs_rebuild``): False."""
-        return False if self.shared is None else self.shared.ensure_built(docs)
+    def ensure_current(self) -> bool:
+        """Make a plain ranker current (built once per process, then caught up with other
+        processes' changes); True when a build ran. A persistent ranker is left to
+        ``ops.recall_index.ensure_index`` (its ``needs_rebuild``): False."""
+        return False if self.shared is None else self.shared.ensure_current()
 
-    def search(self, terms: Sequence[WeightedTerm], limit: int,
-               docs: CorpusDocs) -> list[tuple[str, float]]:
-        """Search the active ranker, building a plain one from ``docs()`` first if needed."""
-        if self.persistent is not None:
-            return self.persistent.search(terms, limit)
-        shared = self._shared()
-        shared.ensure_built(docs)
-        return shared.search(terms, limit)
+    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
+        """Search the active ranker (a plain one made current first)."""
+        if self.shared is None:
+            return self._persistent().search(terms, limit)
+        self.shared.ensure_current()
+        return self.shared.search(terms, limit)
 
-    def _shared(self) -> SharedRanker:
-        assert self.shared is not None
-        return self.shared
-
-    def _target(self) -> Ranker | SharedRanker:
-        """Where note events go (never tested for truth: a ranker may define ``__len__``)."""
-        return self.persistent if self.persistent is not None else self._shared()
+    def _persistent(self) -> PersistentRanker:
+        assert self.persistent is not None
+        return self.persistent
 
 
-def open_ranker(key: Hashable, make: MakeRanker) -> RankerUpkeep:
+def open_ranker(key: Hashable, make: MakeRanker, storage: Storage,
+                folder: str | os.PathLike[str]) -> RankerUpkeep:
     """The upkeep of the ranker ``make`` builds, for the ranker folder ``key`` names.
 
-    A plain ranker already built in this process for ``key`` is reused without calling
+    A plain ranker already made in this process for ``key`` is reused without calling
     ``make``; otherwise ``make()`` is called once: a ``PersistentRanker`` is this
-    context's own, a plain one becomes the process's shared ranker for ``key``.
+    context's own, a plain one becomes the process's shared ranker for ``key``, built
+    from ``storage``'s corpus and caught up through the change log in ``folder``.
     """
     with _SHARED_GUARD:
         shared = _SHARED.get(key)
@@ -179,6 +234,7 @@ def open_ranker(key: Hashable, make: MakeRanker) -> RankerUpkeep:
         ranker = make()
         if isinstance(ranker, PersistentRanker):
             return RankerUpkeep(persistent=ranker)
+        made = SharedRanker(ranker, make, CorpusSource(storage), NoteChangeLog(folder))
         with _SHARED_GUARD:
-            shared = _SHARED.setdefault(key, SharedRanker(ranker, make))
+            shared = _SHARED.setdefault(key, made)
     return RankerUpkeep(shared=shared)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from echo_core import hookimpl
+from echo_core import hookimpl, ranker_changes
 from echo_core.context import EchoContext, create_context
 from echo_core.corpus import corpus_paths
 from echo_core.models import CaptureRequest
@@ -22,6 +22,7 @@ from echo_core.ops.recall import recall
 from echo_core.ops.recall_index import ensure_index, rebuild_index
 from echo_core.plugins import create_host
 from echo_core.protocols import IndexDoc, Tokenizer, WeightedTerm
+from echo_core.ranker_changes import LogMark, NoteChangeLog
 from tests.test_recall import CountingRanker as PlainRanker
 
 NOTE = "---\ntype: concept\nstatus: active\nupdated: 2026-02-01\n---\n# {title}\n\n{body}\n"
@@ -196,17 +197,18 @@ def test_concurrent_writes_and_searches_of_a_plain_ranker_are_serialised(
     plugin = CountingRankerPlugin()
     ctx = make_ctx(tmp_path, plugin)
     ensure_index(ctx)
-    upkeep, errors = ctx.ranker_upkeep, []
-    docs = [IndexDoc(path=f"notes/n{i}.md", title="n", text="kiwi") for i in range(3000)]
+    shared, errors = ctx.ranker_upkeep.shared, []
+    assert shared is not None
+    docs = [IndexDoc(path=f"notes/n{i}.md", title="n", text="kiwi") for i in range(2000)]
 
     def write() -> None:
         for doc in docs:
-            upkeep.shared.upsert(doc)  # type: ignore[union-attr]
+            shared.note_changed(doc.path, doc)
 
     def search() -> None:
         try:
             for _ in range(300):
-                upkeep.search([WeightedTerm("kiwi")], 5, lambda: ())
+                shared.search([WeightedTerm("kiwi")], 5)
         except RuntimeError as exc:  # "dictionary changed size during iteration"
             errors.append(exc)
 
@@ -217,3 +219,54 @@ def test_concurrent_writes_and_searches_of_a_plain_ranker_are_serialised(
         thread.join()
     assert errors == []
     assert set(plugin.made[0].docs) >= {doc.path for doc in docs}
+
+
+def test_a_long_running_plain_ranker_sees_notes_other_processes_change(tmp_path: Path) -> None:
+    server = make_ctx(tmp_path, CountingRankerPlugin())  # e.g. the MCP server
+    assert paths_of(server, "kiwi") == []
+    hook = make_ctx(tmp_path, CountingRankerPlugin())  # another process: a CLI capture
+    put(hook, "notes/kiwi.md", "Kiwi", "kiwi")
+    result = recall(server, "kiwi", include_linked=False).data
+    assert [h.path for h in result.primary] == ["notes/kiwi.md"] and not result.rebuilt_index
+    hook.vault.delete_note("notes/kiwi.md")
+    assert paths_of(server, "kiwi") == []
+
+
+def test_a_replaced_change_log_makes_a_plain_ranker_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ranker_changes, "MAX_BYTES", 40)
+    server = make_ctx(tmp_path, CountingRankerPlugin())
+    assert paths_of(server, "kiwi") == []
+    hook = make_ctx(tmp_path, CountingRankerPlugin())
+    for i in range(4):  # past 40 bytes: the log is replaced, the server's mark is stale
+        put(hook, f"notes/kiwi-{i}.md", "Kiwi", "kiwi")
+    result = recall(server, "kiwi", include_linked=False).data
+    assert result.rebuilt_index
+    assert [h.path for h in result.primary] == [f"notes/kiwi-{i}.md" for i in range(4)]
+
+
+def test_change_log_reads_complete_new_lines_once(tmp_path: Path) -> None:
+    log = NoteChangeLog(tmp_path)
+    assert log.read_since(LogMark()) == ([], LogMark())
+    start = log.mark()
+    for path in ("a.md", "b.md", "a.md"):
+        log.append(path)
+    with open(log.path, "ab") as half:
+        half.write(b"c.m")  # a line still being written is left for the next read
+    paths, mark = log.read_since(start)
+    assert paths == ["a.md", "b.md"]
+    assert log.read_since(mark)[0] == []
+    with open(log.path, "ab") as rest:
+        rest.write(b"d\n")
+    assert log.read_since(mark)[0] == ["c.md"]
+
+
+def test_change_log_over_its_size_is_replaced_and_readers_told(tmp_path: Path) -> None:
+    log = NoteChangeLog(tmp_path, max_bytes=10)
+    log.append("notes/first.md")
+    mark = log.mark()
+    log.append("notes/second.md")  # the log is over 10 bytes: a new file
+    paths, new_mark = log.read_since(mark)
+    assert paths is None and new_mark == log.mark()
+    assert log.read_since(LogMark())[0] == ["notes/second.md"]

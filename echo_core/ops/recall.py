@@ -16,7 +16,7 @@ from echo_core.context import EchoContext
 from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
 from echo_core.ops.excerpts import pack
-from echo_core.ops.recall_index import corpus_docs, ensure_index
+from echo_core.ops.recall_index import ensure_index
 from echo_core.protocols import WeightedTerm
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
 
@@ -162,7 +162,7 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     if upkeep.persistent is not None:
         upkeep.persistent.set_today(ctx.today().toordinal())
     plain, extra = query_terms(ctx, query)
-    scored = upkeep.search(plain + extra, limit, corpus_docs(ctx)) if plain else []
+    scored = upkeep.search(plain + extra, limit) if plain else []
     texts = ctx.vault.storage.read_many([p for p, _ in scored])
     wanted = {t.term for t in plain}
     primary = [_hit(p, s, text, wanted, ctx) for p, s in scored

@@ -4,18 +4,14 @@
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import attrs
 
 from echo_core.context import EchoContext
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
-from echo_core.protocols import IndexDoc
-
-log = logging.getLogger("echo_memory")
 
 
 @attrs.frozen
@@ -45,31 +41,19 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
     return ReindexResult(count, time.perf_counter() - start, ctx.config.recall, tuple(skipped))
 
 
-def corpus_docs(ctx: EchoContext) -> Callable[[], Iterator[IndexDoc]]:
-    """The corpus of the vault as ``ranker_upkeep.CorpusDocs`` (unreadable notes logged)."""
-
-    def docs() -> Iterator[IndexDoc]:
-        return iter_corpus(ctx.vault.storage, on_error=_log_skipped)
-
-    return docs
-
-
-def _log_skipped(path: str, exc: Exception) -> None:
-    log.warning("recall index: skipped unreadable note %s (%s)", path, exc)
-
-
 def ensure_index(ctx: EchoContext) -> bool:
     """Make the active ranker ready to search; True when a build ran.
 
     A persistent ranker is rebuilt when it says it must (absent, other schema,
-    unreadable); a plain ranker is built from the corpus once per process."""
+    unreadable); a plain ranker is built from the corpus once per process, then catches
+    up with the notes other processes changed."""
     upkeep = ctx.ranker_upkeep
     if upkeep.persistent is not None:
         if upkeep.persistent.needs_rebuild():
             rebuild_index(ctx)
             return True
         return False
-    return upkeep.ensure_built(corpus_docs(ctx))
+    return upkeep.ensure_current()
 
 
 def reindex(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> Envelope:
