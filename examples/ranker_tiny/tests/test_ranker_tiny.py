@@ -110,3 +110,15 @@ def test_capture_then_recall_in_one_context_finds_the_note_once(
     assert found("wombat")[0] == "projects/active/wombat-census.md"
     assert isinstance(ctx.ranker, TinyRanker)
     assert_tiny_ranked(tmp_path)
+
+
+def test_a_long_running_process_sees_a_note_another_process_captured(
+    env: dict[str, str], tmp_path: Path,
+) -> None:
+    server = echo_core.create_context(env=env)  # e.g. the MCP server, already searching
+    echo_core.init_vault(server)
+    assert echo_core.recall(server, "platypus").data.primary == ()
+    cli(env, "capture", "Platypus Study", "--kind", "project", "--body", "Platypus notes.")
+    hits = echo_core.recall(server, "platypus", include_linked=False).data.primary
+    assert hits and hits[0].path == "projects/active/platypus-study.md"
+    assert_tiny_ranked(tmp_path)
