@@ -79,7 +79,10 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.operations.schema import input_schema as input_schema
     from echo_core.operations.schema import output_schema as output_schema
     from echo_core.ops.build import build as build
+    from echo_core.ops.capture import capture as capture
+    from echo_core.ops.init import init_vault as init_vault
     from echo_core.ops.plugins_info import list_plugins as list_plugins
+    from echo_core.ops.recall import recall as recall
     from echo_core.ops.recall_index import ensure_index as ensure_index
     from echo_core.paths import normalize_path as normalize_path
     from echo_core.plugins import PluginHost as PluginHost
@@ -91,8 +94,11 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import IndexDoc as IndexDoc
     from echo_core.protocols import PersistentRanker as PersistentRanker
     from echo_core.protocols import Queue as Queue
+    from echo_core.protocols import QueueFactory as QueueFactory
     from echo_core.protocols import Ranker as Ranker
+    from echo_core.protocols import RankerFactory as RankerFactory
     from echo_core.protocols import Storage as Storage
+    from echo_core.protocols import StorageFactory as StorageFactory
     from echo_core.protocols import Tokenizer as Tokenizer
     from echo_core.protocols import VaultMissing as VaultMissing
     from echo_core.protocols import VaultNotWritable as VaultNotWritable
@@ -101,6 +107,10 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.scoring import BM25_K1 as BM25_K1
     from echo_core.scoring import FRESHNESS_FLOOR as FRESHNESS_FLOOR
     from echo_core.scoring import FRESHNESS_HALF_LIFE_DAYS as FRESHNESS_HALF_LIFE_DAYS
+    from echo_core.storage_base import StorageBase as StorageBase
+    from echo_core.storage_base import none_if_absent as none_if_absent
+    from echo_core.storage_base import single_line as single_line
+    from echo_core.storage_base import with_line as with_line
     from echo_core.tempfiles import sweep_stale as sweep_stale
     from echo_core.tempfiles import temp_name as temp_name
     from echo_core.terminal_text import json_text as json_text
@@ -131,12 +141,19 @@ _EXPORTS: dict[str, str] = {
     "invoke": "echo_core.operations.invoke",
     **dict.fromkeys(("input_schema", "output_schema"), "echo_core.operations.schema"),
     "build": "echo_core.ops.build",
+    "capture": "echo_core.ops.capture",
+    "init_vault": "echo_core.ops.init",
+    "recall": "echo_core.ops.recall",
+    **dict.fromkeys(("StorageBase", "none_if_absent", "single_line", "with_line"),
+                    "echo_core.storage_base"),
     "list_plugins": "echo_core.ops.plugins_info",
     "ensure_index": "echo_core.ops.recall_index",
     "normalize_path": "echo_core.paths",
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget", "Expander",
-                     "IndexDoc", "PersistentRanker", "Queue", "Ranker", "Storage", "Tokenizer",
+                     "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory", "Storage",
+                     "StorageFactory", "QueueFactory",
+                     "Tokenizer",
                      "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),
     **dict.fromkeys(("BM25_B", "BM25_K1", "FRESHNESS_FLOOR", "FRESHNESS_HALF_LIFE_DAYS"),
                     "echo_core.scoring"),

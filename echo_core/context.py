@@ -10,7 +10,7 @@ import datetime as _dt
 import functools
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from echo_core.history import NoteHistory
 from echo_core.models import Note
 from echo_core.plugins import PluginHost, create_host
 from echo_core.protocols import Queue, Ranker, Storage, Tokenizer
+from echo_core.ranker_upkeep import RankerUpkeep, open_ranker
 from echo_core.routing import RoutingManifest, load_manifest
 from echo_core.vault import Vault
 
@@ -131,13 +132,22 @@ class EchoContext:
         return obj
 
     @functools.cached_property
-    def ranker(self) -> Ranker:
-        """The ranker named by config ``recall``, opened on this vault's state dir."""
+    def ranker_upkeep(self) -> RankerUpkeep:
+        """The ranker named by config ``recall``, opened on this vault's state dir, and
+        how the core keeps it current (``echo_core.ranker_upkeep``): a persistent ranker
+        is this context's own; a plain one is shared by every context of the process."""
         factory = self._pick("register_rankers", self.config.recall, "recall")
         folder = self.state_dir / "recall"  # each ranker keeps its own subfolder in it
         folder.mkdir(parents=True, exist_ok=True)
-        ranker: Ranker = factory(self.tokenizer, str(folder))
-        return ranker
+        key = (factory, self.config.recall, self.config.tokenizer, str(folder))
+        return open_ranker(key, lambda: factory(self.tokenizer, str(folder)), self.storage,
+                           folder)
+
+    @property
+    def ranker(self) -> Ranker:
+        """The active ranker (config ``recall``). Search through ``ops.recall`` or
+        ``ranker_upkeep.search``, which build a plain ranker from the corpus first."""
+        return self.ranker_upkeep.ranker
 
     def _pick(self, hook_name: str, name: str, setting: str) -> Any:
         registered = self.host.collect(hook_name)
@@ -178,9 +188,28 @@ class EchoContext:
 
     def _note_written(self, note: Note) -> None:
         self._emit("on_note_written", note=note, ctx=self)
+        self._keep_ranker_current(lambda upkeep: upkeep.note_written(note))
 
     def _note_deleted(self, path: str) -> None:
         self._emit("on_note_deleted", path=path, ctx=self)
+        self._keep_ranker_current(lambda upkeep: upkeep.note_deleted(path))
+
+    def _keep_ranker_current(self, change: Callable[[RankerUpkeep], None]) -> None:
+        """Apply a note change to the active ranker. A ranker that is not installed is
+        skipped (``recall`` reports it); a failing one is logged, never fails the write
+        (raised when the host is strict), like an event listener."""
+        try:
+            upkeep = self.ranker_upkeep
+        except EchoError as exc:
+            log.debug("recall index not kept current: %s", exc.message)
+            return
+        try:
+            change(upkeep)
+        except Exception:
+            if self.host.strict:
+                raise
+            log.warning("ranker %r: a note change was not indexed (run `echo-memory "
+                        "reindex`)", self.config.recall, exc_info=True)
 
     def keep_prior_text(self, path: str, text: str) -> None:
         """Keep the text a write replaces. A text that cannot be kept aborts the write

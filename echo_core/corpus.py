@@ -2,7 +2,8 @@
 templates, the index, the inbox, READMEs, the marker, heartbeat or archive.
 
 ``index_doc(note)`` turns a note into the ``IndexDoc`` a ranker stores, with its static
-prior (corpus weight x status). Index plugins call it from their ``on_note_written``.
+prior (corpus weight x status). The core hands it to the active ranker on every note write
+(``echo_core.ranker_upkeep``).
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ class Storage(Protocol):
 
     Errors: a missing file -> ``EchoError`` code 44; a bad path -> code 2; the backend
     unreachable -> ``BackendUnavailable``; the lock not obtained in time -> code 75.
+
+    To write one, subclass ``echo_core.StorageBase``: implement ``identity``, ``read``,
+    ``write``, ``delete``, ``list``, ``stat`` and ``lock``, and inherit ``read_many``,
+    ``exists``, ``append_line``, ``ping`` and ``create`` (override any you can do faster).
     """
 
     #: Stable identity of the vault ("file:/abs/path"); keys the per-machine state dir.
@@ -121,11 +125,22 @@ class WeightedTerm:
 
 @runtime_checkable
 class Ranker(Protocol):
-    """A persistent search index over ``IndexDoc``s for one vault, kept current
-    incrementally (``upsert`` / ``remove`` cost is proportional to the changed note)."""
+    """A search index over ``IndexDoc``s for one vault. It only ranks; the core keeps it
+    current (``echo_core.ranker_upkeep``), so it listens to no note event.
+
+    A plain ``Ranker`` lives in memory: the core makes one per process (the factory is
+    called once per process and ranker folder), builds it from the corpus by ``upsert``
+    before the first search of the process, then upserts / removes on every note this
+    process writes or deletes and, before each search, on the notes other processes
+    changed since (``echo_core.ranker_changes``). The core serialises calls into a plain
+    ranker, so it need not be thread-safe. ``upsert`` / ``remove`` cost is proportional to
+    the changed note, and ``upsert`` is idempotent by path (the same path twice is one
+    document, and the core may upsert a note more than once).
+    """
 
     def upsert(self, doc: IndexDoc) -> None:
-        """Add or replace the document with ``doc.path`` (durable when it returns)."""
+        """Add or replace the document with ``doc.path`` (durable when it returns, for a
+        persistent ranker)."""
         ...
 
     def remove(self, path: str) -> None:
@@ -139,7 +154,14 @@ class Ranker(Protocol):
 
 @runtime_checkable
 class PersistentRanker(Ranker, Protocol):
-    """A ranker that lives on disk and can be rebuilt from the corpus."""
+    """A ranker that keeps its own files under the factory's ``state_dir``, shared by
+    every process of the vault, and says when it must be rebuilt from the corpus.
+
+    Each context opens its own instance (so it must be safe to use from several threads
+    and processes at once). Before a search the core calls ``needs_rebuild()`` and, when
+    True, ``rebuild`` with the whole corpus under the vault lock; on note writes and
+    deletions it calls ``upsert`` / ``remove``.
+    """
 
     def needs_rebuild(self) -> bool:
         """True when the index is absent, of another schema, or unreadable."""
@@ -160,7 +182,9 @@ class PersistentRanker(Ranker, Protocol):
         ...
 
 
-#: Builds a ranker for one vault: ``factory(tokenizer, state_dir)``.
+#: Builds a ranker for one vault: ``factory(tokenizer, state_dir)``; ``state_dir`` is a
+#: folder for the ranker's own files (a plain ranker ignores it). Building should be
+#: cheap (no I/O): it happens on a process's first note write or search.
 RankerFactory = Callable[[Tokenizer, str], Ranker]
 
 

@@ -12,9 +12,7 @@ import pytest
 
 from echo_core import hookimpl
 from echo_core.context import EchoContext, create_context
-from echo_core.corpus import index_doc
 from echo_core.errors import EchoError, ExitCode
-from echo_core.models import Note
 from echo_core.ops.init import init_vault
 from echo_core.ops.recall import recall
 from echo_core.plugins import create_host
@@ -44,7 +42,8 @@ class CountingRanker:
 
 
 class CountingRankerPlugin:
-    """Registers ``counting`` and keeps its (single, in-memory) index current."""
+    """Registers ``counting`` (one in-memory index; the core builds it and keeps it
+    current, so the plugin has no note listeners)."""
 
     def __init__(self) -> None:
         self.ranker: CountingRanker | None = None
@@ -57,12 +56,6 @@ class CountingRankerPlugin:
             return self.ranker
 
         register("counting", factory)
-
-    @hookimpl
-    def on_note_written(self, note: Note, ctx: Any) -> None:
-        doc = index_doc(note)
-        if doc is not None and ctx.config.recall == "counting":
-            ctx.ranker.upsert(doc)
 
 
 def make_ctx(tmp_path: Path, recall_name: str = "counting") -> EchoContext:

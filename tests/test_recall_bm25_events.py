@@ -1,25 +1,21 @@
-"""recall_bm25 keeps its index current from note events (DESIGN §2), end to end through
-the core's capture and recall operations."""
+"""The core keeps the ``bm25`` index current on note writes and deletions (issue 12:
+a ranker implements ranking only), end to end through capture, recall and the vault."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Any
-
-import pytest
 
 import plugins.recall_bm25
 import plugins.stem_porterlite
 import plugins.storage_fs
 from echo_core.context import EchoContext, create_context
-from echo_core.models import CaptureRequest, Note
+from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.init import init_vault
 from echo_core.ops.recall import recall
 from echo_core.plugins import create_host
-from echo_core.testing import EventsContract
+from echo_core.testing.events_contract import EVENT_HOOKS
+from echo_core.testing.plugin_contract import CONTRACT_PLUGIN_NAME, hooks_of, strict_host
 
 
 def _context(root: Path, recall_name: str = "bm25") -> EchoContext:
@@ -40,18 +36,13 @@ def _context(root: Path, recall_name: str = "bm25") -> EchoContext:
                           host=host)
 
 
-class TestRecallBm25Events(EventsContract):
-    @pytest.fixture
-    def plugin(self) -> ModuleType:
-        return plugins.recall_bm25
+def _indexed(ctx: EchoContext) -> list[str]:
+    return ctx.ranker.paths()  # type: ignore[attr-defined, no-any-return]
 
-    @pytest.fixture
-    def event_context(self, tmp_path: Path) -> EchoContext:
-        return _context(tmp_path)
 
-    @pytest.fixture
-    def event_observer(self, event_context: EchoContext) -> Callable[[], Any]:
-        return lambda: event_context.ranker.paths()  # type: ignore[attr-defined]
+def test_bm25_implements_ranking_only_no_note_listeners() -> None:
+    host = strict_host((CONTRACT_PLUGIN_NAME, plugins.recall_bm25))
+    assert hooks_of(host, CONTRACT_PLUGIN_NAME) & set(EVENT_HOOKS) == set()
 
 
 def test_a_captured_note_is_found_without_a_rebuild(tmp_path: Path) -> None:
@@ -67,26 +58,32 @@ def test_a_captured_note_is_found_without_a_rebuild(tmp_path: Path) -> None:
     assert not found.data.rebuilt_index
     paths = [hit.path for hit in found.data.primary]
     assert paths and paths[0].endswith("cobalt-migration.md"), paths
-    ctx.host.hook.on_note_deleted(path=paths[0], ctx=ctx)
+    ctx.vault.delete_note(paths[0])
+    assert paths[0] not in _indexed(ctx)
     assert paths[0] not in [h.path for h in recall(ctx, "cobalt migration").data.primary]
+
+
+def test_a_write_in_another_context_reaches_the_shared_index(tmp_path: Path) -> None:
+    writer, reader = _context(tmp_path), _context(tmp_path)
+    init_vault(writer)
+    assert recall(reader, "cobalt").data.primary == ()
+    writer.vault.write_note("notes/a.md", "# A\n\ncobalt\n")
+    assert [h.path for h in recall(reader, "cobalt").data.primary] == ["notes/a.md"]
 
 
 def test_notes_outside_the_corpus_are_dropped(tmp_path: Path) -> None:
     ctx = _context(tmp_path)
-    ranker = ctx.ranker
-    note = Note(path="notes/a.md", text="cobalt", body="cobalt")
-    ctx.host.hook.on_note_written(note=note, ctx=ctx)
-    assert ranker.paths() == ["notes/a.md"]  # type: ignore[attr-defined]
-    moved = Note(path="templates/a.md", text="cobalt", body="cobalt")
-    ctx.host.hook.on_note_written(note=moved, ctx=ctx)
-    assert ranker.paths() == ["notes/a.md"]  # type: ignore[attr-defined]
+    ctx.vault.write_note("notes/a.md", "cobalt\n")
+    assert _indexed(ctx) == ["notes/a.md"]
+    ctx.vault.write_note("templates/a.md", "cobalt\n")
+    assert _indexed(ctx) == ["notes/a.md"]
 
 
-def test_events_are_ignored_when_another_ranker_is_configured(tmp_path: Path) -> None:
+def test_writes_succeed_and_leave_bm25_alone_when_another_ranker_is_configured(
+    tmp_path: Path,
+) -> None:
     ctx = _context(tmp_path, recall_name="other")
     assert ctx.config.recall == "other"
-    note = Note(path="notes/a.md", text="cobalt", body="cobalt")
-    ctx.host.hook.on_note_written(note=note, ctx=ctx)
-    ctx.host.hook.on_note_deleted(path="notes/a.md", ctx=ctx)
-    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("bm25"))
-    plugins.recall_bm25.on_note_written(note=note, ctx=None)  # no context: nothing to do
+    ctx.vault.write_note("notes/a.md", "cobalt\n")
+    ctx.vault.delete_note("notes/a.md")
+    assert not list((tmp_path / "state").rglob("bm25"))

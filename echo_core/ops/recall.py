@@ -18,7 +18,7 @@ from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
 from echo_core.ops.excerpts import pack
 from echo_core.ops.recall_index import ensure_index
-from echo_core.protocols import PersistentRanker, WeightedTerm
+from echo_core.protocols import WeightedTerm
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
 
 MAX_LIMIT = 50
@@ -159,11 +159,11 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     if budget_chars is not None and budget_chars < 100:
         raise usage_error(f"budget_chars: {budget_chars} is under the minimum of 100")
     rebuilt = ensure_index(ctx)
-    ranker = ctx.ranker
-    if isinstance(ranker, PersistentRanker):
-        ranker.set_today(ctx.today().toordinal())
+    upkeep = ctx.ranker_upkeep
+    if upkeep.persistent is not None:
+        upkeep.persistent.set_today(ctx.today().toordinal())
     plain, extra = query_terms(ctx, query)
-    scored = ranker.search(plain + extra, limit) if plain else []
+    scored = upkeep.search(plain + extra, limit) if plain else []
     texts = ctx.vault.storage.read_many([p for p, _ in scored])
     wanted = {t.term for t in plain}
     primary = [_hit(p, s, text, wanted, ctx) for p, s in scored

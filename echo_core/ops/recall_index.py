@@ -1,5 +1,6 @@
-"""Keeping the recall index present: automatic rebuild when absent or of another schema,
-and the explicit ``reindex``."""
+"""Keeping the recall index present: automatic rebuild when absent or of another schema
+(a persistent ranker) or not yet built in this process (a plain one), and the explicit
+``reindex``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from echo_core.actions import Action
 from echo_core.context import EchoContext
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
-from echo_core.protocols import PersistentRanker
 
 
 @attrs.frozen
@@ -27,39 +27,34 @@ class ReindexResult:
 
 def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> ReindexResult:
     """Rebuild the active ranker from the whole corpus (notes that fail to parse are
-    skipped and listed)."""
-    ranker = ctx.ranker
+    skipped and listed): a persistent ranker under the vault lock, a plain one by
+    replacing the process's shared ranker with a freshly built one."""
+    upkeep = ctx.ranker_upkeep
     skipped: list[str] = []
     start = time.perf_counter()
     docs = iter_corpus(ctx.vault.storage, on_error=lambda path, exc: skipped.append(path))
-    if isinstance(ranker, PersistentRanker):
+    if upkeep.persistent is not None:
         with ctx.vault.storage.lock(timeout=60.0):  # no write may slip past the rebuild
-            count = ranker.rebuild(docs, progress)
+            count = upkeep.persistent.rebuild(docs, progress)
     else:
-        count = 0
-        for path in list(_indexed_paths(ranker)):
-            ranker.remove(path)
-        for doc in docs:
-            ranker.upsert(doc)
-            count += 1
-            if progress and count % 500 == 0:
-                progress(count)
+        assert upkeep.shared is not None
+        count = upkeep.shared.rebuild(docs, progress)
     return ReindexResult(count, time.perf_counter() - start, ctx.config.recall, tuple(skipped))
 
 
-def _indexed_paths(ranker: object) -> list[str]:
-    paths = getattr(ranker, "paths", None)
-    return list(paths()) if callable(paths) else []
-
-
 def ensure_index(ctx: EchoContext) -> bool:
-    """Rebuild when the ranker says it must (absent, other schema, unreadable). True when
-    a rebuild ran."""
-    ranker = ctx.ranker
-    if isinstance(ranker, PersistentRanker) and ranker.needs_rebuild():
-        rebuild_index(ctx)
-        return True
-    return False
+    """Make the active ranker ready to search; True when a build ran.
+
+    A persistent ranker is rebuilt when it says it must (absent, other schema,
+    unreadable); a plain ranker is built from the corpus once per process, then catches
+    up with the notes other processes changed."""
+    upkeep = ctx.ranker_upkeep
+    if upkeep.persistent is not None:
+        if upkeep.persistent.needs_rebuild():
+            rebuild_index(ctx)
+            return True
+        return False
+    return upkeep.ensure_current()
 
 
 def reindex(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> Envelope[ReindexResult]:

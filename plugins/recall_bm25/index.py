@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from echo_core.protocols import IndexDoc, Tokenizer, WeightedTerm
+from echo_core import IndexDoc, Tokenizer, WeightedTerm
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout

@@ -14,7 +14,7 @@ import datetime as _dt
 import math
 from hashlib import blake2b
 
-from echo_core.protocols import Tokenizer
+from echo_core import Tokenizer
 
 __all__ = ["clean_weight", "date_ordinal", "path_key", "term_key", "tokenizer_id"]
 

@@ -17,7 +17,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from echo_core.scoring import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
+from echo_core import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
 
 __all__ = [
     "FRESHNESS_FLOOR",

@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from echo_core.protocols import WeightedTerm
+from echo_core import WeightedTerm
 from plugins.recall_bm25.delta_store import DeltaStore, DeltaTable
 from plugins.recall_bm25.keys import term_key
 from plugins.recall_bm25.scoring import (

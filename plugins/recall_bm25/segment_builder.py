@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from echo_core.protocols import IndexDoc, Tokenizer
+from echo_core import IndexDoc, Tokenizer
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key
 from plugins.recall_bm25.segment_format import TF_MAX, SegmentArrays
 from plugins.recall_bm25.segment_writer import (

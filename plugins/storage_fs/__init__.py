@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from echo_core.errors import usage_error
-from echo_core.hookspecs import Register, hookimpl
+from echo_core import Register, StorageFactory, hookimpl, usage_error
 
 if TYPE_CHECKING:
     from plugins.storage_fs.folder_storage import FolderStorage
@@ -58,6 +57,6 @@ def open_folder_storage(url: str, options: Mapping[str, Any]) -> FolderStorage:
 
 
 @hookimpl
-def register_storage(register: Register) -> None:
+def register_storage(register: Register[StorageFactory]) -> None:
     """Register the ``file`` scheme (a local folder vault)."""
     register(SCHEME, open_folder_storage)

@@ -19,11 +19,23 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from echo_core.errors import EchoError, ExitCode, not_found, usage_error
-from echo_core.models import FileStat
-from echo_core.paths import normalize_path
-from echo_core.protocols import NOT_WRITABLE_ERRNOS, VaultMissing, VaultNotWritable
-from echo_core.tempfiles import sweep_stale, temp_name
+from echo_core import (
+    NOT_WRITABLE_ERRNOS,
+    EchoError,
+    ExitCode,
+    FileStat,
+    StorageBase,
+    VaultMissing,
+    VaultNotWritable,
+    none_if_absent,
+    normalize_path,
+    not_found,
+    single_line,
+    sweep_stale,
+    temp_name,
+    usage_error,
+    with_line,
+)
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
 #: Where atomic writes stage their temp files (one small folder to sweep, not every one).
@@ -70,8 +82,10 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-class FolderStorage:
+class FolderStorage(StorageBase):
     """A vault in the folder ``root`` (see module docstring for the guarantees).
+
+    Implements every ``StorageBase`` method itself (faster, symlink-aware versions).
 
     ``identity`` is ``"file:" + <resolved absolute root>``. ``stale_after`` is the age in
     seconds after which a vault lock is considered abandoned and broken with a warning.
@@ -234,15 +248,7 @@ class FolderStorage:
         """
         dirs: dict[str, bool] = {}
         readers = [(given, self._reader(given, dirs)) for given in paths]
-        result: dict[str, str | None] = {}
-        for given, read in readers:
-            try:
-                result[given] = read()
-            except EchoError as exc:
-                if exc.code != ExitCode.NOT_FOUND:
-                    raise
-                result[given] = None
-        return result
+        return {given: none_if_absent(read) for given, read in readers}
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` names a file (a folder is not a file)."""
@@ -410,27 +416,15 @@ class FolderStorage:
         per file within the process; hold ``lock()`` to serialise across processes.
         """
         rel, real = self._target(path)
-        stripped = line.rstrip("\r\n")
-        if "\n" in stripped or "\r" in stripped:
-            raise usage_error(
-                f"append_line to {rel!r} got several lines; append them one at a time"
-            )
+        stripped = single_line(rel, line)
         self._prepare_parent(rel, real)
         with _path_lock(real):
-            try:
-                current = self._read_file(path, rel, str(real), verify=False)
-            except EchoError as exc:
-                if exc.code != ExitCode.NOT_FOUND:
-                    raise
-                current = ""
-            lines = [existing.rstrip("\r") for existing in current.split("\n")]
-            if stripped in lines:
+            read = functools.partial(self._read_file, path, rel, str(real), verify=False)
+            current = none_if_absent(read) or ""
+            updated = with_line(current, stripped)
+            if updated is None:
                 return False
-            first_eol = current.find("\n")
-            eol = "\r\n" if first_eol > 0 and current[first_eol - 1] == "\r" else "\n"
-            if current and not current.endswith("\n"):
-                current += eol
-            self._write_atomic(rel, real, (current + stripped + eol).encode("utf-8"))
+            self._write_atomic(rel, real, updated.encode("utf-8"))
             return True
 
     def delete(self, path: str) -> None:

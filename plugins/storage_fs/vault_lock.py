@@ -27,10 +27,19 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from echo_core.errors import EchoError, ExitCode
-from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
-from echo_core.protocols import NOT_WRITABLE_ERRNOS, VaultMissing, VaultNotWritable
-from echo_core.tempfiles import sweep_stale, temp_name
+from echo_core import (
+    NOT_WRITABLE_ERRNOS,
+    EchoError,
+    ExitCode,
+    ProcessRegistry,
+    ReentrantHold,
+    StaleLockWarning,
+    VaultMissing,
+    VaultNotWritable,
+    pid_alive,
+    sweep_stale,
+    temp_name,
+)
 
 LOCK_DIR = "_agent"
 LOCK_NAME = ".lock"

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from echo_core.errors import EchoError, ExitCode, usage_error
-from echo_core.hookspecs import Register, hookimpl
+from echo_core import EchoError, ExitCode, Register, StorageFactory, hookimpl, usage_error
 
 if TYPE_CHECKING:
     from plugins.storage_obsidian.obsidian_storage import ObsidianStorage
@@ -175,7 +174,7 @@ def open_obsidian_storage(
 
 
 @hookimpl
-def register_storage(register: Register) -> None:
+def register_storage(register: Register[StorageFactory]) -> None:
     """Register ``obsidian+https`` and ``obsidian+http`` (the Local REST API plugin)."""
     for scheme in SCHEMES:
         register(scheme, open_obsidian_storage)

@@ -39,9 +39,15 @@ import time
 import warnings
 from typing import Any, Protocol
 
-from echo_core.errors import EchoError, ExitCode
-from echo_core.locking import ProcessRegistry, ReentrantHold, StaleLockWarning, pid_alive
-from echo_core.protocols import BackendUnavailable
+from echo_core import (
+    BackendUnavailable,
+    EchoError,
+    ExitCode,
+    ProcessRegistry,
+    ReentrantHold,
+    StaleLockWarning,
+    pid_alive,
+)
 
 LOCK_PATH = "_agent/.lock.md"
 DEFAULT_STALE_AFTER = 600.0

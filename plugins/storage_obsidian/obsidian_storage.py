@@ -38,10 +38,16 @@ from contextlib import AbstractContextManager
 from typing import Any, Self
 from urllib.parse import quote
 
-from echo_core.errors import EchoError, ExitCode, not_found, usage_error
-from echo_core.models import FileStat
-from echo_core.paths import normalize_path
-from echo_core.protocols import BackendUnavailable
+from echo_core import (
+    BackendUnavailable,
+    EchoError,
+    ExitCode,
+    FileStat,
+    StorageBase,
+    normalize_path,
+    not_found,
+    usage_error,
+)
 from plugins.storage_obsidian.lock_note import (
     DEFAULT_SETTLE,
     DEFAULT_STALE_AFTER,
@@ -74,7 +80,7 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-class ObsidianStorage:
+class ObsidianStorage(StorageBase):
     """A vault behind the Local REST API at ``base_url`` (``https://host:27124``; an
     ``obsidian+`` prefix is accepted). The API key goes in a bearer header only.
 
@@ -82,6 +88,7 @@ class ObsidianStorage:
     ``"sha256:<hex>"`` pin; ``False`` is refused. ``timeout`` bounds every request (s);
     ``concurrency`` bounds parallel reads and pooled connections; ``stale_after`` and
     ``lock_settle`` tune the lock note. ``identity`` is ``obsidian+<base_url>``.
+    ``create`` is inherited (nothing to create: the vault is Obsidian's; it pings).
     """
 
     def __init__(
@@ -384,10 +391,6 @@ class ObsidianStorage:
                 f"key; check the API key: {KEY_HINT}",
                 ExitCode.NOT_CONFIGURED,
             )
-
-    def create(self) -> None:
-        """Nothing to create (the vault is Obsidian's); only checks it is reachable."""
-        self.ping()
 
 
 def _path_lock(identity: str, rel: str) -> threading.Lock:

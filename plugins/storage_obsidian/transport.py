@@ -23,8 +23,7 @@ import ssl
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from echo_core.errors import EchoError, ExitCode
-from echo_core.protocols import BackendUnavailable
+from echo_core import BackendUnavailable, EchoError, ExitCode
 
 if TYPE_CHECKING:
     import httpx

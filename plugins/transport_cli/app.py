@@ -63,7 +63,7 @@ def build_cli(host: PluginHost) -> click.Group:
         scratch = click.Group()
         try:
             host.call_plugin("register_commands", plugin_name, cli=scratch)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is failed, not fatal
             host.fail_plugin(plugin_name, exc)
             continue
         for name, command in scratch.commands.items():

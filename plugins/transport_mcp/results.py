@@ -69,7 +69,7 @@ def readable_text(envelope: Envelope[Any], data: Mapping[str, Any],
     if render is not None:
         try:
             return render(envelope).strip()
-        except Exception:  # noqa: BLE001 - a renderer that cannot cope: the JSON says it all
+        except Exception:
             log.warning("render of %s failed; sending the JSON", envelope.action, exc_info=True)
     return json.dumps(data, ensure_ascii=False, indent=1)
 

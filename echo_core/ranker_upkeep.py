@@ -1,0 +1,240 @@
+"""The core keeps the active ranker (config ``recall``) current; a ranker only ranks.
+
+Two kinds of ranker (``echo_core.protocols``):
+
+* a ``PersistentRanker`` keeps its own files in the state dir, shared by every process of
+  the vault. Each context opens its own instance; the core upserts / removes on every note
+  write and deletion, and ``ops.recall_index.ensure_index`` rebuilds it when its
+  ``needs_rebuild()`` says so.
+* a plain ``Ranker`` lives in memory. One instance per process and ranker folder
+  (``SharedRanker``), shared by every context of the process (the MCP server's worker
+  threads). It is built from the corpus on first use (every search calls
+  ``ensure_current``), kept current by this process's note events, and, before each
+  search, catches up with the notes other processes changed (``ranker_changes``). Calls
+  into it are serialised by a lock, so it need not be thread-safe.
+
+A write made before the first search is not lost: until the shared ranker is built, note
+events skip it (under the same lock the build holds), and the build reads the corpus after
+the write is durable; after the build they upsert. ``upsert`` is idempotent by path, so a
+note is never indexed twice either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+
+from echo_core.corpus import in_corpus, index_doc, iter_corpus
+from echo_core.models import Note
+from echo_core.notes import parse_note
+from echo_core.protocols import IndexDoc, PersistentRanker, Ranker, Storage, WeightedTerm
+from echo_core.ranker_changes import LogMark, NoteChangeLog
+
+log = logging.getLogger("echo_memory")
+
+#: Builds a fresh ranker of the active kind (the factory bound to tokenizer and folder).
+MakeRanker = Callable[[], Ranker]
+
+
+class CorpusSource:
+    """The vault's corpus as documents: all of them, or those of some paths."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def all(self, on_error: Callable[[str, Exception], None] | None = None,
+            ) -> Iterator[IndexDoc]:
+        """Every corpus document (unreadable notes passed to ``on_error``, else logged)."""
+        return iter_corpus(self.storage, on_error=on_error or _log_skipped)
+
+    def some(self, paths: Sequence[str]) -> dict[str, IndexDoc | None]:
+        """The documents of ``paths`` now: None for a note gone, unreadable or outside
+        the corpus (the ranker then forgets the path)."""
+        wanted = [p for p in paths if in_corpus(p)]
+        found: dict[str, IndexDoc | None] = dict.fromkeys(paths)
+        for path, text in (self.storage.read_many(wanted) if wanted else {}).items():
+            if text is not None:
+                try:
+                    found[path] = index_doc(parse_note(path, text))
+                except Exception as exc:  # noqa: BLE001 - one bad note never stops a catch-up
+                    _log_skipped(path, exc)
+        return found
+
+
+def _log_skipped(path: str, exc: Exception) -> None:
+    log.warning("recall index: skipped unreadable note %s (%s)", path, exc)
+
+
+class SharedRanker:
+    """The process's one plain (in-memory) ranker for a ranker folder.
+
+    Built from the corpus once, then kept current by this process's note events and,
+    before each search, by the notes other processes changed (``NoteChangeLog``). One
+    re-entrant lock serialises the build, the catch-up, ``upsert``, ``remove`` and
+    ``search``.
+    """
+
+    def __init__(self, ranker: Ranker, make: MakeRanker, corpus: CorpusSource,
+                 changes: NoteChangeLog) -> None:
+        self.ranker = ranker
+        self.built = False
+        self._make = make
+        self._corpus = corpus
+        self._changes = changes
+        self._mark = LogMark()
+        self._lock = threading.RLock()
+
+    def ensure_current(self) -> bool:
+        """Build from the corpus unless already built in this process (True when it
+        ran); else re-index the notes other processes changed since the last look."""
+        with self._lock:
+            if not self.built:  # the ranker ``make`` gave first: fresh, so fill it
+                self._fill(self.ranker, self._corpus.all())
+                return True
+            paths, mark = self._changes.read_since(self._mark)
+            if paths is None:  # the log was replaced: changes may be lost
+                self.rebuild(self._corpus.all())
+                return True
+            self._mark = mark
+            for path, doc in (self._corpus.some(paths) if paths else {}).items():
+                self._apply(path, doc)
+            return False
+
+    def rebuild(self, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None = None,
+                every: int = 500) -> int:
+        """Replace the ranker by a fresh one holding exactly ``docs``; the count indexed.
+
+        A factory that hands back the same object has every path it knows (``paths()``,
+        when it has one) removed first."""
+        with self._lock:
+            fresh = self._make()
+            if fresh is self.ranker:
+                for path in _indexed_paths(fresh):
+                    fresh.remove(path)
+            return self._fill(fresh, docs, progress, every)
+
+    def _fill(self, target: Ranker, docs: Iterable[IndexDoc],
+              progress: Callable[[int], None] | None = None, every: int = 500) -> int:
+        """Upsert ``docs`` into ``target`` and make it the built ranker (lock held)."""
+        mark = self._changes.mark()  # changes from now on are caught up later
+        count = 0
+        for doc in docs:
+            target.upsert(doc)
+            count += 1
+            if progress and count % every == 0:
+                progress(count)
+        self.ranker, self.built, self._mark = target, True, mark
+        return count
+
+    def note_changed(self, path: str, doc: IndexDoc | None) -> None:
+        """This process wrote (``doc``) or deleted / dropped (None) the note at ``path``:
+        apply it once built (before, the build will read it) and tell other processes."""
+        with self._lock:
+            if self.built:
+                self._apply(path, doc)
+        try:
+            self._changes.append(path)
+        except OSError as exc:
+            log.warning("recall index: other processes will see %s only after they restart "
+                        "(cannot append to %s: %s)", path, self._changes.path, exc)
+
+    def _apply(self, path: str, doc: IndexDoc | None) -> None:
+        if doc is None:
+            self.ranker.remove(path)
+        else:
+            self.ranker.upsert(doc)
+
+    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
+        """The ranker's ``search``, under the lock (call ``ensure_current`` first)."""
+        with self._lock:
+            return self.ranker.search(terms, limit)
+
+
+def _indexed_paths(ranker: object) -> list[str]:
+    paths = getattr(ranker, "paths", None)
+    return list(paths()) if callable(paths) else []
+
+
+_SHARED: dict[Hashable, SharedRanker] = {}
+_SHARED_GUARD = threading.Lock()
+
+
+class RankerUpkeep:
+    """The active ranker of one context, and the core's upkeep of it.
+
+    ``ranker`` is the object to search (for a plain ranker: the process's shared one,
+    which ``reindex`` may replace). ``note_written`` / ``note_deleted`` keep it current;
+    ``search`` builds a plain ranker on first use and serialises calls into it.
+    """
+
+    def __init__(self, persistent: PersistentRanker | None = None,
+                 shared: SharedRanker | None = None) -> None:
+        if (persistent is None) == (shared is None):
+            raise ValueError("RankerUpkeep takes exactly one of persistent= or shared=")
+        self.persistent = persistent
+        self.shared = shared
+
+    @property
+    def ranker(self) -> Ranker:
+        """The ranker to search now."""
+        if self.persistent is not None:
+            return self.persistent
+        assert self.shared is not None
+        return self.shared.ranker
+
+    def note_written(self, note: Note) -> None:
+        """Upsert ``index_doc(note)``, or remove the path when the note left the corpus."""
+        doc = index_doc(note)
+        if self.shared is not None:
+            self.shared.note_changed(note.path, doc)
+        elif doc is None:
+            self._persistent().remove(note.path)
+        else:
+            self._persistent().upsert(doc)
+
+    def note_deleted(self, path: str) -> None:
+        """Remove ``path`` (a no-op when it was never indexed)."""
+        if self.shared is not None:
+            self.shared.note_changed(path, None)
+        else:
+            self._persistent().remove(path)
+
+    def ensure_current(self) -> bool:
+        """Make a plain ranker current (built once per process, then caught up with other
+        processes' changes); True when a build ran. A persistent ranker is left to
+        ``ops.recall_index.ensure_index`` (its ``needs_rebuild``): False."""
+        return False if self.shared is None else self.shared.ensure_current()
+
+    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
+        """Search the active ranker (a plain one made current first)."""
+        if self.shared is None:
+            return self._persistent().search(terms, limit)
+        self.shared.ensure_current()
+        return self.shared.search(terms, limit)
+
+    def _persistent(self) -> PersistentRanker:
+        assert self.persistent is not None
+        return self.persistent
+
+
+def open_ranker(key: Hashable, make: MakeRanker, storage: Storage,
+                folder: str | os.PathLike[str]) -> RankerUpkeep:
+    """The upkeep of the ranker ``make`` builds, for the ranker folder ``key`` names.
+
+    A plain ranker already made in this process for ``key`` is reused without calling
+    ``make``; otherwise ``make()`` is called once: a ``PersistentRanker`` is this
+    context's own, a plain one becomes the process's shared ranker for ``key``, built
+    from ``storage``'s corpus and caught up through the change log in ``folder``.
+    """
+    with _SHARED_GUARD:
+        shared = _SHARED.get(key)
+    if shared is None:
+        ranker = make()
+        if isinstance(ranker, PersistentRanker):
+            return RankerUpkeep(persistent=ranker)
+        made = SharedRanker(ranker, make, CorpusSource(storage), NoteChangeLog(folder))
+        with _SHARED_GUARD:
+            shared = _SHARED.setdefault(key, made)
+    return RankerUpkeep(shared=shared)
