@@ -21,15 +21,18 @@ import re
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 DEFAULT_KEEP = 30
 BACKUPS_FOLDER = "backups"

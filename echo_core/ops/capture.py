@@ -4,12 +4,11 @@ auto-link, index upkeep, agent log. Returns an envelope; never prints."""
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.entities import EntityIndex, Match, content_hash
 from echo_core.errors import not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
@@ -28,6 +27,9 @@ from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised
 from echo_core.write_scope import require_note_path
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 NEAR_DUPLICATE_SCORE = 0.5
 

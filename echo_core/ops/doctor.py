@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError
 from echo_core.models import Envelope
 from echo_core.ops.write_intent import pending_intents
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.vault import MARKER_PATH
 from echo_core.vault_seen import was_seen
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 
 @attrs.frozen

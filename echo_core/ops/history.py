@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
 from echo_core.models import Envelope
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 
 @attrs.frozen

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.entities import content_hash
 from echo_core.errors import UnavailableError
 from echo_core.models import Entity, Envelope
@@ -15,6 +15,9 @@ from echo_core.protocols import VaultMissing
 from echo_core.templates import render_template, template_names
 from echo_core.vault import ENTITY_INDEX_PATH, INBOX_PATH, MARKER_PATH
 from echo_core.vault_seen import mark_seen, was_seen
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 #: Folder -> what its README says belongs there.
 FOLDER_PURPOSE: dict[str, str] = {

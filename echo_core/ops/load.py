@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError, usage_error
 from echo_core.models import Envelope
 from echo_core.ops.daily import daily_note_path
@@ -42,6 +41,9 @@ from echo_core.protocols import BackendUnavailable
 from echo_core.read_cache import FOLDER as READ_CACHE_FOLDER
 from echo_core.read_cache import ReadCache, ReadSource, RecordingReader
 from echo_core.vault import INBOX_PATH, MARKER_PATH
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 HEARTBEAT_PATH = "_agent/heartbeat/last-session.md"
 PREFERENCES_PATH = "_agent/memory/semantic/operator-preferences.md"

@@ -7,12 +7,11 @@ internal files; anything else is ``EchoError`` (2) before the vault is touched.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Envelope
 from echo_core.notes import get_section, headings, truncate
@@ -20,6 +19,9 @@ from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_or_raise
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
 from echo_core.write_scope import require_note_path, require_text
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 
 @attrs.frozen

@@ -25,17 +25,19 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode, LockHeldError
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.ops.outbox_queue import Replay
 from echo_core.protocols import BackendUnavailable
 from echo_core.vault_seen import require_initialised
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 FLUSH_LOCK = "outbox.flush.lock"
 #: How long ``flush`` waits for another process's flush before giving up (seconds).

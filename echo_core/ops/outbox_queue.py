@@ -12,15 +12,17 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.vault_seen import missing_vault_error, was_seen
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 
 @attrs.frozen

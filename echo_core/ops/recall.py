@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
 from echo_core.ops.excerpts import pack
 from echo_core.ops.recall_index import ensure_index
 from echo_core.protocols import WeightedTerm
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 MAX_LIMIT = 50
 

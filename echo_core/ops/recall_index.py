@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 
 @attrs.frozen

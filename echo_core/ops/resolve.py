@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.entities import EntityIndex, content_hash
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Entity, Envelope
@@ -15,6 +14,9 @@ from echo_core.names import slugify
 from echo_core.ops.links import link_reciprocally
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.write_scope import require_note_path
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 
 @attrs.frozen

@@ -8,15 +8,18 @@ moves the prior scope, dated, to the top of ``## Scope History`` and stamps
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import usage_error
 from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Envelope
 from echo_core.notes import parse_note, replace_section_body, section_body
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 CONTEXT_PATH = "_agent/context/current-context.md"
 SESSIONS_DIR = "_agent/sessions"

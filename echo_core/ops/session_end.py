@@ -39,12 +39,11 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.notes import (
@@ -70,6 +69,9 @@ from echo_core.ops.scope import (
 )
 from echo_core.routing import RoutingManifest
 from echo_core.templates import render_template
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_SLUG = 80

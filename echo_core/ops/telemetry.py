@@ -4,9 +4,11 @@ confirmations, appended to ``resolve-misses.ndjson`` in the state dir (never the
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from echo_core.context import EchoContext
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+
 
 MISSES_FILE = "resolve-misses.ndjson"
 

@@ -41,16 +41,18 @@ import datetime as _dt
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.ops.capture import CaptureResult, capture, require_initialised
 from echo_core.vault import INBOX_PATH
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 PROCESSING_LOG_DIR = "inbox/processing-log"
 INBOX_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2}): (.*\S)\s*$")

@@ -36,16 +36,18 @@ import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from echo_core.context import EchoContext
 from echo_core.entities import entity_from_json, entity_to_json
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError
 from echo_core.models import Entity
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
 
 INTENT_DIR = "pending-writes"
 log = logging.getLogger("echo_memory")
