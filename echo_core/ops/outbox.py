@@ -74,7 +74,7 @@ def _replay_fm(ctx: EchoContext, args: dict[str, Any], op_id: str,
 
 
 #: How each queued operation is replayed: ``(ctx, args, op_id, replay) -> envelope``.
-Replayer = Callable[[EchoContext, dict[str, Any], str, Replay], Envelope[object]]
+Replayer = Callable[["EchoContext", dict[str, Any], str, Replay], Envelope[object]]
 REPLAYERS: dict[str, Replayer] = {
     "capture": _replay_capture, "append": _replay_append, "put": _replay_put,
     "fm": _replay_fm,
