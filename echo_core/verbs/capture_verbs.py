@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.operations import (
     Access,
@@ -82,7 +83,7 @@ def render_capture(env: Envelope[Any]) -> str:
     """The outcome line, gate candidates, links and aliases learned, similar notes."""
     data = env.data
     lines = [env.message]
-    if env.action in ("duplicate-gate", "dry-run:duplicate-gate"):
+    if env.action in (Action.DUPLICATE_GATE, Action.DRY_RUN_DUPLICATE_GATE):
         lines.append("candidates:")
         lines += [f"  {c['slug']}  {c['path']}  (score {c['score']})" for c in data.candidates]
     for path in getattr(data, "links_added", ()):
@@ -90,7 +91,7 @@ def render_capture(env: Envelope[Any]) -> str:
     for alias in getattr(data, "aliases_learned", ()):
         lines.append(f"  learned alias {alias!r}")
     near = getattr(data, "near_duplicates", ())
-    if near and env.action != "duplicate-gate":
+    if near and env.action != Action.DUPLICATE_GATE:
         names = ", ".join(f"{c['title']} ({c['kind']})" for c in near)
         lines.append(f"  similar: {names}")
     return "\n".join(lines)

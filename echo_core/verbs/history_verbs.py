@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from echo_core.actions import Action
 from echo_core.models import Envelope
 from echo_core.operations import (
     Access,
@@ -76,7 +77,7 @@ class RestoreParams:
 def render_restore(env: Envelope[Any]) -> str:
     """The diff, then what was done."""
     diff: str = env.data.diff
-    if env.action == "unchanged":
+    if env.action == Action.UNCHANGED:
         return env.message
     return f"{diff.rstrip()}\n{env.message}" if diff else env.message
 
