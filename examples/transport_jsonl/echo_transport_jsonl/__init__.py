@@ -1,12 +1,9 @@
 """echo_transport_jsonl: every registered operation over line-delimited JSON.
 
-``echo-memory jsonl`` reads one request per line on stdin and writes one answer per line
-on stdout. A request is ``{"op": NAME, "args": {...}, "id": ANY}``; the answer is
-``{"id", "ok", "result": Envelope.to_dict()}`` or ``{"id", "error": {"code", "exit",
-"message"}}``. ``{"op": "_list"}`` lists the operations with their input schemas (a
-leading ``_`` can never be an operation's name). Arguments are checked by
-``parse_params`` on the ``core`` surface: the declaration's own bounds, every parameter.
-Only reads run unless the command was started with ``--allow-writes``.
+``echo-memory jsonl`` answers each stdin line ``{"op": NAME, "args": {...}, "id": ANY}``
+with one stdout line ``{"id", "ok", "result": Envelope.to_dict()}`` or ``{"id", "error":
+{"code", "exit", "message"}}``; ``{"op": "_list"}`` lists the operations and their input
+schemas (no operation's name starts with ``_``). Only reads run without ``--allow-writes``.
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ import click
 import echo_core
 from echo_core import EchoError, ExitCode, hookimpl
 
-SURFACE = "core"
-LIST_OP = "_list"
+SURFACE = "core"  # the declaration's own bounds; every parameter (no CLI/MCP-only view)
 
 
 def _error(rid: Any, exc: EchoError) -> dict[str, Any]:
@@ -46,12 +42,12 @@ def answer(ctx: Any, line: str, *, allow_writes: bool = False) -> dict[str, Any]
                                         '{"op": NAME, "args": {...}, "id": ...}')
         rid = request.get("id")
         registry = echo_core.OperationRegistry.from_host(ctx.host)
-        if request["op"] == LIST_OP:
+        if request["op"] == "_list":
             return {"id": rid, "ok": True, "result": _listing(registry)}
         op = registry.get(request["op"])
         if op is None:
             raise echo_core.not_found(f"no operation {request['op']!r}; send "
-                                      f'{{"op": "{LIST_OP}"}} to list them')
+                                      '{"op": "_list"} to list them')
         args = request.get("args", {})
         if not isinstance(args, dict):
             raise echo_core.usage_error('"args" must be a JSON object of parameters')
@@ -66,6 +62,9 @@ def answer(ctx: Any, line: str, *, allow_writes: bool = False) -> dict[str, Any]
         return _error(rid, exc)
     except echo_core.BackendUnavailable as exc:
         return _error(rid, EchoError(f"vault unreachable: {exc}", ExitCode.UNAVAILABLE))
+    except Exception as exc:  # a plugin's bug answers this line; the next ones still run
+        return _error(rid, EchoError(f"internal error ({type(exc).__name__}); report it to "
+                                     "the plugin's author (see `echo-memory plugins`)"))
     return {"id": rid, "ok": envelope.ok, "result": envelope.to_dict()}
 
 

@@ -45,12 +45,21 @@ SHOUT = Operation("shout", "Shout WORD.", "Shout a word. Use it in tests. Return
                   ShoutParams, run_shout)
 
 
+def run_boom(ctx: Any, p: ShoutParams) -> Envelope:
+    raise RuntimeError("a bug")
+
+
+BOOM = Operation("boom", "Fail.", "Fail with a bug. Use it in tests. Returns nothing.",
+                 ShoutParams, run_boom)
+
+
 class ShoutPlugin:
-    """A third party's operation the transport knows nothing about."""
+    """A third party's operations the transport knows nothing about."""
 
     @hookimpl
     def register_operations(self, register: Any) -> None:
         register("shout", SHOUT)
+        register("boom", BOOM)
 
 
 def make_ctx(tmp_path: Path, *extra: tuple[str, object]) -> Any:
@@ -131,10 +140,13 @@ def test_errors_are_answers_with_code_and_exit(ctx: Any, line: str, code: str,
 
 def test_serve_answers_each_nonblank_line_in_order(ctx: Any) -> None:
     lines = ['{"op": "shout", "id": 1, "args": {"word": "a"}}\n', "\n",
-             '{"op": "nope", "id": 2}\n', '{"op": "shout", "id": 3, "args": {"word": "b"}}\n']
+             '{"op": "nope", "id": 2}\n', '{"op": "boom", "id": 3, "args": {"word": "b"}}\n',
+             '{"op": "shout", "id": 4, "args": {"word": "b"}}\n']
     replies = [json.loads(out) for out in serve(ctx, lines)]
-    assert [r["id"] for r in replies] == [1, 2, 3]
-    assert [("error" in r) for r in replies] == [False, True, False]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4]
+    assert [("error" in r) for r in replies] == [False, True, True, False]
+    assert replies[2]["error"]["code"] == "failure" and "RuntimeError" in replies[2]["error"][
+        "message"] and "a bug" not in replies[2]["error"]["message"]
 
 
 class TestJsonlCommand(CommandsContract):

@@ -1,4 +1,4 @@
-"""``word-count`` as a declaration: the contract, the counting, and running it in process
+"""``note-stats`` as a declaration: the contract, the counting, and running it in process
 through the registry (``echo_core.invoke``) like any surface does."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import echo_core
-import echo_word_count
+import echo_note_stats
 from echo_core.testing import OperationsContract
-from echo_word_count import count_words
+from echo_note_stats import count_words
 
 NOTE = """---
 type: person
@@ -25,14 +25,14 @@ Ada wrote the first program; Ada's notes link [[Charles Babbage]] and
 """
 
 
-class TestWordCountContract(OperationsContract):
+class TestNoteStatsContract(OperationsContract):
     @pytest.fixture
     def plugin(self) -> object:
-        return echo_word_count
+        return echo_note_stats
 
     @pytest.fixture
     def examples(self) -> Mapping[str, Mapping[str, Any]]:
-        return {"word-count": {"path": "resources/people/ada.md", "top": 3}}
+        return {"note-stats": {"path": "resources/people/ada.md", "top": 3}}
 
 
 def test_counts_the_text_a_reader_sees() -> None:
@@ -48,7 +48,7 @@ def isolated_env(root: Path) -> dict[str, str]:
     return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local/share"),
             "XDG_STATE_HOME": str(home / ".local/state"), "ECHO_TODAY": "2026-03-01",
-            "ECHO_STRICT_PLUGINS": "1", "ECHO_PLUGIN_DISTS": "echo-memory,echo-word-count"}
+            "ECHO_STRICT_PLUGINS": "1", "ECHO_PLUGIN_DISTS": "echo-memory,echo-note-stats"}
 
 
 def test_runs_through_the_registry_with_the_declared_bounds(tmp_path: Path) -> None:
@@ -58,11 +58,11 @@ def test_runs_through_the_registry_with_the_declared_bounds(tmp_path: Path) -> N
     ctx = echo_core.create_context(vault=str(tmp_path / "vault"),
                                    state_dir=str(tmp_path / "state"), env=env)
     assert echo_core.invoke(ctx, "put", {"path": "notes/ada.md", "text": NOTE}).ok
-    env_ = echo_core.invoke(ctx, "word-count", {"path": "notes/ada.md", "top": 1})
+    env_ = echo_core.invoke(ctx, "note-stats", {"path": "notes/ada.md", "top": 1})
     assert env_.ok and env_.data.words == 15 and len(env_.data.top_words) == 1
     with pytest.raises(echo_core.ParamsInvalid) as bad:
-        echo_core.invoke(ctx, "word-count", {"path": "notes/ada.md", "top": 51})
+        echo_core.invoke(ctx, "note-stats", {"path": "notes/ada.md", "top": 51})
     assert bad.value.fields == ("top",) and bad.value.code == 2
     with pytest.raises(echo_core.EchoError) as missing:
-        echo_core.invoke(ctx, "word-count", {"path": "notes/none.md"})
+        echo_core.invoke(ctx, "note-stats", {"path": "notes/none.md"})
     assert missing.value.code == 44

@@ -1,4 +1,4 @@
-"""``word-count`` appears on every surface with no change to echo-memory: the CLI, the MCP
+"""``note-stats`` appears on every surface with no change to echo-memory: the CLI, the MCP
 server (``echo-memory serve --stdio`` driven by the MCP SDK client) and the built Claude
 Code plugin's skills. Each test runs the real installed command in a fresh process."""
 
@@ -33,7 +33,7 @@ def vault(tmp_path: Path) -> tuple[Path, dict[str, str]]:
                XDG_DATA_HOME=str(home / ".local/share"),
                XDG_STATE_HOME=str(home / ".local/state"), ECHO_TODAY="2026-03-01",
                ECHO_VAULT=str(tmp_path / "vault"), ECHO_STATE_DIR=str(tmp_path / "state"),
-               ECHO_PLUGIN_DISTS="echo-memory,echo-word-count")
+               ECHO_PLUGIN_DISTS="echo-memory,echo-note-stats")
     (tmp_path / "vault").mkdir()
     ctx = echo_core.create_context(env=env)  # set up in process: fewer slow start-ups
     assert echo_core.invoke(ctx, "init").ok
@@ -48,19 +48,19 @@ def echo_memory(args: list[str], env: dict[str, str]) -> subprocess.CompletedPro
 
 def test_cli_help_run_and_bounds(vault: tuple[Path, dict[str, str]]) -> None:
     _, env = vault
-    shown = echo_memory(["word-count", "--help"], env)
+    shown = echo_memory(["note-stats", "--help"], env)
     assert shown.returncode == 0 and "--top" in shown.stdout and "0<=x<=50" in shown.stdout
-    assert "word-count" in echo_memory(["--help"], env).stdout
-    done = echo_memory(["word-count", NOTE_PATH, "--top", "1", "--json"], env)
+    assert "note-stats" in echo_memory(["--help"], env).stdout
+    done = echo_memory(["note-stats", NOTE_PATH, "--top", "1", "--json"], env)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert (data["words"], data["wikilinks"], data["top_words"]) == (
         11, 1, [{"word": "ada", "count": 2}])
-    prose = echo_memory(["word-count", NOTE_PATH], env)
+    prose = echo_memory(["note-stats", NOTE_PATH], env)
     assert prose.stdout.startswith(f"{NOTE_PATH}: 11 words, 1 wikilinks"), prose.stdout
-    too_many = echo_memory(["word-count", NOTE_PATH, "--top", "51"], env)
+    too_many = echo_memory(["note-stats", NOTE_PATH, "--top", "51"], env)
     assert too_many.returncode == 2 and "--top" in too_many.stderr
-    missing = echo_memory(["word-count", "notes/none.md"], env)
+    missing = echo_memory(["note-stats", "notes/none.md"], env)
     assert missing.returncode == 44, missing.stderr
 
 
@@ -73,12 +73,12 @@ def test_mcp_lists_and_calls_the_tool_with_the_declared_override(
         with (root / "stdio.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 tools = {t.name: t for t in (await client.list_tools()).tools}
-                ok = await client.call_tool("echo_word_count", {"path": NOTE_PATH, "top": 2})
-                bad = await client.call_tool("echo_word_count", {"path": NOTE_PATH, "top": 11})
+                ok = await client.call_tool("echo_note_stats", {"path": NOTE_PATH, "top": 2})
+                bad = await client.call_tool("echo_note_stats", {"path": NOTE_PATH, "top": 11})
                 return tools, ok, bad
 
     tools, ok, bad = anyio.run(main)
-    tool = tools["echo_word_count"]
+    tool = tools["echo_note_stats"]
     top = tool.input_schema["properties"]["top"]
     assert (top["minimum"], top["maximum"]) == (0, 10)  # McpParam: models get at most 10
     assert tool.input_schema["required"] == ["path"]
@@ -95,7 +95,7 @@ def test_build_writes_the_skill(vault: tuple[Path, dict[str, str]]) -> None:
     root, env = vault
     done = echo_memory(["build", "claude-code", str(root / "out")], env)
     assert done.returncode == 0, done.stderr
-    skill = (root / "out/skills/word-count/SKILL.md").read_text("utf-8")
-    assert skill.startswith('---\nname: "word-count"\ndescription: "Count the words')
+    skill = (root / "out/skills/note-stats/SKILL.md").read_text("utf-8")
+    assert skill.startswith('---\nname: "note-stats"\ndescription: "Count the words')
     assert 'argument-hint: "<note path>"' in skill
-    assert "echo-memory word-count PATH [options]" in skill and "--top VALUE" in skill
+    assert "echo-memory note-stats PATH [options]" in skill and "--top VALUE" in skill

@@ -1,7 +1,7 @@
-"""echo_word_count: a third party's operation, ``word-count``, declared once.
+"""echo_note_stats: a third party's operation, ``note-stats``, declared once.
 
-Registered through ``register_operations``, it appears as ``echo-memory word-count``, as
-the MCP tool ``echo_word_count`` and as the Claude Code skill ``word-count`` with no other
+Registered through ``register_operations``, it appears as ``echo-memory note-stats``, as
+the MCP tool ``echo_note_stats`` and as the Claude Code skill ``note-stats`` with no other
 change anywhere. ``top`` shows a surface override: people may ask for up to 50 frequent
 words, models (MCP) for at most 10, declared next to the parameter.
 """
@@ -25,8 +25,8 @@ FRONTMATTER = re.compile(r"\A---\r?\n.*?\r?\n---\r?\n", re.DOTALL)
 
 
 @attrs.frozen(kw_only=True)
-class WordCountParams:
-    """What ``word-count`` takes."""
+class NoteStatsParams:
+    """What ``note-stats`` takes."""
 
     path: str = param(help="Vault-relative note path, e.g. resources/people/ada-lovelace.md.",
                       min_length=1, max_length=500, cli=CliParam(positional=True))
@@ -44,7 +44,7 @@ class WordFrequency:
 
 
 @attrs.frozen
-class WordCountResult:
+class NoteStatsResult:
     """The counts of one note's body (frontmatter left out)."""
 
     path: str
@@ -60,18 +60,18 @@ def visible_text(body: str) -> str:
     return WIKILINK.sub(lambda m: m.group(1).split("|")[-1], shown)
 
 
-def count_words(path: str, text: str, top: int) -> WordCountResult:
+def count_words(path: str, text: str, top: int) -> NoteStatsResult:
     """The counts of ``text`` (a note's whole text, frontmatter left out); words are
     case-folded for ``top`` (ties in order of first use)."""
     body = FRONTMATTER.sub("", text, count=1)
     words = [w.casefold() for w in WORD.findall(visible_text(body))]
     common = Counter(words).most_common(top) if top else []
-    return WordCountResult(path, len(words), len(WIKILINK.findall(body)),
+    return NoteStatsResult(path, len(words), len(WIKILINK.findall(body)),
                            len(MD_LINK.findall(body)),
                            tuple(WordFrequency(w, n) for w, n in common))
 
 
-def run_word_count(ctx: Any, p: WordCountParams) -> Envelope:
+def run_note_stats(ctx: Any, p: NoteStatsParams) -> Envelope:
     """Read the note through the core's ``get`` operation and count it."""
     note = echo_core.invoke(ctx, "get", {"path": p.path})
     result = count_words(note.data.path, note.data.content, p.top)
@@ -79,39 +79,39 @@ def run_word_count(ctx: Any, p: WordCountParams) -> Envelope:
                     f"{result.wikilinks} wikilinks, {result.links} links", result)
 
 
-def render_word_count(env: Envelope) -> str:
+def render_note_stats(env: Envelope) -> str:
     """The summary line, then one frequent word per line."""
     lines = [env.message]
     lines += [f"{item.count:6d}  {item.word}" for item in env.data.top_words]
     return "\n".join(lines)
 
 
-WORD_COUNT_SKILL = SkillSpec("word-count", (
+NOTE_STATS_SKILL = SkillSpec("note-stats", (
     "Count the words and links of one echo-memory note and list its most frequent words. "
     "Use when the user asks how long a note is, whether it links to others, or what it is "
     "mostly about."), """
 # Count a note's words and links
 
 ```bash
-echo-memory word-count $ARGUMENTS --json
+echo-memory note-stats $ARGUMENTS --json
 ```
 
 Give the note's vault path (find it with `echo-memory recall`). The counts leave the
 frontmatter out; `wikilinks` counts `[[...]]` links, `links` counts markdown links.
 """, argument_hint="<note path>")
 
-WORD_COUNT = Operation(
-    "word-count",
+NOTE_STATS = Operation(
+    "note-stats",
     "Count the words and links of the note at PATH and list its most frequent words.",
     ("Count the words, wikilinks and markdown links of one note (frontmatter left out) "
      "and list its most frequent words. Use it to see how long a note is or what it is "
      "mostly about. Returns the counts and the top words with how often each occurs."),
-    WordCountParams, run_word_count, WordCountResult, access="read",
-    render=render_word_count, skill=WORD_COUNT_SKILL,
+    NoteStatsParams, run_note_stats, NoteStatsResult, access="read",
+    render=render_note_stats, skill=NOTE_STATS_SKILL,
 )
 
 
 @hookimpl
 def register_operations(register: echo_core.Register) -> None:
-    """Register ``word-count``."""
-    register(WORD_COUNT.name, WORD_COUNT)
+    """Register ``note-stats``."""
+    register(NOTE_STATS.name, NOTE_STATS)
