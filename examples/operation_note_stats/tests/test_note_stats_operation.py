@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import echo_note_stats
 import pytest
+from echo_note_stats import count_words
 
 import echo_core
-import echo_note_stats
 from echo_core.testing import OperationsContract
-from echo_note_stats import count_words
 
 NOTE = """---
 type: person

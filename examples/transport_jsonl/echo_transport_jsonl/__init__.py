@@ -62,7 +62,7 @@ def answer(ctx: Any, line: str, *, allow_writes: bool = False) -> dict[str, Any]
         return _error(rid, exc)
     except echo_core.BackendUnavailable as exc:
         return _error(rid, EchoError(f"vault unreachable: {exc}", ExitCode.UNAVAILABLE))
-    except Exception as exc:  # a plugin's bug answers this line; the next ones still run
+    except Exception as exc:  # noqa: BLE001 - a plugin bug answers its line; serving goes on
         return _error(rid, EchoError(f"internal error ({type(exc).__name__}); report it to "
                                      "the plugin's author (see `echo-memory plugins`)"))
     return {"id": rid, "ok": envelope.ok, "result": envelope.to_dict()}

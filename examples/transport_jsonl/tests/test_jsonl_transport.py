@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import echo_transport_jsonl
 import pytest
+from echo_transport_jsonl import answer, serve
 
 import echo_core
-import echo_transport_jsonl
 from echo_core import Envelope, Operation, hookimpl, param
 from echo_core.testing import CommandsContract
-from echo_transport_jsonl import answer, serve
 
 DISTS = "echo-memory,echo-transport-jsonl"
 
