@@ -9,6 +9,7 @@ schemas (no operation's name starts with ``_``). Only reads run without ``--allo
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -86,7 +87,7 @@ def jsonl(allow_writes: bool, vault: str | None, state_dir: str | None, as_json:
     Send {"op": "_list"} for the operations and their input schemas."""
     host = getattr(click.get_current_context().obj, "host", None)
     ctx = echo_core.create_context(vault=vault, state_dir=state_dir, host=host)
-    for out in serve(ctx, click.get_text_stream("stdin"), allow_writes=allow_writes):
+    for out in serve(ctx, sys.stdin, allow_writes=allow_writes):
         click.echo(out)
 
 
