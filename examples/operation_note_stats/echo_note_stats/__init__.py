@@ -71,7 +71,7 @@ def count_words(path: str, text: str, top: int) -> NoteStatsResult:
                            tuple(WordFrequency(w, n) for w, n in common))
 
 
-def run_note_stats(ctx: Any, p: NoteStatsParams) -> Envelope:
+def run_note_stats(ctx: Any, p: NoteStatsParams) -> Envelope[NoteStatsResult]:
     """Read the note through the core's ``get`` operation and count it."""
     note = echo_core.invoke(ctx, "get", {"path": p.path})
     result = count_words(note.data.path, note.data.content, p.top)
@@ -79,7 +79,7 @@ def run_note_stats(ctx: Any, p: NoteStatsParams) -> Envelope:
                     f"{result.wikilinks} wikilinks, {result.links} links", result)
 
 
-def render_note_stats(env: Envelope) -> str:
+def render_note_stats(env: Envelope[NoteStatsResult]) -> str:
     """The summary line, then one frequent word per line."""
     lines = [env.message]
     lines += [f"{item.count:6d}  {item.word}" for item in env.data.top_words]
@@ -112,6 +112,6 @@ NOTE_STATS = Operation(
 
 
 @hookimpl
-def register_operations(register: echo_core.Register) -> None:
+def register_operations(register: echo_core.Register[Operation[Any]]) -> None:
     """Register ``note-stats``."""
     register(NOTE_STATS.name, NOTE_STATS)
