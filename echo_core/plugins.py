@@ -148,14 +148,14 @@ class PluginHost:
         skipped.
         """
         eps = sorted(importlib_metadata.entry_points(group=group), key=lambda e: e.name)
+        known: dict[str, tuple[str, str]] = {}
         for ep in eps:
-            if dists is not None and (ep.dist is None or distribution_key(ep.dist.name) not in dists):
+            dist, version = _dist_name_version(ep.dist, known)
+            if dists is not None and (ep.dist is None or distribution_key(dist) not in dists):
                 continue
-            version = ep.dist.version if ep.dist is not None else ""
             if ep.name in self.disabled:
                 self.records[ep.name] = PluginRecord(ep.name, version, status="disabled")
                 continue
-            dist = ep.dist.name if ep.dist is not None else "?"
             if ep.name in self.records:
                 first = self._dist_of.get(ep.name, dist)
                 if distribution_key(first) != distribution_key(dist):
@@ -358,6 +358,19 @@ def _hashable(pm: pluggy.PluginManager, plugin: object) -> object:
                 setattr(view, attr, getattr(plugin, attr))
         return view
     return plugin
+
+
+def _dist_name_version(dist: Any, known: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """``(name, version)`` of an entry point's distribution, its metadata parsed once per
+    distribution (``Distribution.name`` / ``.version`` re-read the file on every access):
+    ``("?", "")`` when unknown."""
+    if dist is None:
+        return "?", ""
+    key = str(getattr(dist, "_path", id(dist)))
+    if key not in known:
+        meta = dist.metadata
+        known[key] = (meta["Name"] or "?", meta["Version"] or "")
+    return known[key]
 
 
 def _dist_version(dist: str) -> str:

@@ -99,7 +99,7 @@ def test_mcp_tool_has_exactly_the_declared_parameters_and_bounds(
     for info in declared:
         shown = _schema_bounds(schema["properties"][info.name], info.type.kind)
         assert shown == _declared(info, "mcp"), info.name
-        assert schema["properties"][info.name]["description"] == info.spec.help
+        assert schema["properties"][info.name]["description"] == info.spec.help_text
     assert tool.output_schema and tool.output_schema["type"] == "object"
     assert tool.description == op.tool_description
 
@@ -115,7 +115,7 @@ def test_the_drifted_limits_are_one_declaration_now() -> None:
     assert fields["limit"].bounds_for("mcp").le == 20
     capture = REGISTRY.get("capture")
     assert capture is not None
-    kind_help = {f.name: f for f in fields_of(capture.params)}["kind"].spec.help
+    kind_help = {f.name: f for f in fields_of(capture.params)}["kind"].spec.help_text
     assert all(kind in kind_help for kind in load_manifest().kinds)  # from the manifest
 
 

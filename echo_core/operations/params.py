@@ -101,14 +101,21 @@ class McpParam:
 
 @attrs.frozen
 class ParamSpec:
-    """The declaration ``param()`` stores in the field's metadata."""
+    """The declaration ``param()`` stores in the field's metadata. ``help`` may be a
+    function returning the text, for help computed from data (the kinds of the routing
+    manifest) only when a surface shows it."""
 
-    help: str
+    help: str | Callable[[], str]
     bounds: Bounds = Bounds()
     choices: tuple[str, ...] | Callable[[], Sequence[str]] | None = None
     cli: CliParam | None = CliParam()
     mcp: McpParam | None = McpParam()
     items: type | None = None
+
+    @property
+    def help_text(self) -> str:
+        """The help, computed once when given as a function."""
+        return _computed_help(self.help) if callable(self.help) else self.help
 
     def choice_list(self) -> tuple[str, ...]:
         """The allowed values (computed once when given as a callable)."""
@@ -120,11 +127,16 @@ class ParamSpec:
 
 
 @functools.cache
+def _computed_help(source: Callable[[], str]) -> str:
+    return source()
+
+
+@functools.cache
 def _computed_choices(source: Callable[[], Sequence[str]]) -> tuple[str, ...]:
     return tuple(source())
 
 
-def param(default: Any = _UNSET, *, help: str, ge: float | None = None,
+def param(default: Any = _UNSET, *, help: str | Callable[[], str], ge: float | None = None,
           le: float | None = None, min_length: int | None = None,
           max_length: int | None = None,
           choices: tuple[str, ...] | Callable[[], Sequence[str]] | None = None,

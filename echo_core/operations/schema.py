@@ -61,7 +61,7 @@ def _type_schema(ptype: ParamType, bounds: Bounds, choices: tuple[str, ...]) -> 
 
 def _field_schema(info: FieldInfo, surface: str) -> dict[str, Any]:
     schema = _type_schema(info.type, info.bounds_for(surface), info.choices())
-    schema["description"] = info.spec.help
+    schema["description"] = info.spec.help_text
     default = info.default_for(surface)
     if default is not attrs.NOTHING:
         schema["default"] = list(default) if isinstance(default, tuple) else default

@@ -101,7 +101,7 @@ class OperationsContract:
     def test_every_parameter_has_help(self, plugin: object) -> None:
         for name, op in self.collect_operations(plugin).items():
             for info in fields_of(op.params):
-                assert info.spec.help.strip(), f"{name}.{info.name} has no help"
+                assert info.spec.help_text.strip(), f"{name}.{info.name} has no help"
 
     def test_examples_validate_on_every_surface(
             self, plugin: object, examples: Mapping[str, Mapping[str, Any]]) -> None:

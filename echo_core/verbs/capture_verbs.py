@@ -18,14 +18,22 @@ from echo_core.operations import (
     SkillSpec,
     param,
 )
-from echo_core.routing import load_manifest
 from echo_core.text_source import read_text_source
-
-_MANIFEST = load_manifest()
-KINDS = ", ".join(_MANIFEST.kinds)
-DOMAINS = ", ".join(_MANIFEST.area_domains)
 MAX_NAMES = 50
 MAX_BODY = 1_000_000
+
+
+def _kinds() -> str:
+    """The kinds of the routing manifest (read when a surface shows the help)."""
+    from echo_core.routing import load_manifest
+
+    return ", ".join(load_manifest().kinds)
+
+
+def _domains() -> str:
+    from echo_core.routing import load_manifest
+
+    return ", ".join(load_manifest().area_domains)
 
 
 def _names(help: str) -> Any:
@@ -40,8 +48,9 @@ class CaptureParams:
     title: str = param(help="The thing's name (one line), e.g. 'Ada Lovelace' or 'Use "
                        "pytest, not unittest'.", min_length=1, max_length=200,
                        cli=CliParam(positional=True))
-    kind: str | None = param(None, help=f"Kind of note: one of {KINDS}. Omit to drop a quick "
-                             "item in the inbox.", cli=CliParam(short="-k", metavar="KIND"))
+    kind: str | None = param(None, help=lambda: f"Kind of note: one of {_kinds()}. Omit to "
+                             "drop a quick item in the inbox.",
+                             cli=CliParam(short="-k", metavar="KIND"))
     body: str = param("", help="Markdown text to record (on the CLI, - as the second "
                       "argument reads it from stdin).", max_length=MAX_BODY,
                       cli=CliParam(short="-b", metavar="TEXT"))
@@ -52,7 +61,7 @@ class CaptureParams:
                                cli=CliParam(metavar="STATUS"))
     date: str | None = param(None, help="ISO date YYYY-MM-DD of the event (default today).",
                              cli=CliParam(metavar="YYYY-MM-DD"))
-    domain: str | None = param(None, help=f"For kind area: one of {DOMAINS}.",
+    domain: str | None = param(None, help=lambda: f"For kind area: one of {_domains()}.",
                                cli=CliParam(metavar="DOMAIN"))
     merge_into: str | None = param(None, help="Slug of the existing note to update (the "
                                    "answer to a duplicate-gate).", cli=CliParam(metavar="SLUG"))

@@ -54,7 +54,7 @@ def _metavar(info: FieldInfo, cli: CliParam) -> str | None:
 def _help(info: FieldInfo) -> str:
     choices = info.choices()
     cli = info.spec.cli
-    text = cli.help if cli is not None and cli.help else info.spec.help
+    text = cli.help if cli is not None and cli.help else info.spec.help_text
     if choices and len(choices) > 6:
         text += f" One of: {', '.join(choices)}."
     return text

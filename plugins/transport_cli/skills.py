@@ -46,7 +46,7 @@ def usage_lines(op: Operation[Any]) -> list[str]:
         if cli is None or cli.positional:
             continue
         value = "" if info.type.kind is Kind.BOOL else f" {cli.metavar or 'VALUE'}"
-        text = cli.help or info.spec.help
+        text = cli.help or info.spec.help_text
         lines.append(f"  {option_name(info)}{value}: {text}")
     lines.append("  --json: print the result as JSON")
     return lines
