@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.operations import McpParam as McpParam
     from echo_core.operations import McpSurface as McpSurface
     from echo_core.operations import Operation as Operation
+    from echo_core.operations import OperationRef as OperationRef
     from echo_core.operations import OperationRegistry as OperationRegistry
     from echo_core.operations import ParamsInvalid as ParamsInvalid
     from echo_core.operations import SkillSpec as SkillSpec
@@ -135,7 +136,7 @@ _EXPORTS: dict[str, str] = {
                      "Note", "to_jsonable"), "echo_core.models"),
     **dict.fromkeys(("name_tokens", "slugify", "token_set_similarity"), "echo_core.names"),
     **dict.fromkeys(("Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo",
-                     "Kind", "McpParam", "McpSurface", "Operation", "OperationRegistry",
+                     "Kind", "McpParam", "McpSurface", "Operation", "OperationRef", "OperationRegistry",
                      "ParamsInvalid", "SkillSpec", "fields_of", "lazy_type", "param",
                      "parse_params"), "echo_core.operations"),
     "invoke": "echo_core.operations.invoke",

@@ -8,15 +8,17 @@ from echo_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from echo_core.operations import Operation
+    from echo_core.operations.lazy import OperationRef
 
 
 @hookimpl(tryfirst=True)  # the core's verbs keep their names against a later claimant
-def register_operations(register: Register[Operation[Any]]) -> None:
-    """Register the built-in verbs (``echo_core.verbs``)."""
-    from echo_core.verbs import builtin_operations
+def register_operations(register: Register[Operation[Any] | OperationRef]) -> None:
+    """Register the built-in verbs (``echo_core.verbs``), by reference: each verb's module
+    is imported only when a surface needs its declaration."""
+    from echo_core.verbs import BUILTIN
 
-    for op in builtin_operations():
-        register(op.name, op)
+    for ref in BUILTIN:
+        register(ref.name, ref)
 
 
 @hookimpl(trylast=True)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from echo_core.hook_views import EventContext
     from echo_core.models import CaptureRequest, GateStop, Note
     from echo_core.operations import Operation
+    from echo_core.operations.lazy import OperationRef
     from echo_core.protocols import (
         BuildTarget,
         Expander,
@@ -117,11 +118,12 @@ def register_queues(register: Register[QueueFactory]) -> None:
 
 
 @hookspec
-def register_operations(register: Register[Operation[Any]]) -> None:
+def register_operations(register: Register[Operation[Any] | OperationRef]) -> None:
     """Register operations (``echo_core.operations``).
 
     :param register: ``register(name, operation)`` with an ``Operation`` whose ``name``
-        equals ``name`` (kebab-case). The CLI, the MCP server and the ``claude-code``
+        equals ``name`` (kebab-case), or an ``OperationRef`` naming where it is declared
+        (imported only when a surface needs it: cheaper start-up for many verbs). The CLI, the MCP server and the ``claude-code``
         skills are derived from every registered operation; the core's own verbs come
         through this hook too. A malformed declaration, or a CLI command, MCP tool or
         skill name claimed twice, is reported naming both plugins. Keep this cheap:

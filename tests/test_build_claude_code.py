@@ -25,6 +25,7 @@ from echo_core.protocols import BuildTarget
 from echo_core.testing import BuildTargetContract
 from plugins.hooks_claude.build_part import ClaudeHooksPart
 from plugins.transport_cli.app import build_cli
+from plugins.transport_cli.derived import LazyOperationCommand
 from plugins.transport_cli.skills import CliSkillsPart
 from tests.capture_kit import VaultBox
 from tests.hook_kit import (
@@ -151,6 +152,8 @@ def test_skill_command_lines_use_only_real_verbs_and_options(plugin_dir: Path) -
             while isinstance(command, click.Group) and rest:
                 assert rest[0] in command.commands, f"{name}: unknown verb in {words}"
                 command, rest = command.commands[rest[0]], rest[1:]
+            if isinstance(command, LazyOperationCommand):
+                command = command.real()
             options = {o for p in command.params if isinstance(p, click.Option) for o in p.opts}
             for word in rest:
                 if word.startswith("--"):

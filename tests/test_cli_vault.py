@@ -204,6 +204,10 @@ def test_every_command_of_the_built_cli_has_the_common_options() -> None:
             out += leaves(command) if isinstance(command, click.Group) else [command]
         return out
 
+    from plugins.transport_cli.derived import LazyOperationCommand
+
     for command in leaves(build_cli(create_host(env={}, strict=True))):
+        if isinstance(command, LazyOperationCommand):
+            command = command.real()
         opts = {o for p in command.params for o in getattr(p, "opts", ())}
         assert {"--json", "--vault", "--state-dir"} <= opts, command.name

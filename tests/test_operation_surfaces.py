@@ -20,11 +20,22 @@ from echo_core.operations import (
 )
 from echo_core.plugins import create_host
 from echo_core.routing import load_manifest
-from plugins.transport_cli.derived import command_for, option_name
+from plugins.transport_cli.app import build_cli
+from plugins.transport_cli.derived import LazyOperationCommand, option_name
 from tests.mcp_kit import make_server, seeded_box, with_client
 
-REGISTRY = OperationRegistry.from_host(create_host(env={}, strict=True))
-CLI_OPS = REGISTRY.for_cli()
+HOST = create_host(env={}, strict=True)
+REGISTRY = OperationRegistry.from_host(HOST)
+CLI_OPS = [op for op in REGISTRY if op.cli is not None]
+CLI = build_cli(HOST)
+
+
+def _cli_command(op: Operation[Any]) -> click.Command:
+    """The command the real CLI runs for ``op`` (a lazy one built as when it runs)."""
+    command: Any = CLI
+    for word in op.command:
+        command = command.commands[word]
+    return command.real() if isinstance(command, LazyOperationCommand) else command
 MCP_OPS = REGISTRY.for_mcp()
 COMMON = {"as_json"}
 
@@ -39,7 +50,7 @@ def _declared(info: FieldInfo, surface: str) -> Bounds:
 
 @pytest.mark.parametrize("op", CLI_OPS, ids=lambda op: op.name)
 def test_cli_command_has_exactly_the_declared_parameters_and_bounds(op: Operation[Any]) -> None:
-    command = command_for(op)
+    command = _cli_command(op)
     params = {p.name: p for p in command.params if p.name not in COMMON}
     params.pop("vault", None)
     params.pop("state_dir", None)
@@ -128,3 +139,24 @@ def test_every_registered_operation_is_on_some_surface() -> None:
 def test_every_builtin_operation_declares_its_result(op: Operation[Any]) -> None:
     result = op.result_type()
     assert result is not None and result.__name__.endswith(("Result", "List")), op.name
+
+
+def test_every_builtin_reference_matches_its_declaration() -> None:
+    """The index ``echo_core.verbs.BUILTIN`` (what the CLI lists without importing a verb)
+    says exactly what each declaration says."""
+    from echo_core.verbs import BUILTIN
+
+    assert [ref.mismatch() for ref in BUILTIN] == [None] * len(BUILTIN)
+
+
+def test_running_one_verb_imports_only_its_declaration() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from plugins.transport_cli.app import main; sys.argv=['x','--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('echo_core.verbs.')), "
+            "file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr.strip().splitlines()[-1] == "['echo_core.verbs.groups']"

@@ -16,6 +16,7 @@ from echo_core.operations.declaration import (
     SkillSpec,
     lazy_type,
 )
+from echo_core.operations.lazy import OperationRef
 from echo_core.operations.params import (
     Bounds,
     CliParam,
@@ -32,6 +33,6 @@ from echo_core.operations.validate import ParamsInvalid, parse_params
 
 __all__ = [
     "Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo", "Kind", "McpParam",
-    "McpSurface", "Operation", "OperationRegistry", "ParamSpec", "ParamType", "ParamsInvalid",
+    "McpSurface", "Operation", "OperationRef", "OperationRegistry", "ParamSpec", "ParamType", "ParamsInvalid",
     "Profile", "SkillSpec", "declaration_problems", "fields_of", "lazy_type", "param", "parse_params",
 ]

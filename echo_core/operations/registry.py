@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.errors import EchoError, ExitCode
-from echo_core.operations.declaration import Operation, SkillSpec
+from echo_core.operations.declaration import NAME, TOOL_NAME, Operation, SkillSpec
+from echo_core.operations.lazy import OperationRef
 
 if TYPE_CHECKING:
     from echo_core.plugins import PluginHost
@@ -24,8 +25,22 @@ if TYPE_CHECKING:
 HOOK = "register_operations"
 
 
+Entry = Operation[Any] | OperationRef
+
+
 def declaration_problems(name: str, obj: object) -> str | None:
-    """Why ``obj`` registered under ``name`` is not a usable operation (None when it is)."""
+    """Why ``obj`` registered under ``name`` is not a usable operation (None when it is).
+    An ``OperationRef`` is checked as far as it goes without importing its module."""
+    if isinstance(obj, OperationRef):
+        if obj.name != name:
+            return f"{name!r} is registered under another name than its own ({obj.name!r})"
+        bad = [what for what, ok in (
+            ("name must be kebab-case", NAME.match(name)),
+            ("MCP tool name must be echo_ + snake_case",
+             not obj.tool_name or TOOL_NAME.match(obj.tool_name)),
+            ("CLI words must be kebab-case", all(NAME.match(w) for w in obj.command)),
+        ) if not ok]
+        return f"{name!r}: {'; '.join(bad)}" if bad else None
     if not isinstance(obj, Operation):
         return f"{name!r} is not an Operation ({type(obj).__name__})"
     if obj.name != name:
@@ -45,6 +60,17 @@ def registration_problems(host: PluginHost) -> list[RegistrationProblem]:
     found = host.registrations(HOOK)
     owners = {name: host.owner_of(HOOK, name) for name in found}
     valid = {n: op for n, op in found.items() if declaration_problems(n, op) is None}
+    for name, entry in list(valid.items()):
+        if isinstance(entry, OperationRef):  # the deep check: import it
+            try:
+                problem = declaration_problems(name, entry.load()) or entry.mismatch()
+            except Exception as exc:  # noqa: BLE001 - an import error is the problem
+                problem = f"{name!r}: cannot load {entry.module}.{entry.attr}: {exc!r}"
+            if problem:
+                problems.append(RegistrationProblem(
+                    "invalid", HOOK, name, (owners.get(name, ""),),
+                    f"{HOOK}: {problem} (plugin {owners.get(name, '')!r})"))
+                del valid[name]
     for message in OperationRegistry(valid, owners).problems():
         plugins = tuple(sorted({o for n, o in owners.items() if f"operation {n!r}" in message}))
         problems.append(RegistrationProblem("duplicate", HOOK, "", plugins, message))
@@ -55,8 +81,9 @@ def registration_problems(host: PluginHost) -> list[RegistrationProblem]:
 class OperationRegistry:
     """Operations by name, in registration order, with the plugin that registered each."""
 
-    operations: Mapping[str, Operation[Any]]
+    operations: Mapping[str, Entry]
     owners: Mapping[str, str] = attrs.field(factory=dict)
+    _loaded: dict[str, Operation[Any]] = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def from_host(cls, host: PluginHost) -> OperationRegistry:
@@ -82,17 +109,15 @@ class OperationRegistry:
         host._operation_registry = registry  # type: ignore[attr-defined]
         return registry
 
-    def usable(self) -> dict[str, Operation[Any]]:
+    def usable(self) -> dict[str, Entry]:
         """The well-formed operations, each CLI command, tool and skill name kept by the
         first operation claiming it."""
-        kept: dict[str, Operation[Any]] = {}
+        kept: dict[str, Entry] = {}
         claimed: set[tuple[str, object]] = set()
         for name, op in self.operations.items():
             if declaration_problems(name, op) is not None:
                 continue
-            keys = {("cli", op.command), ("mcp", op.tool_name),
-                    *(("skill", s.name) for s in op.skills)}
-            keys = {k for k in keys if k[1]}
+            keys = {k for k in _claims(op) if k[1]}
             if keys & claimed:
                 continue
             claimed |= keys
@@ -113,10 +138,11 @@ class OperationRegistry:
             if problem:
                 found.append(f"{problem} (plugin {self._owner(name)!r})")
                 continue
-            keys: list[tuple[Any, dict[Any, str], str]] = [
-                (op.command, commands, "CLI command"), (op.tool_name, tools, "MCP tool")]
-            keys += [(skill.name, skills, "skill") for skill in op.skills]
-            for key, seen, what in keys:
+            seen_by: dict[str, tuple[dict[Any, str], str]] = {
+                "cli": (commands, "CLI command"), "mcp": (tools, "MCP tool"),
+                "skill": (skills, "skill")}
+            for surface, key in _claims(op):
+                seen, what = seen_by[surface]
                 if not key:
                     continue
                 shown = " ".join(key) if isinstance(key, tuple) else key
@@ -129,16 +155,37 @@ class OperationRegistry:
                     seen[key] = name
         return found
 
+    def load(self, name: str) -> Operation[Any] | None:
+        """The declaration of ``name`` (an ``OperationRef`` imported once), or None."""
+        entry = self.operations.get(name)
+        if entry is None or isinstance(entry, Operation):
+            return entry
+        if name not in self._loaded:
+            self._loaded[name] = entry.load()
+        return self._loaded[name]
+
     def __iter__(self) -> Iterator[Operation[Any]]:
-        return iter(self.operations.values())
+        """Every operation, loaded."""
+        for name in self.operations:
+            op = self.load(name)
+            if op is not None:
+                yield op
 
     def get(self, name: str) -> Operation[Any] | None:
-        """The operation ``name``, or None."""
-        return self.operations.get(name)
+        """The operation ``name`` (loaded), or None."""
+        return self.load(name)
 
-    def for_cli(self) -> list[Operation[Any]]:
-        """Operations with a CLI surface, in registration order."""
-        return [op for op in self if op.cli is not None]
+    def for_cli(self) -> list[Entry]:
+        """Entries with a CLI surface, in registration order; references stay unloaded
+        (the CLI builds their commands when they run)."""
+        out: list[Entry] = []
+        for entry in self.operations.values():
+            if isinstance(entry, OperationRef):
+                if entry.command:
+                    out.append(entry)
+            elif entry.cli is not None:
+                out.append(entry)
+        return out
 
     def for_mcp(self, profile: str = "full") -> list[Operation[Any]]:
         """Operations served over MCP in ``profile`` (``core``: only core ones)."""
@@ -152,3 +199,13 @@ class OperationRegistry:
     def skills(self) -> list[tuple[Operation[Any], SkillSpec]]:
         """Every declared Claude Code skill with its operation, in registration order."""
         return [(op, skill) for op in self for skill in op.skills]
+
+
+def _claims(entry: Entry) -> list[tuple[str, Any]]:
+    """The names an entry claims: its CLI words, MCP tool and skills."""
+    if isinstance(entry, OperationRef):
+        skills = entry.skill_names
+    else:
+        skills = tuple(s.name for s in entry.skills)
+    return [("cli", entry.command), ("mcp", entry.tool_name),
+            *(("skill", name) for name in skills)]

@@ -1,34 +1,101 @@
 """The core's own verbs, each declared once as an ``Operation`` (``echo_core.operations``)
-and registered through ``register_operations`` by the core's default plugin, like any
-third party's. Declarations import their operation's implementation only when it runs,
-so listing them stays cheap."""
+in a module of this package, and registered by the core's default plugin through
+``register_operations`` like any third party's.
+
+They are registered by reference (``OperationRef``): the index below says what the CLI
+needs to list and route each verb, so a start-up imports only the verb it runs. A test
+(``tests/test_operation_surfaces.py``) checks every reference against its declaration.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from echo_core.operations import Operation
+from echo_core.operations.lazy import OperationRef
+from echo_core.verbs.groups import GROUP_HELP
+
+PACKAGE = "echo_core.verbs"
+
+
+def _ref(name: str, module: str, attr: str, summary: str, command: tuple[str, ...],
+         tool: str, skills: tuple[str, ...]) -> OperationRef:
+    group = GROUP_HELP.get(command[0], "") if len(command) > 1 else ""
+    return OperationRef(name, f"{PACKAGE}.{module}", attr, summary, command, tool, skills,
+                        group)
+
+
+#: Every built-in verb, in the order the CLI lists them.
+BUILTIN: tuple[OperationRef, ...] = (
+    _ref('init', 'vault_verbs', 'INIT',
+         'Create the vault layout (folders, templates, marker).',
+         ('init',), '', ()),
+    _ref('doctor', 'vault_verbs', 'DOCTOR',
+         'Check readiness: config (and which source won), vault, marker, schema, plugins.',
+         ('doctor',), 'echo_health', ('doctor', 'health')),
+    _ref('capture', 'capture_verbs', 'CAPTURE',
+         'Remember TITLE: create or update the entity it names, or add it to the inbox.',
+         ('capture',), 'echo_capture', ('save',)),
+    _ref('resolve', 'entity_verbs', 'RESOLVE',
+         'Find the entity MENTION names (slug, title or alias, any case or punctuation).',
+         ('resolve',), 'echo_resolve', ()),
+    _ref('link', 'entity_verbs', 'LINK',
+         'Link two notes both ways under their `## Related` headings.',
+         ('link',), 'echo_link', ()),
+    _ref('recall', 'recall_verbs', 'RECALL',
+         'Search memory for QUERY: ranked notes with excerpts, plus linked notes.',
+         ('recall',), 'echo_recall', ('recall',)),
+    _ref('reindex', 'recall_verbs', 'REINDEX',
+         'Rebuild the recall index from every note in the vault (with a progress bar).',
+         ('reindex',), '', ('sweep',)),
+    _ref('scope-show', 'scope_verbs', 'SCOPE_SHOW',
+         'Print the scope, when it was set, and how many sessions were logged since.',
+         ('scope', 'show'), 'echo_get_scope', ()),
+    _ref('scope-set', 'scope_verbs', 'SCOPE_SET',
+         'Replace the scope with TEXT (use - to read it from stdin).',
+         ('scope', 'set'), 'echo_set_scope', ()),
+    _ref('load', 'session_verbs', 'LOAD',
+         'Print what the agent should know at the start of a session. Reads only.',
+         ('load',), 'echo_load', ('load',)),
+    _ref('session-end', 'session_verbs', 'SESSION_END',
+         'Commit a session: its log, agent-log line, reflections, scope, heartbeat.',
+         ('session-end',), 'echo_log_session', ('reflect',)),
+    _ref('get', 'note_verbs', 'GET',
+         'Print the note at PATH (vault-relative, e.g. resources/people/ada.md).',
+         ('get',), 'echo_get_note', ()),
+    _ref('put', 'note_verbs', 'PUT',
+         'Write the whole note at PATH from stdin (-) or a local FILE, atomically.',
+         ('put',), '', ()),
+    _ref('append', 'note_verbs', 'APPEND',
+         'Append LINE to the note at PATH unless that exact line is already there.',
+         ('append',), 'echo_append_note', ()),
+    _ref('fm', 'note_verbs', 'FM',
+         'Set frontmatter KEY of the note at PATH to a JSON value; nothing else changes.',
+         ('fm',), '', ()),
+    _ref('ls', 'note_verbs', 'LS',
+         'List the files under FOLDER (default: the whole vault), one path per line.',
+         ('ls',), '', ()),
+    _ref('history', 'history_verbs', 'HISTORY',
+         'List the earlier versions kept of the note at PATH, newest first.',
+         ('history',), '', ()),
+    _ref('restore', 'history_verbs', 'RESTORE',
+         'Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).',
+         ('restore',), '', ()),
+    _ref('backup', 'history_verbs', 'BACKUP',
+         'Write a dated zip of the whole vault, then delete all but the newest --keep.',
+         ('backup',), '', ()),
+    _ref('triage-list', 'triage_verbs', 'TRIAGE_LIST',
+         'List the inbox items: date, age in days and text (reads only).',
+         ('triage', 'list'), '', ()),
+    _ref('triage', 'triage_verbs', 'TRIAGE',
+         'Route inbox items as PROPOSALS say (a file, or - for stdin). Dry run by default.',
+         ('triage', 'apply'), 'echo_triage_inbox', ('triage',)),
+    _ref('flush', 'vault_verbs', 'FLUSH',
+         'Replay the offline outbox: writes queued while the vault was unreachable.',
+         ('flush',), '', ()),
+)
 
 
 def builtin_operations() -> tuple[Operation[Any], ...]:
-    """Every built-in operation, in the order the CLI lists them."""
-    from echo_core.verbs import (
-        capture_verbs,
-        entity_verbs,
-        history_verbs,
-        note_verbs,
-        recall_verbs,
-        scope_verbs,
-        session_verbs,
-        triage_verbs,
-        vault_verbs,
-    )
-
-    return (
-        vault_verbs.INIT, vault_verbs.DOCTOR, capture_verbs.CAPTURE, entity_verbs.RESOLVE,
-        entity_verbs.LINK, recall_verbs.RECALL, recall_verbs.REINDEX, scope_verbs.SCOPE_SHOW,
-        scope_verbs.SCOPE_SET, session_verbs.LOAD, session_verbs.SESSION_END, note_verbs.GET,
-        note_verbs.PUT, note_verbs.APPEND, note_verbs.FM, note_verbs.LS, history_verbs.HISTORY,
-        history_verbs.RESTORE, history_verbs.BACKUP, triage_verbs.TRIAGE_LIST,
-        triage_verbs.TRIAGE, vault_verbs.FLUSH,
-    )
+    """Every built-in operation, loaded (imports every verb module)."""
+    return tuple(ref.load() for ref in BUILTIN)

@@ -19,6 +19,7 @@ from echo_core.operations import (
     param,
 )
 from echo_core.text_source import read_text_source
+
 MAX_NAMES = 50
 MAX_BODY = 1_000_000
 

@@ -10,11 +10,7 @@ import attrs
 from echo_core.models import Envelope
 from echo_core.operations import CliParam, CliSurface, McpSurface, Operation, lazy_type, param
 from echo_core.text_source import read_text_source
-
-GROUP_HELP = """Show or set what the agent is working on now (the scope).
-
-The scope sits in _agent/context/current-context.md; each change keeps the old one,
-dated, under Scope History."""
+from echo_core.verbs.groups import SCOPE_HELP as GROUP_HELP
 
 
 @attrs.frozen(kw_only=True)

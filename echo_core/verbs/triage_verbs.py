@@ -20,19 +20,10 @@ from echo_core.operations import (
     param,
 )
 from echo_core.text_source import read_text_source
+from echo_core.verbs.groups import TRIAGE_HELP as GROUP_HELP
 from echo_core.verbs.skill_texts import TRIAGE_SKILL
 
 _LABEL_WIDTH = 9
-GROUP_HELP = """Process the inbox: list its items, then route them into notes.
-
-\b
-Workflow:
-  echo-memory triage list --json              see the items (exact lines, ages)
-  echo-memory triage apply proposals.json     preview what would happen
-  echo-memory triage apply proposals.json --apply
-
-Originals always stay in inbox/captures/inbox.md; each routed item gets an audit
-line in inbox/processing-log/<today>.md, so re-applying never routes it twice."""
 
 
 @attrs.frozen(kw_only=True)

@@ -84,9 +84,7 @@ def _add_operations(cli: click.Group, host: PluginHost) -> dict[str, str]:
     from plugins.transport_cli.derived import add_operations
 
     registry = OperationRegistry.from_host(host)
-    added = add_operations(cli, registry.for_cli())
-    for command in cli.commands.values():
-        guard_text_arguments(command)
+    added = add_operations(cli, registry.for_cli(), registry.load, guard_text_arguments)
     return {path.split()[0]: registry.owners.get(name, "?") for path, name in added.items()}
 
 

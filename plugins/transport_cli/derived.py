@@ -19,7 +19,16 @@ from typing import Any
 import attrs
 import click
 
-from echo_core import CliArg, CliParam, FieldInfo, Kind, Operation, fields_of, parse_params
+from echo_core import (
+    CliArg,
+    CliParam,
+    FieldInfo,
+    Kind,
+    Operation,
+    OperationRef,
+    fields_of,
+    parse_params,
+)
 from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 
 
@@ -175,19 +184,64 @@ def command_for(op: Operation[Any]) -> click.Command:
     return command
 
 
-def add_operations(cli: click.Group, operations: list[Operation[Any]]) -> dict[str, str]:
-    """Attach a command for each operation to ``cli`` (creating groups for nested
-    words); returns command path -> operation name."""
+class LazyOperationCommand(click.Command):
+    """Stands in for the command of an ``OperationRef``: listed by its summary, built
+    (importing the declaration) only when it runs or shows its own help. ``finish`` is
+    applied to the built command (the CLI's argument guards)."""
+
+    def __init__(self, name: str, summary: str, load: Callable[[], Operation[Any]],
+                 finish: Callable[[click.Command], None]) -> None:
+        super().__init__(name, help=summary)
+        self._load = load
+        self._finish = finish
+        self._real: click.Command | None = None
+
+    def real(self) -> click.Command:
+        """The command, built on first use."""
+        if self._real is None:
+            self._real = command_for(self._load())
+            self._finish(self._real)
+        return self._real
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        return self.real().make_context(info_name, args, parent, **extra)
+
+    def to_info_dict(self, ctx: click.Context) -> dict[str, Any]:
+        return self.real().to_info_dict(ctx)
+
+
+def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef],
+                   load: Callable[[str], Operation[Any] | None],
+                   finish: Callable[[click.Command], None] = lambda command: None,
+                   ) -> dict[str, str]:
+    """Attach a command for each entry to ``cli`` (creating groups for nested words):
+    an ``Operation``'s command is built now, an ``OperationRef``'s when it is used
+    (``load(name)`` gives its declaration). Returns command path -> operation name."""
     added: dict[str, str] = {}
-    for op in operations:
+    for entry in entries:
         group = cli
-        for word in op.command[:-1]:
+        for word in entry.command[:-1]:
             sub = group.commands.get(word)
             if not isinstance(sub, click.Group):
-                assert op.cli is not None
-                sub = click.Group(word, help=op.cli.group_help or f"The {word} commands.")
+                help_text = (entry.group_help if isinstance(entry, OperationRef)
+                             else entry.cli.group_help if entry.cli else "")
+                sub = click.Group(word, help=help_text or f"The {word} commands.")
                 group.add_command(sub)
             group = sub
-        group.add_command(command_for(op))
-        added[" ".join(op.command)] = op.name
+        if isinstance(entry, OperationRef):
+            name = entry.name
+
+            def loader(name: str = name) -> Operation[Any]:
+                op = load(name)
+                assert op is not None
+                return op
+
+            command: click.Command = LazyOperationCommand(entry.command[-1], entry.summary,
+                                                          loader, finish)
+        else:
+            command = command_for(entry)
+            finish(command)
+        group.add_command(command)
+        added[" ".join(entry.command)] = entry.name
     return added

@@ -1,0 +1,59 @@
+"""``OperationRef``: an operation registered by reference, imported on first use.
+
+Start-up cost is what every verb pays (``--help``, each Claude Code hook call), and
+building an operation's parameter classes costs about a millisecond each. A plugin with
+many verbs may therefore register an ``OperationRef``: the few facts a surface needs to
+list and route the verb (its name, CLI words, MCP tool name, skill names, one-line
+summary) and where the declaration lives. The registry hands out the real ``Operation``
+(importing its module) only when a surface needs more: the CLI builds a command when that
+command runs or shows its help, the MCP server and the skills build load them all. A test
+of the plugin should check that each reference matches what it loads (``mismatch``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import attrs
+
+from echo_core.operations.declaration import Operation
+
+
+@attrs.frozen
+class OperationRef:
+    """Where operation ``name`` is declared (``module``'s attribute ``attr``), with what
+    the CLI needs to list it and the registry needs to check clashes without importing."""
+
+    name: str
+    module: str
+    attr: str
+    summary: str
+    command: tuple[str, ...] = ()
+    tool_name: str = ""
+    skill_names: tuple[str, ...] = ()
+    group_help: str = ""
+
+    def load(self) -> Operation[Any]:
+        """The declaration (imported on first call; Python caches the module)."""
+        op = getattr(importlib.import_module(self.module), self.attr)
+        if not isinstance(op, Operation):
+            raise TypeError(f"{self.module}.{self.attr} is not an Operation")
+        return op
+
+    @classmethod
+    def of(cls, op: Operation[Any], module: str, attr: str) -> OperationRef:
+        """The reference that describes ``op`` (for writing and checking an index)."""
+        group_help = op.cli.group_help if op.cli is not None and len(op.command) > 1 else ""
+        return cls(op.name, module, attr, op.summary, op.command, op.tool_name,
+                   tuple(s.name for s in op.skills), group_help)
+
+    def mismatch(self) -> str | None:
+        """What differs between this reference and the declaration it loads (None when
+        they agree)."""
+        loaded = OperationRef.of(self.load(), self.module, self.attr)
+        if loaded == self:
+            return None
+        diffs = [f"{f.name}: {getattr(self, f.name)!r} != {getattr(loaded, f.name)!r}"
+                 for f in attrs.fields(OperationRef) if getattr(self, f.name) != getattr(loaded, f.name)]
+        return f"{self.module}.{self.attr}: " + "; ".join(diffs)
