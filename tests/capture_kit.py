@@ -7,6 +7,7 @@ Not a test module (no ``test_`` prefix); imported by ``test_capture*.py`` and
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,6 +36,8 @@ def isolated_env(home: Path, **overrides: str) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / ".local/state"),
         "ECHO_TODAY": TODAY,
         "ECHO_STRICT_PLUGINS": "1",
+        # hermetic: only the built-in distribution's plugins, whatever else is installed
+        "ECHO_PLUGIN_DISTS": os.environ.get("ECHO_PLUGIN_DISTS", "echo-memory"),
     }
     env.update(overrides)
     return env
