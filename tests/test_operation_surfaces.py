@@ -54,7 +54,8 @@ def test_cli_command_has_exactly_the_declared_parameters_and_bounds(op: Operatio
     params = {p.name: p for p in command.params if p.name not in COMMON}
     params.pop("vault", None)
     params.pop("state_dir", None)
-    declared = [f for f in fields_of(op.params) if f.spec.cli is not None]
+    declared = [f for f in fields_of(op.params)
+                if f.spec.cli is not None and not f.spec.cli.from_prepare]
     extras = {a.name for a in op.cli.extra} if op.cli else set()
     assert set(params) == {f.name for f in declared} | extras
     for info in declared:
@@ -160,3 +161,26 @@ def test_running_one_verb_imports_only_its_declaration() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stderr.strip().splitlines()[-1] == "['echo_core.verbs.groups']"
+
+
+def test_models_keep_their_caps_and_people_their_room() -> None:
+    """The MCP caps of before (paths 500, body 100000, 200 proposals) hold over MCP; the
+    CLI keeps what it took before (paths up to the core's 1024 bytes, big bodies)."""
+    from echo_core import ParamsInvalid, parse_params
+    from echo_core.verbs.capture_verbs import CaptureParams
+    from echo_core.verbs.note_verbs import GetParams
+    from echo_core.verbs.triage_verbs import TriageParams
+
+    long_path = "notes/" + "a" * 600 + ".md"
+    assert parse_params(GetParams, {"path": long_path}, surface="cli").path == long_path
+    with pytest.raises(ParamsInvalid, match="path: must have at most 500"):
+        parse_params(GetParams, {"path": long_path}, surface="mcp")
+    body = "x" * 100_001
+    assert parse_params(CaptureParams, {"title": "t", "body": body}, surface="cli").body == body
+    with pytest.raises(ParamsInvalid, match="body: must have at most 100000"):
+        parse_params(CaptureParams, {"title": "t", "body": body}, surface="mcp")
+    many = [{"line": f"- {i}"} for i in range(201)]
+    assert len(parse_params(TriageParams, {"proposals": many}, surface="cli",
+                            prepared={"proposals"}).proposals or ()) == 201
+    with pytest.raises(ParamsInvalid, match="proposals: must have at most 200"):
+        parse_params(TriageParams, {"proposals": many}, surface="mcp")

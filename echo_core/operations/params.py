@@ -76,7 +76,9 @@ class CliParam:
     ``positional``: an argument, not an option (``variadic``: takes the rest of the words,
     joined by spaces). ``flag``: the option name (``"--no-linked"``); ``negate``: a flag
     that sets the boolean to False. ``short``: ``"-n"``. ``split_commas``: a list option
-    that also accepts ``a,b``. ``help``/``bounds``/``default``: this surface's override."""
+    that also accepts ``a,b``. ``from_prepare``: not an option; ``CliSurface.prepare`` gives it
+(from a file) and these bounds apply. ``help``/``bounds``/``default``: this surface's
+override."""
 
     positional: bool = False
     variadic: bool = False
@@ -85,6 +87,7 @@ class CliParam:
     negate: bool = False
     metavar: str | None = None
     split_commas: bool = False
+    from_prepare: bool = False
     help: str = ""
     bounds: Bounds = Bounds()
     default: Any = INHERIT

@@ -11,6 +11,7 @@ from echo_core.actions import Action
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.operations import (
     Access,
+    Bounds,
     CliArg,
     CliParam,
     CliSurface,
@@ -21,7 +22,8 @@ from echo_core.operations import (
 from echo_core.text_source import read_text_source
 
 MAX_NAMES = 50
-MAX_BODY = 1_000_000
+MAX_BODY = 100_000  # over MCP; the CLI (stdin, files) takes up to CLI_MAX_BODY
+CLI_MAX_BODY = 10_000_000
 
 
 def _kinds() -> str:
@@ -54,7 +56,8 @@ class CaptureParams:
                              cli=CliParam(short="-k", metavar="KIND"))
     body: str = param("", help="Markdown text to record (on the CLI, - as the second "
                       "argument reads it from stdin).", max_length=MAX_BODY,
-                      cli=CliParam(short="-b", metavar="TEXT"))
+                      cli=CliParam(short="-b", metavar="TEXT",
+                                   bounds=Bounds(max_length=CLI_MAX_BODY)))
     tags: tuple[str, ...] = _names("Tags (repeat the option or comma-separate).")
     aliases: tuple[str, ...] = _names("Other names it goes by.")
     sources: tuple[str, ...] = _names("Where it came from (URLs, paths).")

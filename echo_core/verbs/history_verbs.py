@@ -8,6 +8,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.models import Envelope
+from echo_core.verbs.note_verbs import CLI_PATH, MAX_PATH
 from echo_core.operations import (
     Access,
     CliParam,
@@ -24,8 +25,8 @@ _SKIPPED_SHOWN = 10
 class HistoryParams:
     """What ``history`` takes."""
 
-    path: str = param(help="Vault-relative note path.", min_length=1,
-                      cli=CliParam(positional=True))
+    path: str = param(help="Vault-relative note path.", min_length=1, max_length=MAX_PATH,
+                      cli=CLI_PATH)
 
 
 def render_history(env: Envelope[Any]) -> str:
@@ -66,8 +67,8 @@ Exit 44 when PATH has no note and no history."""),
 class RestoreParams:
     """What ``restore`` takes."""
 
-    path: str = param(help="Vault-relative note path.", min_length=1,
-                      cli=CliParam(positional=True))
+    path: str = param(help="Vault-relative note path.", min_length=1, max_length=MAX_PATH,
+                      cli=CLI_PATH)
     version: str = param(help="A version id from history, or its first 4+ digits.",
                          min_length=1, max_length=100, cli=CliParam(positional=True))
     confirm: bool = param(False, help="Really restore (without it: only show the diff).",

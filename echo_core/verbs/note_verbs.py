@@ -26,8 +26,13 @@ MAX_PATH = 500
 _WRITE_RESULT = lazy_type("echo_core.ops.notes_io", "WriteResult")
 
 
+#: Models get the MCP cap of 500 characters; on the CLI the core's own path rules
+#: (``echo_core.paths``: 32 levels, 1024 bytes) give the precise error, this only bounds argv.
+CLI_PATH = CliParam(positional=True, bounds=Bounds(max_length=4096))
+
+
 def _path(help: str) -> Any:
-    return param(help=help, min_length=1, cli=CliParam(positional=True))
+    return param(help=help, min_length=1, max_length=MAX_PATH, cli=CLI_PATH)
 
 
 @attrs.frozen(kw_only=True)
@@ -197,7 +202,7 @@ class ListParams:
     """What ``ls`` takes."""
 
     folder: str = param("", help="The folder (default: the whole vault).", max_length=MAX_PATH,
-                        cli=CliParam(positional=True))
+                        cli=CLI_PATH)
 
 
 def render_ls(env: Envelope[Any]) -> str:

@@ -11,6 +11,7 @@ import attrs
 from echo_core.models import Envelope
 from echo_core.operations import (
     Access,
+    Bounds,
     CliArg,
     CliParam,
     CliSurface,
@@ -89,8 +90,8 @@ class TriageParams:
     """What ``triage apply`` / ``echo_triage_inbox`` take."""
 
     proposals: tuple[Mapping[str, Any], ...] | None = param(
-        None, help="How to route inbox items. Omit to list the inbox.", max_length=1000,
-        cli=None,
+        None, help="How to route inbox items. Omit to list the inbox.", max_length=200,
+        cli=CliParam(from_prepare=True, bounds=Bounds(max_length=10000)),
         items=TriageProposal)
     apply: bool = param(False, help="false previews (default); true writes.", cli=CliParam(
         help="Route the items for real (default: a dry-run preview that writes nothing)."))

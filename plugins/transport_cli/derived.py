@@ -158,7 +158,8 @@ def command_for(op: Operation[Any]) -> click.Command:
     """The click command running ``op`` (named after the last of its CLI words)."""
     surface = op.cli
     assert surface is not None
-    fields = [f for f in fields_of(op.params) if f.spec.cli is not None]
+    fields = [f for f in fields_of(op.params)
+              if f.spec.cli is not None and not f.spec.cli.from_prepare]
     positional = [f for f in fields if f.spec.cli and f.spec.cli.positional]
     options = [f for f in fields if not (f.spec.cli and f.spec.cli.positional)]
     params: list[click.Parameter] = [_parameter(f) for f in positional]

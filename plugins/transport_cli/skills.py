@@ -37,7 +37,8 @@ def _positional(info: FieldInfo) -> str:
 def usage_lines(op: Operation[Any]) -> list[str]:
     """``echo-memory <words> ARGS [options]`` and one line per option, from ``op``."""
     assert op.cli is not None
-    fields = [f for f in fields_of(op.params) if f.spec.cli is not None]
+    fields = [f for f in fields_of(op.params)
+              if f.spec.cli is not None and not f.spec.cli.from_prepare]
     args = [_positional(f) for f in fields if f.spec.cli and f.spec.cli.positional]
     args += [a.metavar or a.name.upper() for a in op.cli.extra if not a.flag]
     lines = [f"echo-memory {' '.join((*op.command, *args))} [options]"]
