@@ -90,6 +90,9 @@ class PluginHost:
         self.disabled = set(disabled)
         self.records: dict[str, PluginRecord] = {}
         self._gathered: dict[str, GatheredRegistrations] = {}
+        #: Bumped whenever a plugin is added or fails: anything derived from the
+        #: registrations (the operation registry) is stale once it changes.
+        self.generation = 0
         self._reported: list[RegistrationProblem] = []
         self._dist_of: dict[str, str] = {}  # entry-point name -> its distribution
         from echo_core import defaults
@@ -135,6 +138,7 @@ class PluginHost:
         self.records[name] = PluginRecord(name, version, hooks=self._hooks_of(registered),
                                           source=source)
         self._gathered.clear()
+        self.generation += 1
         return True
 
     def load_entry_points(
@@ -204,6 +208,7 @@ class PluginHost:
         hooks = known.hooks if known else []
         self.pm.set_blocked(name)
         self._gathered.clear()
+        self.generation += 1
         self.records[name] = PluginRecord(
             name, version, status="failed", error=message, hooks=hooks, source=source
         )

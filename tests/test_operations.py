@@ -202,3 +202,20 @@ def test_access_rules_see_the_parameters() -> None:
     assert op.access_for(Sample(text="t")) == "read"
     assert op.access_for(Sample(text="t", loud=True)) == "write"
     assert SimpleNamespace(x=op.may_write).x is True
+
+
+class _OpsThenBrokenCommands(_Ops):
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        raise RuntimeError("broken commands")
+
+
+def test_a_plugin_failing_while_the_cli_is_built_loses_its_operations_too() -> None:
+    """Blocked means blocked: a plugin whose register_commands raises has no command and
+    no MCP tool left from its operations, wherever the failure happens."""
+    host = create_host(env={}, strict=False,
+                       extra=[("half", _OpsThenBrokenCommands(_op("omega")))])
+    cli = build_cli(host)
+    assert "omega" not in cli.commands and "recall" in cli.commands
+    assert OperationRegistry.from_host(host).get("omega") is None
+    assert [r.name for r in host.failed()] == ["half"]

@@ -87,7 +87,8 @@ class OperationRegistry:
 
     @classmethod
     def from_host(cls, host: PluginHost) -> OperationRegistry:
-        """The registry of ``host``'s plugins (cached on the host).
+        """The registry of ``host``'s plugins (cached on the host until a plugin is added
+        or fails: a blocked plugin's operations are gone from the next registry).
 
         A broken registration never takes the other verbs down: a malformed declaration
         is left out, and of two operations claiming one name, CLI command, MCP tool or
@@ -95,8 +96,9 @@ class OperationRegistry:
         problem naming the plugins (``registration_problems``). With
         ``ECHO_STRICT_PLUGINS=1`` (``host.strict``) a problem is an ``EchoError`` (1)."""
         cached = getattr(host, "_operation_registry", None)
-        if isinstance(cached, OperationRegistry):
-            return cached
+        if isinstance(cached, tuple) and cached[0] == host.generation:
+            registry: OperationRegistry = cached[1]
+            return registry
         found = host.registrations(HOOK)
         owners = {name: host.owner_of(HOOK, name) for name in found}
         registry = cls(dict(found), owners)
@@ -106,7 +108,7 @@ class OperationRegistry:
                             "plugin named (ECHO_DISABLE_PLUGINS=<plugin>).", ExitCode.FAILURE)
         if problems:
             registry = cls(registry.usable(), owners)
-        host._operation_registry = registry  # type: ignore[attr-defined]
+        host._operation_registry = (host.generation, registry)  # type: ignore[attr-defined]
         return registry
 
     def usable(self) -> dict[str, Entry]:

@@ -58,7 +58,9 @@ def build_cli(host: PluginHost) -> click.Group:
     def cli() -> None:
         pass
 
-    owners: dict[str, str] = _add_operations(cli, host)
+    # Raw commands first: a plugin failing here is blocked before the operations are
+    # derived, so none of its verbs reach the CLI.
+    raw: list[tuple[str, str, click.Command]] = []
     for plugin_name in host.implementers("register_commands"):
         scratch = click.Group()
         try:
@@ -66,15 +68,17 @@ def build_cli(host: PluginHost) -> click.Group:
         except Exception as exc:  # noqa: BLE001 - a broken plugin is failed, not fatal
             host.fail_plugin(plugin_name, exc)
             continue
-        for name, command in scratch.commands.items():
-            if name in owners:
-                problem = host.report_duplicate("register_commands", name, owners[name], plugin_name)
-                cli.add_command(_refusing_command(name, problem.message), name)
-                continue
-            owners[name] = plugin_name
-            ensure_common_options(command)
-            guard_text_arguments(command)
-            cli.add_command(command, name)
+        raw += [(plugin_name, name, command) for name, command in scratch.commands.items()]
+    owners: dict[str, str] = _add_operations(cli, host)
+    for plugin_name, name, command in raw:
+        if name in owners:
+            problem = host.report_duplicate("register_commands", name, owners[name], plugin_name)
+            cli.add_command(_refusing_command(name, problem.message), name)
+            continue
+        owners[name] = plugin_name
+        ensure_common_options(command)
+        guard_text_arguments(command)
+        cli.add_command(command, name)
     return cli
 
 
