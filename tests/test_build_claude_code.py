@@ -82,6 +82,8 @@ def test_plugin_manifest_has_the_reference_shape(plugin_dir: Path) -> None:
     assert isinstance(manifest["version"], str) and re.match(r"\d+\.\d+", manifest["version"])
     assert isinstance(manifest["description"], str) and manifest["description"]
     assert all(isinstance(k, str) for k in manifest["keywords"])
+    # `claude plugin validate --strict` fails without an author (issue 13, item 16)
+    assert isinstance(manifest["author"], dict) and manifest["author"]["name"].strip()
 
 
 def _hooks(plugin_dir: Path) -> dict[str, Any]:

@@ -89,6 +89,8 @@ def test_schemas_carry_ranges_defaults_and_forbid_extras(server: EchoMcpServer) 
     assert "ctx" not in recall["properties"]
     assert tools["echo_recall"].annotations.read_only_hint is True
     assert tools["echo_capture"].annotations.read_only_hint is False
+    # load replays the offline outbox first: not read-only (issue 13, item 15)
+    assert tools["echo_load"].annotations.read_only_hint is False
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False, tool.name
 

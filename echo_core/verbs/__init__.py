@@ -55,7 +55,7 @@ BUILTIN: tuple[OperationRef, ...] = (
          'Replace the scope with TEXT (use - to read it from stdin).',
          ('scope', 'set'), 'echo_set_scope', ()),
     _ref('load', 'session_verbs', 'LOAD',
-         'Print what the agent should know at the start of a session. Reads only.',
+         'Print what the agent should know at the start of a session.',
          ('load',), 'echo_load', ('load',)),
     _ref('session-end', 'session_verbs', 'SESSION_END',
          'Commit a session: its log, agent-log line, reflections, scope, heartbeat.',

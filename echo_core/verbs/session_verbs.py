@@ -47,14 +47,15 @@ def run_load(ctx: Any, p: LoadParams) -> Envelope[Any]:
 
 
 LOAD = Operation(
-    "load", "Print what the agent should know at the start of a session. Reads only.",
+    "load", "Print what the agent should know at the start of a session.",
     ("Load the memory digest that orients a session: scope, operator preferences, recent "
      "observations, the last session's summary, today's agent log and the inbox count. "
      "Call it once at the start of a session (brief=false adds the full notes). Returns "
      "the digest text and its sections."),
-    LoadParams, run_load, lazy_type("echo_core.ops.load", "LoadResult"), profile="core",
-    render=render_load, skill=LOAD_SKILL,
-    cli=CliSurface(help="""Print what the agent should know at the start of a session. Reads only.
+    # a write: load first replays the offline outbox (queued captures land in the vault)
+    LoadParams, run_load, lazy_type("echo_core.ops.load", "LoadResult"), access="write",
+    profile="core", render=render_load, skill=LOAD_SKILL,
+    cli=CliSurface(help="""Print what the agent should know at the start of a session.
 
 \b
 The brief digest, in order: vault marker (schema, bootstrapped or not); scope with
@@ -66,8 +67,10 @@ The brief digest stays within $ECHO_LOAD_BUDGET characters (default 8000); a ful
 load gets three times that. Over budget, observations, then the agent log, then the
 session summary are cut, each marked "(truncated)".
 
-Exit 78 when the vault is not initialised (run `echo-memory init`); exit 69 when it
-is unreachable (the message says to proceed without memory)."""),
+First replays writes queued while the vault was unreachable (the outbox, as `flush`
+does); otherwise it only reads. Exit 78 when the vault is not initialised (run
+`echo-memory init`); exit 69 when it is unreachable (the message says to proceed
+without memory)."""),
 )
 
 

@@ -3,7 +3,7 @@
 Writes, under the output folder:
 
 * ``.claude-plugin/plugin.json`` — ``name`` ``echo-memory`` (kebab-case), ``version`` (the
-  installed distribution's, or the build context's), description, license, keywords. This
+  installed distribution's, or the build context's), description, author, license, keywords. This
   part owns the manifest because the Claude Code plugin *is* this plugin's artefact; the
   other parts (skills, later ``.mcp.json``) only add component folders.
 * ``hooks/hooks.json`` — one command hook per event of ``events.EVENTS`` with its
@@ -53,6 +53,10 @@ def hooks_document() -> dict[str, Any]:
     return {"hooks": hooks}
 
 
+#: The plugin's author, as the distribution declares it (pyproject ``authors``).
+AUTHOR = {"name": "echo-memory developers"}
+
+
 def installed_version() -> str:
     """The installed ``echo-memory`` version (``0.0.0`` when not installed)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -64,9 +68,10 @@ def installed_version() -> str:
 
 
 def manifest_document(version: str) -> dict[str, Any]:
-    """The .claude-plugin/plugin.json object."""
+    """The .claude-plugin/plugin.json object (``claude plugin validate --strict`` wants an
+    ``author``)."""
     return {"name": PLUGIN_NAME, "version": version, "description": DESCRIPTION,
-            "license": "MIT", "keywords": list(KEYWORDS)}
+            "author": dict(AUTHOR), "license": "MIT", "keywords": list(KEYWORDS)}
 
 
 def _write_json(root: Path, rel: str, data: Any) -> str:
