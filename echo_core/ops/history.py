@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import hashlib
 from typing import TYPE_CHECKING
 
 import attrs
@@ -92,16 +93,38 @@ def _current(ctx: EchoContext, path: str) -> str | None:
         raise
 
 
+#: The ``version`` that means the newest kept text differing from the note's current one.
+PREVIOUS = "previous"
+
+
+def _chosen(ctx: EchoContext, path: str, version_id: str) -> Version:
+    """The version ``version_id`` names: ``previous`` is the newest kept text other than
+    the note's current one (so restoring it twice toggles back); anything else an id or
+    prefix. Errors: 44 as ``History.find``, or when no kept text differs from the note."""
+    if version_id.strip().lower() != PREVIOUS:
+        return ctx.history.find(path, version_id)
+    current = _current(ctx, path)
+    now = None if current is None else hashlib.sha256(current.encode("utf-8")).hexdigest()
+    versions = ctx.history.versions(path)
+    for version in versions:
+        if version.sha != now:
+            return version
+    if not versions:
+        ctx.history.find(path, version_id)  # raises the "no history" error
+    raise not_found(f"no earlier version of {path!r} differs from its current text; "
+                    f"run `echo-memory history {path}`")
+
+
 def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool) -> Envelope[RestoreResult]:
-    """Restore ``path`` to the kept version ``version_id`` (an id or a unique prefix of at
-    least 4 hex digits).
+    """Restore ``path`` to the kept version ``version_id`` (an id, a unique prefix of at
+    least 4 hex digits, or ``previous``: the newest kept text other than the current one).
 
     Without ``confirm``: a preview (action ``preview``) with the diff; nothing changes.
     With it: the note is written under the vault lock (action ``restored``; the text it
     replaces is kept as a new version). The same text: action ``unchanged``.
     Errors: 2 for a bad path; 44 naming the path (no history) or the version."""
     clean = normalize_path(path)
-    version = ctx.history.find(clean, version_id)
+    version = _chosen(ctx, clean, version_id)
     text = ctx.history.text(clean, version)
     with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
         current = _current(ctx, clean)

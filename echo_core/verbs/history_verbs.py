@@ -69,7 +69,8 @@ class RestoreParams:
 
     path: str = param(help="Vault-relative note path.", min_length=1, max_length=MAX_PATH,
                       cli=CLI_PATH)
-    version: str = param(help="A version id from history, or its first 4+ digits.",
+    version: str = param(help="A version id from history, its first 4+ digits, or "
+                         "`previous` (the newest kept text other than the current one).",
                          min_length=1, max_length=100, cli=CliParam(positional=True))
     confirm: bool = param(False, help="Really restore (without it: only show the diff).",
                           cli=CliParam(flag="--yes"))
@@ -103,7 +104,8 @@ RESTORE = Operation(
     access=restore_access, lock_param="path", render=render_restore, mcp=None,
     cli=CliSurface(help="""Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).
 
-Without --yes: prints the unified diff from the current text to VERSION and changes
+VERSION `previous` is the newest kept text other than the note's current one (so a
+second restore of `previous` undoes the first). Without --yes: prints the unified diff from the current text to VERSION and changes
 nothing. With --yes: writes it; the text it replaces is kept as a new version, so
 a restore can itself be undone. Exit 44 when PATH has no history or VERSION is not
 one of its versions."""),

@@ -26,15 +26,18 @@ HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown n
 
 \b
 Start here:
-  echo-memory init                 create the vault layout (idempotent)
-  echo-memory doctor               check config, vault and plugins
-  echo-memory put notes/x.md -     write a note from stdin
-  echo-memory get notes/x.md       read it back
-  echo-memory plugins              list plugins and their hooks
+  echo-memory init --vault ~/notes    create a vault (safe on an existing one)
+  echo-memory capture "Ada Lovelace" -k person -b "Wrote the first program."
+                                      remember it (duplicates stop at a gate)
+  echo-memory recall "first program"  find it again, ranked, with excerpts
+  echo-memory load                    the brief an agent reads first
+  echo-memory doctor                  check config, vault and plugins
 
 The vault is --vault, else $ECHO_VAULT, else `vault` in ~/.config/echo-memory/config.toml,
-else an embedded folder under ~/.local/share/echo-memory/vault. Every verb takes --json.
-Exit codes: 2 usage, 44 not found, 75 lock held, 76 duplicate gate, 78 not configured.
+else an embedded folder under ~/.local/share/echo-memory/vault. Every command takes
+--json (a group's sub-commands too: `scope show --json` or `scope --json show`).
+Exit codes: 0 ok, 1 failure, 2 usage, 44 not found, 69 vault unavailable (writes are
+queued), 75 lock held, 76 duplicate gate, 78 not configured.
 """
 
 

@@ -48,7 +48,8 @@ class AppState:
 
 def _remember_flag(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value is not None and isinstance(ctx.obj, AppState):
+        # a flag left off (False) never clears what a group's option already set
+        if value is not None and value is not False and isinstance(ctx.obj, AppState):
             setattr(ctx.obj, name, value)
         return value
 
@@ -97,6 +98,20 @@ def ensure_common_options(command: click.Command) -> None:
             help="Print the result as JSON (for machines)."))
     if "--vault" not in names:
         command.params.extend(_vault_options())
+
+
+def group_options() -> list[click.Option]:
+    """``--json``, ``--vault`` and ``--state-dir`` for a group of commands (``scope``,
+    ``triage``): given before the sub-command, they hold for it (``scope --json show``)."""
+    return [click.Option(["--json"], is_flag=True, expose_value=False,
+                         callback=_remember_flag("as_json"),
+                         help="Print the result as JSON (for machines)."), *_vault_options()]
+
+
+def json_requested(as_json: bool) -> bool:
+    """``as_json`` from a command's own ``--json``, or a group's given before it."""
+    state = click.get_current_context().find_object(AppState)
+    return as_json or (state is not None and state.as_json)
 
 
 def current_context() -> EchoContext:

@@ -29,7 +29,14 @@ from echo_core import (
     fields_of,
     parse_params,
 )
-from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
+from plugins.transport_cli.cli_kit import (
+    LiteralArgsCommand,
+    common_options,
+    current_context,
+    emit,
+    group_options,
+    json_requested,
+)
 
 
 def option_name(info: FieldInfo) -> str:
@@ -168,6 +175,7 @@ def command_for(op: Operation[Any]) -> click.Command:
     params += [_extra(a) for a in surface.extra if a.flag]
 
     def callback(as_json: bool, **values: Any) -> None:
+        as_json = json_requested(as_json)
         arguments = cli_arguments(op, values)
         prepared = set(arguments) - {f.name for f in fields}
         checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
@@ -227,7 +235,8 @@ def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef
             if not isinstance(sub, click.Group):
                 help_text = (entry.group_help if isinstance(entry, OperationRef)
                              else entry.cli.group_help if entry.cli else "")
-                sub = click.Group(word, help=help_text or f"The {word} commands.")
+                sub = click.Group(word, help=help_text or f"The {word} commands.",
+                                 params=group_options())
                 group.add_command(sub)
             group = sub
         if isinstance(entry, OperationRef):
