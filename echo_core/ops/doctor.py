@@ -62,7 +62,9 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
         checks.append(Check("schema", "ok", f"schema_version {schema}"))
     else:
         checks.append(Check("schema", "warn", f"schema_version {schema!r}, expected {expected}",
-                            "run `echo-memory sweep --apply` to migrate"))
+                            f"this version has no migration for it: keep a copy (`echo-memory backup`) "
+                            f"and set schema_version: {expected} in {MARKER_PATH} only if "
+                            "the layout matches"))
     checks.append(_index_check(ctx))
     pending = pending_intents(ctx)
     if pending:

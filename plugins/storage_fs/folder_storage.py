@@ -199,7 +199,7 @@ class FolderStorage(StorageBase):
 
     def _missing(self, rel: str) -> EchoError:
         return not_found(f"no file {rel!r} in the vault {self.root}; check the path "
-                         "(`echo-memory` list/recall can find it)")
+                         "(`echo-memory ls` or `echo-memory recall` can find it)")
 
     def _read_file(self, given: str, rel: str, full: str, *, verify: bool) -> str:
         """The text of the regular file ``full`` (a folder, FIFO or device is 44, and
