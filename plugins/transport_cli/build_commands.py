@@ -32,15 +32,17 @@ def build_command(target: str, out_dir: str, as_json: bool) -> None:
 
     \b
     Targets:
-      claude-code   a Claude Code plugin: .claude-plugin/plugin.json, hooks/hooks.json
-                    (SessionStart, UserPromptSubmit, Stop, PreCompact) and
-                    skills/<verb>/SKILL.md (load, save, recall, reflect, triage, health,
-                    sweep, doctor)
+      claude-code   a Claude Code plugin: .claude-plugin/plugin.json,
+                    hooks/hooks.json (SessionStart, UserPromptSubmit, Stop,
+                    PreCompact), .mcp.json and skills/<verb>/SKILL.md (load, save,
+                    recall, reflect, triage, health, sweep, doctor)
 
     \b
     Example:
-      echo-memory build claude-code ~/.claude/echo-memory-plugin
-      claude --plugin-dir ~/.claude/echo-memory-plugin
+      echo-memory build claude-code ~/claude-plugins/echo-memory
+      claude --plugin-dir ~/claude-plugins/echo-memory
+
+    The README shows how to install it for good from a local marketplace.
 
     DIR must be new, empty, or an earlier build of the same target (it is then replaced
     whole). The hooks run `echo-memory` from PATH; set ECHO_MEMORY_BIN in Claude Code's

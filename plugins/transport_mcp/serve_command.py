@@ -37,7 +37,8 @@ def serve(host: str, port: int, workers: int, stdio: bool) -> None:
     Examples:
       echo-memory serve                      http://127.0.0.1:8765/mcp
       echo-memory serve --workers 2          two processes: both cores
-      echo-memory serve --stdio              for `claude mcp add echo -- echo-memory serve --stdio`
+      echo-memory serve --stdio              one client on stdin/stdout
+      claude mcp add echo -- echo-memory serve --stdio
     """
     from plugins.transport_mcp.serving import serve_http, serve_stdio
 
