@@ -79,6 +79,9 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.operations.invoke import invoke as invoke
     from echo_core.operations.schema import input_schema as input_schema
     from echo_core.operations.schema import output_schema as output_schema
+    from echo_core.operations.spelling import current_surface as current_surface
+    from echo_core.operations.spelling import spell as spell
+    from echo_core.operations.spelling import spelled_for as spelled_for
     from echo_core.ops.build import build as build
     from echo_core.ops.capture import capture as capture
     from echo_core.ops.init import init_vault as init_vault
@@ -141,6 +144,7 @@ _EXPORTS: dict[str, str] = {
                      "parse_params"), "echo_core.operations"),
     "invoke": "echo_core.operations.invoke",
     **dict.fromkeys(("input_schema", "output_schema"), "echo_core.operations.schema"),
+    **dict.fromkeys(("current_surface", "spell", "spelled_for"), "echo_core.operations.spelling"),
     "build": "echo_core.ops.build",
     "capture": "echo_core.ops.capture",
     "init_vault": "echo_core.ops.init",

@@ -48,6 +48,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import CaptureRequest, Envelope
+from echo_core.operations.spelling import spell
 from echo_core.ops.capture import CaptureResult, capture, require_initialised
 from echo_core.vault import INBOX_PATH
 
@@ -318,7 +319,8 @@ def _summary(outcomes: Sequence[TriageOutcome], applied: bool) -> str:
     parts = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
     if applied:
         return f"triage applied: {parts or 'nothing to do'}; originals stay in the inbox"
-    return f"triage preview: {parts or 'nothing to do'}; nothing written (add --apply to route)"
+    return (f"triage preview: {parts or 'nothing to do'}; nothing written (run again with "
+            f"{spell('apply')} to route)")
 
 
 def _run(ctx: EchoContext, proposals: list[Proposal], apply: bool) -> list[TriageOutcome]:

@@ -20,6 +20,7 @@ from echo_core.operations import (
     lazy_type,
     param,
 )
+from echo_core.operations.spelling import current_surface, spell
 from echo_core.text_source import read_text_source
 from echo_core.verbs.groups import TRIAGE_HELP as GROUP_HELP
 from echo_core.verbs.skill_texts import TRIAGE_SKILL
@@ -60,8 +61,12 @@ def render_list(env: Envelope[Any]) -> str:
     for item in items:
         age = f"{item.age_days}d"
         lines.append(f"  {item.date}  {age:>5}  {item.text}")
-    lines.append("Route items with `echo-memory triage apply PROPOSALS.json` "
-                 "(see `triage apply --help`).")
+    if current_surface() == "mcp":
+        lines.append("Route items by calling echo_triage_inbox with proposals (a preview; "
+                     "then again with apply: true).")
+    else:
+        lines.append("Route items with `echo-memory triage apply PROPOSALS.json` "
+                     "(see `triage apply --help`).")
     return "\n".join(lines)
 
 
@@ -129,7 +134,7 @@ def render_triage(env: Envelope[Any]) -> str:
         lines += _render_outcome(outcome)
     lines.append(env.message)
     if not data.applied and any(o.classification in ("create", "update") for o in data.items):
-        lines.append("Re-run with --apply to route them.")
+        lines.append(f"Run again with {spell('apply')} to route them.")
     return "\n".join(lines)
 
 

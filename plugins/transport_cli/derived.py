@@ -28,6 +28,7 @@ from echo_core import (
     OperationRef,
     fields_of,
     parse_params,
+    spelled_for,
 )
 from plugins.transport_cli.cli_kit import (
     LiteralArgsCommand,
@@ -181,11 +182,12 @@ def command_for(op: Operation[Any]) -> click.Command:
         checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
                                prepared=prepared)
         ctx = current_context()
-        if as_json:
-            envelope = op.run(ctx, checked)
-        else:
-            envelope = _progress_bar(op.name, lambda: op.run(ctx, checked))
-        emit(envelope, as_json, op.render, exact_when_piped=surface.exact_when_piped)
+        with spelled_for("cli", op):  # messages name its --options
+            if as_json:
+                envelope = op.run(ctx, checked)
+            else:
+                envelope = _progress_bar(op.name, lambda: op.run(ctx, checked))
+            emit(envelope, as_json, op.render, exact_when_piped=surface.exact_when_piped)
 
     cls = LiteralArgsCommand if surface.literal_args else click.Command
     command = cls(op.command[-1], params=params, callback=callback, help=op.cli_help)

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from echo_core import BackendUnavailable, EchoContext, EchoError, ExitCode, Operation
+from echo_core import BackendUnavailable, EchoContext, EchoError, ExitCode, Operation, spelled_for
 from plugins.transport_mcp.access import AccessPlan, plan_for
 from plugins.transport_mcp.results import (
     Outcome,
@@ -139,9 +139,10 @@ class ToolRunner:
         """Lock, call, convert (in a worker thread, conversion included, or inline)."""
         name = op.tool_name
         try:
-            with self._hold(plan):
-                value = op.run(self.context(), params)
-            return envelope_outcome(value, op.render)
+            with spelled_for("mcp", op):  # messages name its arguments, not CLI flags
+                with self._hold(plan):
+                    value = op.run(self.context(), params)
+                return envelope_outcome(value, op.render)
         except BackendUnavailable as exc:  # before EchoError: it is one
             return unreachable_outcome(str(exc), write=plan.is_write)
         except EchoError as exc:
