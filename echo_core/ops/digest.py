@@ -31,7 +31,13 @@ import attrs
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.links import link_target
-from echo_core.ops.scope import PLACEHOLDER, session_date
+from echo_core.ops.scope import (
+    PLACEHOLDER,
+    count_phrase,
+    count_sessions_since,
+    session_date,
+    shown_stamp,
+)
 from echo_core.ops.triage import parse_inbox
 
 TRUNCATED = "(truncated)"
@@ -94,13 +100,17 @@ class _Block:
     fixed: str = ""
     items: list[str] = attrs.field(factory=list)
     keep_last: bool = True  # trimming drops the oldest (front) items; else from the end
-    noun: str = "items"
+    noun: str = "item"  # singular; the count line pluralises it
     closing: str = ""  # a line after the items (a code fence), never trimmed
     hint: str = ""  # where to read what trimming left out
     shown: int = -1  # items shown; -1 = all
+    total: int = -1  # items in the source when ``items`` holds only some; -1 = len(items)
 
     def render(self, shown: int | None = None) -> str:
-        """The section text with ``shown`` items (default: the current ``shown``)."""
+        """The section text with ``shown`` items (default: the current ``shown``).
+
+        When trimming left items out, the last line says how many of the source's items
+        are not shown, so shown + not shown = all of them."""
         n = shown if shown is not None else len(self.items) if self.shown < 0 else self.shown
         kept = (self.items[len(self.items) - n:] if self.keep_last else self.items[:n]) if n else []
         lines = [self.title(n)]
@@ -110,9 +120,11 @@ class _Block:
         if self.closing:
             lines.append(self.closing)
         if n < len(self.items):
-            which = "older" if self.keep_last else "more"
+            which = "" if not n else " older" if self.keep_last else " more"
+            hidden = (self.total if self.total >= 0 else len(self.items)) - n
             hint = f"; read {self.hint}" if self.hint else ""
-            lines.append(f"{TRUNCATED} {len(self.items) - n} {which} {self.noun} not shown{hint}")
+            words = _count(hidden, self.noun).split(" ", 1)
+            lines.append(f"{TRUNCATED} {words[0]}{which} {words[1]} not shown{hint}")
         return "\n".join(lines)
 
 
@@ -134,8 +146,7 @@ def _items(body: str) -> list[str]:
     return items
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+_count = count_phrase
 
 
 def _problem(read: Read, what: str) -> str:
@@ -178,12 +189,11 @@ def _scope_block(snap: VaultSnapshot) -> _Block:
     if snap.sessions_error:
         since = "sessions since unknown"
     else:
-        count = sum(1 for p in snap.sessions
-                    if (d := session_date(p)) is not None and d >= updated[:10])
-        since = f"{_count(count, 'session')} logged since"
+        since = f"{_count(count_sessions_since(snap.sessions, updated), 'session')} logged since"
     if not scope or scope == PLACEHOLDER:
         scope = '(no scope set yet; set one with `echo-memory scope set "..."`)'
-    return _fixed("scope", "ok", f"## Scope (updated {updated or 'never'}; {since})\n{scope}")
+    return _fixed("scope", "ok",
+                  f"## Scope (updated {shown_stamp(updated) or 'never'}; {since})\n{scope}")
 
 
 def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
@@ -199,9 +209,9 @@ def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
     if not recent:
         obs = _fixed("observations", "ok", "## Observations\n(none yet)")
     else:
-        obs = _Block("observations", "ok",
-                     lambda n: f"## Observations (last {n} of {total})",
-                     items=recent, noun="observations", hint=read.path)
+        obs = _Block("observations", "ok", lambda n: (
+                         f"## Observations (last {n} of {total})" if n else "## Observations"),
+                     items=recent, noun="observation", hint=read.path, total=total)
     return [_fixed("preferences", "ok", f"## Fact / Pattern\n{facts}"), obs]
 
 
@@ -238,7 +248,7 @@ def _session_block(snap: VaultSnapshot) -> _Block:
     if not lines:
         return _fixed("last-session", "ok", f"{title}\n(the log is empty)")
     return _Block("last-session", "ok", lambda _n: title, items=lines, keep_last=False,
-                  noun="summary lines", hint=read.path)
+                  noun="summary line", hint=read.path)
 
 
 def _agent_log_block(snap: VaultSnapshot) -> _Block:
@@ -253,7 +263,7 @@ def _agent_log_block(snap: VaultSnapshot) -> _Block:
     if not items:
         return _fixed("agent-log", "ok", f"## Agent Log ({day})\n(nothing logged yet today)")
     return _Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", items=items,
-                  noun="agent-log lines", hint=read.path)
+                  noun="agent-log line", hint=read.path)
 
 
 def _inbox_block(snap: VaultSnapshot) -> _Block:
@@ -280,7 +290,7 @@ def _full_block(name: str, label: str, read: Read | None) -> _Block:
     fence = "`" * max(3, 1 + max((len(m.group()) for m in _FENCE_RUN.finditer(read.text)),
                                  default=0))
     return _Block(name, "ok", lambda _n: f"## Full text: {label} ({read.path})",
-                  fixed=fence + "markdown", items=lines, keep_last=False, noun="lines",
+                  fixed=fence + "markdown", items=lines, keep_last=False, noun="line",
                   closing=fence, hint=read.path)
 
 

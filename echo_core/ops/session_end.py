@@ -310,8 +310,8 @@ def _preview(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
     today = ctx.today()
     daily = daily_note_path(today)
     line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
-    present = False
-    if ctx.vault.storage.exists(daily):
+    present = False  # only a re-apply of this same session (same log) skips its line
+    if same and ctx.vault.storage.exists(daily):
         present = not append_under_heading(ctx.vault.storage.read(daily),
                                            AGENT_LOG_HEADING, [line])[1]
     outcomes = [_classify(p, capture(ctx, p.request(dry_run=True))) for p in bundle.reflect]
@@ -338,7 +338,7 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
             vault.write_note(path, text)
         today = ctx.today()
         line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
-        appended = append_agent_log(vault, today, line)
+        appended = append_agent_log(vault, today, line, rerun=same)
         outcomes = [_classify(p, capture(ctx, p.request(dry_run=False))) for p in bundle.reflect]
         if bundle.scope is None:
             scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
