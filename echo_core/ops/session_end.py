@@ -16,9 +16,10 @@ written: the result previews each step (each proposal classified by a dry-run ca
 create / update / inbox / gated). With ``apply``, under one vault lock and in this order:
 
 1. the session log ``_agent/sessions/<date>-<HHMM>-<slug>.md`` from the session template
-   (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's;
-   other ``##`` sections follow them; text before any section, or a body without
-   sections, goes under ``## Log``); an existing log with other content is refused (2),
+   (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's
+   with the paragraph or list under their heading; everything else - text before any
+   section, a plain paragraph after a known section's content, every other section -
+   goes under ``## Log``, see ``render_session_log``); an existing log with other content is refused (2),
    identical content is an idempotent re-apply;
 2. the agent-log line in today's daily note (default ``- <today>: session [[<stem>]]``;
    a given line without a leading ``- `` gets one);
@@ -48,8 +49,6 @@ from echo_core.errors import EchoError, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.notes import (
     append_under_heading,
-    find_section,
-    headings,
     replace_section_body,
     section_body,
 )
@@ -257,20 +256,83 @@ def session_log_path(day: _dt.date, now: _dt.datetime, slug: str) -> str:
     return f"{SESSIONS_DIR}/{day.isoformat()}-{now:%H%M}-{slug}.md"
 
 
+_SPLIT_HEADING = re.compile(r"^ {0,3}(#{1,2})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CONTINUES = re.compile(r"^(?:[ \t]|[-*+][ \t]|\d+[.)][ \t]|>|\||#{3,}[ \t])")
+
+
+def _parts(body: str) -> list[tuple[str | None, list[str]]]:
+    """``body`` cut at its ``#`` and ``##`` headings (not inside code fences):
+    ``(heading title or None for the text before the first, lines)`` in order."""
+    parts: list[tuple[str | None, list[str]]] = [(None, [])]
+    fence = ""
+    for line in body.splitlines():
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = ""
+        elif opener:
+            fence = opener.group(1)
+        elif heading := _SPLIT_HEADING.match(line):
+            parts.append(((heading.group(2) or "").strip(), []))
+            continue
+        parts[-1][1].append(line)
+    return parts
+
+
+def _own_lines(lines: list[str]) -> tuple[list[str], list[str]]:
+    """A known section's lines split into what it holds and the log text after it.
+
+    It holds the paragraph or list right under its heading and everything that
+    continues it: list items, indented lines, quotes, tables, code fences, ``###``
+    sub-headings. A plain paragraph after a blank line is log text: it and the rest
+    of the part go under ``## Log``."""
+    fence, blank, held = "", False, False
+    for i, line in enumerate(lines):
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if not line.strip():
+            blank = True
+            continue
+        if blank and held and not opener and not _CONTINUES.match(line):
+            return lines[:i], lines[i:]
+        fence = opener.group(1) if opener else ""
+        blank, held = False, True
+    return lines, []
+
+
 def render_session_log(bundle: SessionBundle, day: _dt.date, now: _dt.datetime) -> str:
-    """The session log note: the session template with ``log_body`` placed in it."""
+    """The session log note: the session template with ``log_body`` placed in it.
+
+    A ``## Goal`` / ``## Decisions Made`` / ``## Open Threads`` / ``## Suggested Next
+    Step`` section (any case) fills the template's section with what it holds
+    (``_own_lines``; the same section twice: both, in order). Everything else goes under
+    ``## Log``, in the order written, nothing dropped: text before the first heading,
+    log text after a known section, and every other ``#`` / ``##`` section (its heading
+    as ``###``; a ``## Log`` section's text as it is)."""
     text = render_template("session", date=day.isoformat(),
                            title=f"{bundle.slug} ({day.isoformat()} {now:%H:%M})")
-    body = bundle.log_body
-    titles = [h[3:] for h in headings(body) if h.startswith("## ")]
-    first = find_section(body, "## " + titles[0]) if titles else None
-    preamble = body[: first[0]].strip() if first else body.strip()
-    for title in dict.fromkeys(titles):
-        known = next((t for t in TEMPLATE_SECTIONS if t.casefold() == title.casefold()), None)
-        text = replace_section_body(text, "## " + (known or title),
-                                    section_body(body, "## " + title) or "")
-    if preamble:
-        text = replace_section_body(text, "## " + LOG_HEADING, preamble)
+    filled: dict[str, list[str]] = {}
+    log: list[str] = []
+    for title, lines in _parts(bundle.log_body):
+        known = next((t for t in TEMPLATE_SECTIONS
+                      if title is not None and t.casefold() == title.casefold()), None)
+        if known is not None:
+            own, rest = _own_lines(lines)
+            filled.setdefault(known, []).append("\n".join(own).strip())
+            log.append("\n".join(rest).strip())
+        elif not title or title.casefold() == LOG_HEADING.casefold():
+            log.append("\n".join(lines).strip())
+        else:
+            log.append(f"### {title}\n\n" + "\n".join(lines).strip())
+    for known, bodies in filled.items():
+        text = replace_section_body(text, "## " + known, "\n\n".join(b for b in bodies if b))
+    log_text = "\n\n".join(part.strip() for part in log if part.strip())
+    if log_text:
+        text = replace_section_body(text, "## " + LOG_HEADING, log_text)
     return text
 
 
