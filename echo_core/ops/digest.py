@@ -45,7 +45,7 @@ OBSERVATIONS_SHOWN = 10
 SUMMARY_HEADINGS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 LOG_HEADING = "Log"  # where session-end puts a log body without summary sections
 #: Brief sections trimmed when over budget, first to last.
-TRIM_ORDER = ("observations", "agent-log", "last-session")
+TRIM_ORDER = ("observations", "agent-log", "last-session", "preferences")
 #: Full-text sections trimmed when over the full budget, first to last.
 FULL_TRIM_ORDER = ("session-note", "preferences-note", "context-note")
 _ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
@@ -60,6 +60,16 @@ class Read:
     status: str
     text: str = ""
     error: str = ""
+
+
+@attrs.frozen
+class SemanticMemory:
+    """The semantic memory notes ``load`` read (``folder``; ``unread`` more were not)."""
+
+    folder: str = "_agent/memory/semantic"
+    notes: tuple[Read, ...] = ()
+    error: str = ""  # the folder could not be listed
+    unread: int = 0
 
 
 @attrs.frozen
@@ -79,6 +89,7 @@ class VaultSnapshot:
     session_log: Read | None = None  # None: the heartbeat points at no session
     heartbeat_time: str | None = None
     outbox_note: str = ""
+    semantic: SemanticMemory = SemanticMemory()
 
 
 @attrs.frozen
@@ -196,23 +207,86 @@ def _scope_block(snap: VaultSnapshot) -> _Block:
                   f"## Scope (updated {shown_stamp(updated) or 'never'}; {since})\n{scope}")
 
 
+NO_FACTS = ("(none yet; a capture or a session-end reflect proposal of kind semantic, "
+            'e.g. `echo-memory capture "Operator prefers pytest" --kind semantic`, is '
+            "listed here)")
+_SUMMARY_CHARS = 160
+_INACTIVE = ("superseded", "archived")
+
+
+def _semantic_line(read: Read) -> tuple[str, str] | None:
+    """``(updated, "- Title: first line ([[link]])")`` of one semantic memory note; None
+    for a superseded or archived one."""
+    note = parse_note(read.path, read.text)
+    fm = note.frontmatter
+    if str(fm.get("status") or "").lower() in _INACTIVE or fm.get("superseded_by"):
+        return None
+    lines = split_frontmatter(read.text)[1].splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
+    title = (lines[start][2:].strip() if start >= 0 else "") or link_target(read.path)
+    intro = ""
+    for line in lines[start + 1:]:
+        if line.startswith("#"):
+            break  # the first section: the note's own text ends here
+        if line.strip():
+            intro = line.strip()
+            break
+    updates = _items(section_body(read.text, "Observations") or "")
+    summary = intro or (updates[-1].lstrip("-*+ ").split("\n")[0] if updates else "")
+    if len(summary) > _SUMMARY_CHARS:
+        summary = summary[: _SUMMARY_CHARS - 1].rstrip() + "…"
+    line = f"- {title}" + (f": {summary}" if summary and summary != title else "")
+    return str(fm.get("updated") or ""), f"{line} ([[{link_target(read.path)}]])"
+
+
+def _semantic_items(memory: SemanticMemory) -> tuple[list[str], list[str]]:
+    """The brief's lines for the semantic memory notes, most recently updated first, and
+    notes about what could not be read."""
+    dated: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for read in memory.notes:
+        if read.status != "ok":
+            problems.append(_problem(read, "a semantic memory note"))
+        elif (entry := _semantic_line(read)) is not None:
+            dated.append(entry)
+    dated.sort(key=lambda entry: entry[0], reverse=True)  # stable: names order ties
+    if memory.error:
+        problems.append(f"(could not list {memory.folder}: {memory.error})")
+    if memory.unread:
+        problems.append(f"({_count(memory.unread, 'more semantic note')} not read; see "
+                        f"{memory.folder})")
+    return [line for _, line in dated], problems
+
+
 def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
+    """Fact / Pattern: the preferences note's own section in full, then one line per
+    semantic memory note (trimmed last, from the least recently updated); then the
+    preferences note's Observations."""
     read = snap.preferences
+    semantic, problems = _semantic_items(snap.semantic)
     if read.status != "ok":
         problem = _problem(read, "the operator-preferences note")
-        return [_fixed("preferences", read.status, "## Fact / Pattern\n" + problem),
-                _fixed("observations", read.status, "## Observations\n" + problem)]
-    facts = section_body(read.text, "Fact / Pattern") or "(none yet)"
-    observations = _items(section_body(read.text, "Observations") or "")
-    total = len(observations)
-    recent = observations[-OBSERVATIONS_SHOWN:]
-    if not recent:
-        obs = _fixed("observations", "ok", "## Observations\n(none yet)")
+        facts = problem
+        obs = _fixed("observations", read.status, "## Observations\n" + problem)
     else:
-        obs = _Block("observations", "ok", lambda n: (
-                         f"## Observations (last {n} of {total})" if n else "## Observations"),
-                     items=recent, noun="observation", hint=read.path, total=total)
-    return [_fixed("preferences", "ok", f"## Fact / Pattern\n{facts}"), obs]
+        facts = section_body(read.text, "Fact / Pattern") or ""
+        observations = _items(section_body(read.text, "Observations") or "")
+        total = len(observations)
+        recent = observations[-OBSERVATIONS_SHOWN:]
+        if not recent:
+            obs = _fixed("observations", "ok", "## Observations\n(none yet)")
+        else:
+            obs = _Block("observations", "ok", lambda n: (
+                             f"## Observations (last {n} of {total})" if n
+                             else "## Observations"),
+                         items=recent, noun="observation", hint=read.path, total=total)
+    fixed = "\n".join(part for part in (facts, *problems) if part)
+    if not fixed and not semantic:
+        fixed = NO_FACTS
+    prefs = _Block("preferences", read.status, lambda _n: "## Fact / Pattern", fixed=fixed,
+                   items=semantic, keep_last=False, noun="semantic note",
+                   hint=snap.semantic.folder)
+    return [prefs, obs]
 
 
 def _summary_lines(text: str) -> list[str]:

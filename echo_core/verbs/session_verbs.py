@@ -63,9 +63,15 @@ its date and the sessions logged since; Fact / Pattern; the last 10 Observations
 the last session's Goal / Decisions Made / Open Threads / Suggested Next Step;
 today's Agent Log; the inbox as a count and the oldest item's age.
 
+\b
+Fact / Pattern shows the operator-preferences note's own section, then one
+line per semantic memory note (_agent/memory/semantic/), newest first: every
+capture of kind semantic and every session-end reflection of kind semantic,
+e.g. echo-memory capture "Operator prefers pytest" --kind semantic
+
 The brief digest stays within $ECHO_LOAD_BUDGET characters (default 8000); a full
 load gets three times that. Over budget, observations, then the agent log, then the
-session summary are cut, each marked "(truncated)".
+session summary, then the semantic notes are cut, each marked "(truncated)".
 
 First replays writes queued while the vault was unreachable (the outbox, as `flush`
 does); otherwise it only reads. Exit 78 when the vault is not initialised (run
