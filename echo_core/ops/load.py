@@ -46,7 +46,7 @@ from echo_core.ops.digest import (
     render_digest,
     sections_text,
 )
-from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR
+from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR, count_phrase
 from echo_core.protocols import BackendUnavailable
 from echo_core.read_cache import FOLDER as READ_CACHE_FOLDER
 from echo_core.read_cache import ReadCache, ReadSource, RecordingReader
@@ -201,12 +201,12 @@ def outbox_step(ctx: EchoContext) -> tuple[str, str]:
         return "not flushed: another process is flushing the outbox now", ""
     except Exception as exc:  # noqa: BLE001 - the outbox step never fails a load
         return f"outbox flush failed: {type(exc).__name__}: {exc}", ""
-    status = (f"flushed: {result.synced} synced, {result.pending} pending, "
-              f"{result.needs_attention} need attention")
+    need = f"{result.needs_attention} need{'s' if result.needs_attention == 1 else ''} attention"
+    status = f"flushed: {result.synced} synced, {result.pending} pending, {need}"
     if not (result.synced or result.pending or result.needs_attention):
         return status, ""
-    note = (f"outbox: {result.synced} queued writes synced now, {result.pending} still "
-            f"waiting, {result.needs_attention} need attention (`echo-memory flush` lists them)")
+    note = (f"outbox: {count_phrase(result.synced, 'queued write')} synced now, "
+            f"{result.pending} still waiting, {need} (`echo-memory flush` lists them)")
     return status, note
 
 

@@ -64,7 +64,7 @@ def session_time(path: str) -> _dt.datetime | None:
     if day is None:
         return None
     start = _dt.datetime.fromisoformat(day)
-    clock = path.rsplit("/", 1)[-1][10:16]
+    clock = path.rsplit("/", 1)[-1][10:15]
     if len(clock) == 5 and clock[0] == "-" and clock[1:].isdigit():
         hour, minute = int(clock[1:3]), int(clock[3:5])
         if hour < 24 and minute < 60:
