@@ -18,7 +18,7 @@ from echo_core.notes import section_body
 from echo_core.ops.capture import capture
 from echo_core.ops.digest import TRUNCATED, render_digest, sections_text
 from echo_core.ops.load import load, read_snapshot
-from echo_core.ops.scope import count_sessions_since, set_scope, show_scope
+from echo_core.ops.scope import set_scope, show_scope
 from echo_core.ops.session_end import session_end
 from tests.capture_kit import VaultBox, section
 from tests.conftest import run_cli
@@ -175,6 +175,8 @@ def test_sessions_logged_since_count_only_sessions_after_the_scope_was_set(box: 
 
 
 def test_a_session_end_that_sets_the_scope_is_not_counted_since_it() -> None:
+    from echo_core.ops.scope import count_sessions_since
+
     logs = ["_agent/sessions/2026-03-01-0930-x.md", "_agent/sessions/2026-03-01-0931-y.md",
             "_agent/sessions/2026-02-28-2359-z.md"]
     assert count_sessions_since(logs, "2026-03-01T09:30:00") == 1  # same minute: not after

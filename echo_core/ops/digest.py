@@ -38,6 +38,7 @@ from echo_core.ops.scope import (
     session_date,
     shown_stamp,
 )
+from echo_core.ops.semantic_lines import NO_FACTS, semantic_line
 from echo_core.ops.triage import parse_inbox
 
 TRUNCATED = "(truncated)"
@@ -207,38 +208,6 @@ def _scope_block(snap: VaultSnapshot) -> _Block:
                   f"## Scope (updated {shown_stamp(updated) or 'never'}; {since})\n{scope}")
 
 
-NO_FACTS = ("(none yet; a capture or a session-end reflect proposal of kind semantic, "
-            'e.g. `echo-memory capture "Operator prefers pytest" --kind semantic`, is '
-            "listed here)")
-_SUMMARY_CHARS = 160
-_INACTIVE = ("superseded", "archived")
-
-
-def _semantic_line(read: Read) -> tuple[str, str] | None:
-    """``(updated, "- Title: first line ([[link]])")`` of one semantic memory note; None
-    for a superseded or archived one."""
-    note = parse_note(read.path, read.text)
-    fm = note.frontmatter
-    if str(fm.get("status") or "").lower() in _INACTIVE or fm.get("superseded_by"):
-        return None
-    lines = split_frontmatter(read.text)[1].splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
-    title = (lines[start][2:].strip() if start >= 0 else "") or link_target(read.path)
-    intro = ""
-    for line in lines[start + 1:]:
-        if line.startswith("#"):
-            break  # the first section: the note's own text ends here
-        if line.strip():
-            intro = line.strip()
-            break
-    updates = _items(section_body(read.text, "Observations") or "")
-    summary = intro or (updates[-1].lstrip("-*+ ").split("\n")[0] if updates else "")
-    if len(summary) > _SUMMARY_CHARS:
-        summary = summary[: _SUMMARY_CHARS - 1].rstrip() + "…"
-    line = f"- {title}" + (f": {summary}" if summary and summary != title else "")
-    return str(fm.get("updated") or ""), f"{line} ([[{link_target(read.path)}]])"
-
-
 def _semantic_items(memory: SemanticMemory) -> tuple[list[str], list[str]]:
     """The brief's lines for the semantic memory notes, most recently updated first, and
     notes about what could not be read."""
@@ -247,7 +216,7 @@ def _semantic_items(memory: SemanticMemory) -> tuple[list[str], list[str]]:
     for read in memory.notes:
         if read.status != "ok":
             problems.append(_problem(read, "a semantic memory note"))
-        elif (entry := _semantic_line(read)) is not None:
+        elif (entry := semantic_line(read.path, read.text)) is not None:
             dated.append(entry)
     dated.sort(key=lambda entry: entry[0], reverse=True)  # stable: names order ties
     if memory.error:

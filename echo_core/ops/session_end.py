@@ -19,7 +19,7 @@ create / update / inbox / gated). With ``apply``, under one vault lock and in th
    (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's
    with the paragraph or list under their heading; everything else - text before any
    section, a plain paragraph after a known section's content, every other section -
-   goes under ``## Log``, see ``render_session_log``); an existing log with other content is refused (2),
+   goes under ``## Log``, see ``ops.session_log``); an existing log with other content is refused (2),
    identical content is an idempotent re-apply;
 2. the agent-log line in today's daily note (default ``- <today>: session [[<stem>]]``;
    a given line without a leading ``- `` gets one);
@@ -35,7 +35,6 @@ create / update / inbox / gated). With ``apply``, under one vault lock and in th
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
@@ -47,27 +46,21 @@ import attrs
 from echo_core.actions import Action
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import CaptureRequest, Envelope
-from echo_core.notes import (
-    append_under_heading,
-    replace_section_body,
-    section_body,
-)
+from echo_core.notes import append_under_heading
 from echo_core.ops.capture import capture, require_initialised
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import AGENT_LOG_HEADING, append_agent_log, daily_note_path
-from echo_core.ops.digest import LOG_HEADING
 from echo_core.ops.links import link_target
 from echo_core.ops.load import HEARTBEAT_PATH, fire_event
 from echo_core.ops.scope import (
     CONTEXT_PATH,
     MAX_SCOPE,
     PLACEHOLDER,
-    SESSIONS_DIR,
     read_scope,
     set_scope,
 )
+from echo_core.ops.session_log import render_session_log, session_log_path
 from echo_core.routing import RoutingManifest
-from echo_core.templates import render_template
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -77,7 +70,6 @@ MAX_SLUG = 80
 INBOX_BELOW = 0.6
 BUNDLE_KEYS = ("slug", "log_body", "agent_log_line", "scope", "reflect")
 PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", "confidence")
-TEMPLATE_SECTIONS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 
 #: capture action -> reflect classification (dry-run and applied).
 _CLASSIFIED: dict[str, str] = {
@@ -251,91 +243,6 @@ def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
 # -- the session log ------------------------------------------------------------------
 
 
-def session_log_path(day: _dt.date, now: _dt.datetime, slug: str) -> str:
-    """``_agent/sessions/<YYYY-MM-DD>-<HHMM>-<slug>.md``."""
-    return f"{SESSIONS_DIR}/{day.isoformat()}-{now:%H%M}-{slug}.md"
-
-
-_SPLIT_HEADING = re.compile(r"^ {0,3}(#{1,2})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CONTINUES = re.compile(r"^(?:[ \t]|[-*+][ \t]|\d+[.)][ \t]|>|\||#{3,}[ \t])")
-
-
-def _parts(body: str) -> list[tuple[str | None, list[str]]]:
-    """``body`` cut at its ``#`` and ``##`` headings (not inside code fences):
-    ``(heading title or None for the text before the first, lines)`` in order."""
-    parts: list[tuple[str | None, list[str]]] = [(None, [])]
-    fence = ""
-    for line in body.splitlines():
-        opener = _FENCE.match(line)
-        if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                fence = ""
-        elif opener:
-            fence = opener.group(1)
-        elif heading := _SPLIT_HEADING.match(line):
-            parts.append(((heading.group(2) or "").strip(), []))
-            continue
-        parts[-1][1].append(line)
-    return parts
-
-
-def _own_lines(lines: list[str]) -> tuple[list[str], list[str]]:
-    """A known section's lines split into what it holds and the log text after it.
-
-    It holds the paragraph or list right under its heading and everything that
-    continues it: list items, indented lines, quotes, tables, code fences, ``###``
-    sub-headings. A plain paragraph after a blank line is log text: it and the rest
-    of the part go under ``## Log``."""
-    fence, blank, held = "", False, False
-    for i, line in enumerate(lines):
-        opener = _FENCE.match(line)
-        if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if not line.strip():
-            blank = True
-            continue
-        if blank and held and not opener and not _CONTINUES.match(line):
-            return lines[:i], lines[i:]
-        fence = opener.group(1) if opener else ""
-        blank, held = False, True
-    return lines, []
-
-
-def render_session_log(bundle: SessionBundle, day: _dt.date, now: _dt.datetime) -> str:
-    """The session log note: the session template with ``log_body`` placed in it.
-
-    A ``## Goal`` / ``## Decisions Made`` / ``## Open Threads`` / ``## Suggested Next
-    Step`` section (any case) fills the template's section with what it holds
-    (``_own_lines``; the same section twice: both, in order). Everything else goes under
-    ``## Log``, in the order written, nothing dropped: text before the first heading,
-    log text after a known section, and every other ``#`` / ``##`` section (its heading
-    as ``###``; a ``## Log`` section's text as it is)."""
-    text = render_template("session", date=day.isoformat(),
-                           title=f"{bundle.slug} ({day.isoformat()} {now:%H:%M})")
-    filled: dict[str, list[str]] = {}
-    log: list[str] = []
-    for title, lines in _parts(bundle.log_body):
-        known = next((t for t in TEMPLATE_SECTIONS
-                      if title is not None and t.casefold() == title.casefold()), None)
-        if known is not None:
-            own, rest = _own_lines(lines)
-            filled.setdefault(known, []).append("\n".join(own).strip())
-            log.append("\n".join(rest).strip())
-        elif not title or title.casefold() == LOG_HEADING.casefold():
-            log.append("\n".join(lines).strip())
-        else:
-            log.append(f"### {title}\n\n" + "\n".join(lines).strip())
-    for known, bodies in filled.items():
-        text = replace_section_body(text, "## " + known, "\n\n".join(b for b in bodies if b))
-    log_text = "\n\n".join(part.strip() for part in log if part.strip())
-    if log_text:
-        text = replace_section_body(text, "## " + LOG_HEADING, log_text)
-    return text
-
-
 # -- the steps ------------------------------------------------------------------------
 
 
@@ -426,7 +333,7 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[Se
     require_initialised(ctx)
     today, now = ctx.today(), ctx.now()
     path = session_log_path(today, now, valid.slug)
-    text = render_session_log(valid, today, now)
+    text = render_session_log(valid.slug, valid.log_body, today, now)
     heartbeat = f"{path} @ {now.isoformat(timespec='seconds')}\n"
     if not apply:
         result = _preview(ctx, valid, path, text, heartbeat)
