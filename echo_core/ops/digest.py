@@ -3,15 +3,20 @@
 ``load`` reads the vault into a ``VaultSnapshot``; ``render_digest`` turns it into the
 ordered sections and the digest text, within a character budget.
 
-Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (in full);
-``## Observations (last 10 of N)``; ``## Last session: <stem>`` (its Goal / Decisions Made /
-Open Threads / Suggested Next Step); ``## Agent Log (<today>)``; ``## Inbox`` (count and
-oldest age only, never the items). Sections are separated by one blank line.
+Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (the
+preferences note's section in full, then one line per semantic memory note, most recently
+updated first: ``ops.semantic_lines``); ``## Observations (last 10 of N)``;
+``## Last session: <stem>`` (its Goal / Decisions Made / Open Threads / Suggested Next
+Step); ``## Agent Log (<today>)``; ``## Inbox`` (count and oldest age only, never the
+items). Sections are separated by one blank line.
 
 Over budget, the trimmable sections lose items in this order until the text fits:
-observations (oldest first), agent log (oldest first), last-session summary (from its end).
-Each trimmed section ends with a ``(truncated) N ... not shown`` line. If the text still
-does not fit with all three emptied, it is cut at the budget and ends with ``(truncated)``.
+observations (oldest first), agent log (oldest first), last-session summary (from its end),
+semantic memory lines (least recently updated first). Each trimmed section ends with a
+``(truncated) N ... not shown`` line, N counting every item of the source left out (so the
+shown and the not shown add up; a section trimmed to nothing has no "last 0" title). If
+the text still does not fit with all four emptied, it is cut at the budget and ends with
+``(truncated)``.
 The result never exceeds the budget.
 
 The full digest is the brief digest (within the brief budget) followed by the full texts
@@ -112,7 +117,7 @@ class _Block:
     fixed: str = ""
     items: list[str] = attrs.field(factory=list)
     keep_last: bool = True  # trimming drops the oldest (front) items; else from the end
-    noun: str = "item"  # singular; the count line pluralises it
+    noun: str = "items"  # plural; one is said without the final "s"
     closing: str = ""  # a line after the items (a code fence), never trimmed
     hint: str = ""  # where to read what trimming left out
     shown: int = -1  # items shown; -1 = all
@@ -135,8 +140,8 @@ class _Block:
             which = "" if not n else " older" if self.keep_last else " more"
             hidden = (self.total if self.total >= 0 else len(self.items)) - n
             hint = f"; read {self.hint}" if self.hint else ""
-            words = _count(hidden, self.noun).split(" ", 1)
-            lines.append(f"{TRUNCATED} {words[0]}{which} {words[1]} not shown{hint}")
+            noun = self.noun[:-1] if hidden == 1 and self.noun.endswith("s") else self.noun
+            lines.append(f"{TRUNCATED} {hidden}{which} {noun} not shown{hint}")
         return "\n".join(lines)
 
 
@@ -248,12 +253,12 @@ def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
             obs = _Block("observations", "ok", lambda n: (
                              f"## Observations (last {n} of {total})" if n
                              else "## Observations"),
-                         items=recent, noun="observation", hint=read.path, total=total)
+                         items=recent, noun="observations", hint=read.path, total=total)
     fixed = "\n".join(part for part in (facts, *problems) if part)
     if not fixed and not semantic:
         fixed = NO_FACTS
     prefs = _Block("preferences", read.status, lambda _n: "## Fact / Pattern", fixed=fixed,
-                   items=semantic, keep_last=False, noun="semantic note",
+                   items=semantic, keep_last=False, noun="semantic notes",
                    hint=snap.semantic.folder)
     return [prefs, obs]
 
@@ -291,7 +296,7 @@ def _session_block(snap: VaultSnapshot) -> _Block:
     if not lines:
         return _fixed("last-session", "ok", f"{title}\n(the log is empty)")
     return _Block("last-session", "ok", lambda _n: title, items=lines, keep_last=False,
-                  noun="summary line", hint=read.path)
+                  noun="summary lines", hint=read.path)
 
 
 def _agent_log_block(snap: VaultSnapshot) -> _Block:
@@ -306,7 +311,7 @@ def _agent_log_block(snap: VaultSnapshot) -> _Block:
     if not items:
         return _fixed("agent-log", "ok", f"## Agent Log ({day})\n(nothing logged yet today)")
     return _Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", items=items,
-                  noun="agent-log line", hint=read.path)
+                  noun="agent-log lines", hint=read.path)
 
 
 def _inbox_block(snap: VaultSnapshot) -> _Block:
@@ -333,7 +338,7 @@ def _full_block(name: str, label: str, read: Read | None) -> _Block:
     fence = "`" * max(3, 1 + max((len(m.group()) for m in _FENCE_RUN.finditer(read.text)),
                                  default=0))
     return _Block(name, "ok", lambda _n: f"## Full text: {label} ({read.path})",
-                  fixed=fence + "markdown", items=lines, keep_last=False, noun="line",
+                  fixed=fence + "markdown", items=lines, keep_last=False, noun="lines",
                   closing=fence, hint=read.path)
 
 
