@@ -153,38 +153,39 @@ def _list(storage: ReadSource, prefix: str) -> tuple[tuple[str, ...], str]:
 
 def read_snapshot(ctx: EchoContext, outbox_note: str = "",
                   source: ReadSource | None = None) -> VaultSnapshot:
-    """Read everything the digest needs, in parallel (then the session log the heartbeat
-    names and the semantic memory notes), from ``source`` (default: the vault's storage).
+    """Read everything the digest needs, in parallel: the fixed files and listings, the
+    semantic memory notes the listing names, the session log the heartbeat names; from
+    ``source`` (default: the vault's storage).
     Raises ``BackendUnavailable`` when the backend is down; otherwise never."""
     storage = source if source is not None else ctx.vault.storage
     today = ctx.today()
     paths = {"marker": MARKER_PATH, "preferences": PREFERENCES_PATH, "context": CONTEXT_PATH,
              "heartbeat": HEARTBEAT_PATH, "daily": daily_note_path(today), "inbox": INBOX_PATH}
+    folder = ctx.manifest.route(SEMANTIC_KIND).folder
     with concurrent.futures.ThreadPoolExecutor(_READ_WORKERS) as pool:
         futures = {name: pool.submit(_read, storage, path) for name, path in paths.items()}
         listing = pool.submit(_list, storage, SESSIONS_DIR)
-        memory_listing = pool.submit(_list, storage, ctx.manifest.route(SEMANTIC_KIND).folder)
-        reads = {name: future.result() for name, future in futures.items()}
-        sessions, sessions_error = listing.result()
+        memory_listing = pool.submit(_list, storage, folder)
         semantic, semantic_error = memory_listing.result()
-    heartbeat = reads["heartbeat"]
-    log_path, stamp = parse_heartbeat(heartbeat.text) if heartbeat.status == "ok" else (None, None)
-    notes = [p for p in semantic if p.endswith(".md") and p != PREFERENCES_PATH
-             and not p.endswith("/README.md")]
-    unread = max(0, len(notes) - SEMANTIC_READ_LIMIT)
-    with concurrent.futures.ThreadPoolExecutor(_READ_WORKERS) as pool:
+        notes = sorted(p for p in semantic if p.endswith(".md") and p != PREFERENCES_PATH
+                       and not p.endswith("/README.md"))
+        unread = max(0, len(notes) - SEMANTIC_READ_LIMIT)
+        memory = [pool.submit(_read, storage, p) for p in notes[unread:]]
+        reads = {name: future.result() for name, future in futures.items()}
+        heartbeat = reads["heartbeat"]
+        log_path, stamp = (parse_heartbeat(heartbeat.text) if heartbeat.status == "ok"
+                           else (None, None))
         log_read = pool.submit(_read, storage, log_path) if log_path else None
-        memory = [pool.submit(_read, storage, p) for p in sorted(notes)[unread:]]
-        session_log = log_read.result() if log_read is not None else None
+        sessions, sessions_error = listing.result()
         semantic_reads = tuple(future.result() for future in memory)
+        session_log = log_read.result() if log_read is not None else None
     return VaultSnapshot(
         today=today, expected_schema=str(ctx.manifest.schema_version),
         marker=reads["marker"], preferences=reads["preferences"], context=reads["context"],
         heartbeat=heartbeat, daily=reads["daily"], inbox=reads["inbox"],
         sessions=sessions, sessions_error=sessions_error, session_log=session_log,
         heartbeat_time=stamp, outbox_note=outbox_note,
-        semantic=SemanticMemory(ctx.manifest.route(SEMANTIC_KIND).folder, semantic_reads,
-                                semantic_error, unread))
+        semantic=SemanticMemory(folder, semantic_reads, semantic_error, unread))
 
 
 def outbox_step(ctx: EchoContext) -> tuple[str, str]:

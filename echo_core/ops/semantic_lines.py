@@ -38,9 +38,11 @@ def semantic_line(path: str, text: str) -> tuple[str, str] | None:
         if line.strip():
             intro = line.strip()
             break
-    updates = [line for line in (section_body(text, "Observations") or "").splitlines()
-               if line.startswith(("- ", "* ", "+ "))]
-    summary = intro or (updates[-1][2:].strip() if updates else "")
+    summary = intro
+    if not summary:  # no text of its own: its latest update
+        updates = [line for line in (section_body(text, "Observations") or "").splitlines()
+                   if line.startswith(("- ", "* ", "+ "))]
+        summary = updates[-1][2:].strip() if updates else ""
     if len(summary) > SUMMARY_CHARS:
         summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
     line = f"- {title}" + (f": {summary}" if summary and summary != title else "")
