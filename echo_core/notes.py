@@ -279,7 +279,8 @@ def replace_section_body(text: str, heading: str, body: str) -> str:
     return _checked(original, text[:heading_end] + block + tail)
 
 
-def append_under_heading(text: str, heading: str, lines: list[str]) -> tuple[str, bool]:
+def append_under_heading(text: str, heading: str, lines: list[str], *,
+                         once: bool = True) -> tuple[str, bool]:
     """Insert ``lines`` at the end of section ``heading``; return ``(text, changed)``.
 
     The lines go after the last non-blank line of the section's own content (before the
@@ -290,8 +291,9 @@ def append_under_heading(text: str, heading: str, lines: list[str]) -> tuple[str
     never swallow the headings that follow. Idempotent: when the first line is already
     present (ignoring trailing spaces) anywhere in the section, or already stands at the
     insertion point (a heading line that ended the section), ``text`` is returned
-    unchanged with ``False``. Raises ``usage_error`` for an empty heading, or when the
-    lines have a ``---`` line that would close a frontmatter block left open.
+    unchanged with ``False``. ``once=False`` drops that check (an event log, where a
+    repeated line is a repeated event). Raises ``usage_error`` for an empty heading, or
+    when the lines have a ``---`` line that would close a frontmatter block left open.
     """
     physical = _physical(lines)
     if not physical:
@@ -303,7 +305,7 @@ def append_under_heading(text: str, heading: str, lines: list[str]) -> tuple[str
     insert_at, open_fence, own_content = start, "", True
     for line in _scan(text[:end], start):
         if line.start != start:
-            if line.content.rstrip() == first:
+            if once and line.content.rstrip() == first:
                 return original, False
             if not line.in_code and _heading_of(line.content) is not None:
                 own_content = False
@@ -311,7 +313,7 @@ def append_under_heading(text: str, heading: str, lines: list[str]) -> tuple[str
                 continue
         insert_at, open_fence = line.end, line.open_fence
     following = next(_scan(text, insert_at, open_fence), None)
-    if following is not None and following.content.rstrip() == first:
+    if once and following is not None and following.content.rstrip() == first:
         return original, False
     block = eol.join(([open_fence] if open_fence else []) + _closed(physical))
     head = text[:insert_at]

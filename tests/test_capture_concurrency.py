@@ -112,11 +112,15 @@ def test_four_processes_capturing_overlapping_titles_lose_nothing_and_duplicate_
         assert all(text.count(body) == 1 for body in mine), path
         assert text.count("observation w") == len(mine), path
 
-    # the agent log: one created line per note, one updated line per note that was updated
+    # the agent log: one created line per note, one updated line per update (each a real
+    # event, issue 13 item 19), for each note exactly as many as it had updates
     log = section(box.read("journal/daily/2026-03-01.md"), "Agent Log")
     assert log.count(": created company [[") == SHARED
-    updated = {r["path"] for r in records if r["action"] == "updated"}
-    assert log.count(": updated company [[") == len(updated)
+    updates = [r["path"] for r in records if r["action"] == "updated"]
+    assert log.count(": updated company [[") == len(updates)
+    for path in set(updates):
+        line = f": updated company [[{path.rsplit('/', 1)[-1][:-3]}]]"
+        assert log.count(line) == updates.count(path), path
 
     assert box.leftovers() == []
     assert elapsed < 30, f"captures took {elapsed:.1f} s"

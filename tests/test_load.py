@@ -301,7 +301,7 @@ def test_load_flushes_queued_writes_first(box: VaultBox) -> None:
                    "idempotency_key": idempotency_key("capture", args, "2026-03-01")})
     data = load(ctx, brief=True).data
     assert "1 synced" in data.outbox
-    assert "outbox: 1 queued writes synced now" in data.digest
+    assert "outbox: 1 queued write synced now, 0 still waiting, 0 need attention" in data.digest
     assert "made offline" in (box.vault / "resources/concepts/queued-idea.md").read_text()
     assert "created concept [[queued-idea]]" in data.digest  # the digest saw the replay
 

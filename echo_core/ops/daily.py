@@ -16,15 +16,25 @@ def daily_note_path(day: _dt.date) -> str:
     return f"journal/daily/{day.isoformat()}.md"
 
 
-def append_agent_log(vault: NoteWriter, day: _dt.date, line: str) -> bool:
+def append_agent_log(vault: NoteWriter, day: _dt.date, line: str, *,
+                     rerun: bool = False) -> bool:
     """Append ``line`` under ``## Agent Log`` of the day's note (created from the template
-    when absent). Idempotent: an identical line is not added twice. True when written."""
+    when absent). True when written.
+
+    The agent log is a log of events: every call is one event and adds its line, even
+    when an identical line is already there (two real updates of one entity on one day
+    are two lines). Exactly-once belongs to the operation, not the text: a capture's line
+    is staged with its other writes under its operation id, so a replayed capture whose
+    id is committed never gets here and crash recovery rewrites the staged texts instead
+    of appending again (``ops.write_intent``). ``rerun=True`` says this call may repeat an
+    operation that already logged (a session-end bundle applied again): then a line
+    already present is not added twice."""
     path = daily_note_path(day)
     if vault.storage.exists(path):
         text = vault.storage.read(path)
     else:
         text = render_template("daily", date=day.isoformat(), title=day.isoformat())
-    new_text, changed = append_under_heading(text, AGENT_LOG_HEADING, [line])
+    new_text, changed = append_under_heading(text, AGENT_LOG_HEADING, [line], once=rerun)
     if changed:
         vault.write_note(path, new_text, keep_history=False)
     return changed

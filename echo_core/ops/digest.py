@@ -3,15 +3,20 @@
 ``load`` reads the vault into a ``VaultSnapshot``; ``render_digest`` turns it into the
 ordered sections and the digest text, within a character budget.
 
-Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (in full);
-``## Observations (last 10 of N)``; ``## Last session: <stem>`` (its Goal / Decisions Made /
-Open Threads / Suggested Next Step); ``## Agent Log (<today>)``; ``## Inbox`` (count and
-oldest age only, never the items). Sections are separated by one blank line.
+Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (the
+preferences note's section in full, then one line per semantic memory note, most recently
+updated first: ``ops.semantic_lines``); ``## Observations (last 10 of N)``;
+``## Last session: <stem>`` (its Goal / Decisions Made / Open Threads / Suggested Next
+Step); ``## Agent Log (<today>)``; ``## Inbox`` (count and oldest age only, never the
+items). Sections are separated by one blank line.
 
 Over budget, the trimmable sections lose items in this order until the text fits:
-observations (oldest first), agent log (oldest first), last-session summary (from its end).
-Each trimmed section ends with a ``(truncated) N ... not shown`` line. If the text still
-does not fit with all three emptied, it is cut at the budget and ends with ``(truncated)``.
+observations (oldest first), agent log (oldest first), last-session summary (from its end),
+semantic memory lines (least recently updated first). Each trimmed section ends with a
+``(truncated) N ... not shown`` line, N counting every item of the source left out (so the
+shown and the not shown add up; a section trimmed to nothing has no "last 0" title). If
+the text still does not fit with all four emptied, it is cut at the budget and ends with
+``(truncated)``.
 The result never exceeds the budget.
 
 The full digest is the brief digest (within the brief budget) followed by the full texts
@@ -31,7 +36,14 @@ import attrs
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.links import link_target
-from echo_core.ops.scope import PLACEHOLDER, session_date
+from echo_core.ops.scope import (
+    PLACEHOLDER,
+    count_phrase,
+    count_sessions_since,
+    session_date,
+    shown_stamp,
+)
+from echo_core.ops.semantic_lines import NO_FACTS, semantic_line
 from echo_core.ops.triage import parse_inbox
 
 TRUNCATED = "(truncated)"
@@ -39,7 +51,7 @@ OBSERVATIONS_SHOWN = 10
 SUMMARY_HEADINGS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 LOG_HEADING = "Log"  # where session-end puts a log body without summary sections
 #: Brief sections trimmed when over budget, first to last.
-TRIM_ORDER = ("observations", "agent-log", "last-session")
+TRIM_ORDER = ("observations", "agent-log", "last-session", "preferences")
 #: Full-text sections trimmed when over the full budget, first to last.
 FULL_TRIM_ORDER = ("session-note", "preferences-note", "context-note")
 _ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
@@ -54,6 +66,16 @@ class Read:
     status: str
     text: str = ""
     error: str = ""
+
+
+@attrs.frozen
+class SemanticMemory:
+    """The semantic memory notes ``load`` read (``folder``; ``unread`` more were not)."""
+
+    folder: str = "_agent/memory/semantic"
+    notes: tuple[Read, ...] = ()
+    error: str = ""  # the folder could not be listed
+    unread: int = 0
 
 
 @attrs.frozen
@@ -73,6 +95,7 @@ class VaultSnapshot:
     session_log: Read | None = None  # None: the heartbeat points at no session
     heartbeat_time: str | None = None
     outbox_note: str = ""
+    semantic: SemanticMemory = SemanticMemory()
 
 
 @attrs.frozen
@@ -94,13 +117,17 @@ class _Block:
     fixed: str = ""
     items: list[str] = attrs.field(factory=list)
     keep_last: bool = True  # trimming drops the oldest (front) items; else from the end
-    noun: str = "items"
+    noun: str = "items"  # plural; one is said without the final "s"
     closing: str = ""  # a line after the items (a code fence), never trimmed
     hint: str = ""  # where to read what trimming left out
     shown: int = -1  # items shown; -1 = all
+    total: int = -1  # items in the source when ``items`` holds only some; -1 = len(items)
 
     def render(self, shown: int | None = None) -> str:
-        """The section text with ``shown`` items (default: the current ``shown``)."""
+        """The section text with ``shown`` items (default: the current ``shown``).
+
+        When trimming left items out, the last line says how many of the source's items
+        are not shown, so shown + not shown = all of them."""
         n = shown if shown is not None else len(self.items) if self.shown < 0 else self.shown
         kept = (self.items[len(self.items) - n:] if self.keep_last else self.items[:n]) if n else []
         lines = [self.title(n)]
@@ -110,9 +137,11 @@ class _Block:
         if self.closing:
             lines.append(self.closing)
         if n < len(self.items):
-            which = "older" if self.keep_last else "more"
+            which = "" if not n else " older" if self.keep_last else " more"
+            hidden = (self.total if self.total >= 0 else len(self.items)) - n
             hint = f"; read {self.hint}" if self.hint else ""
-            lines.append(f"{TRUNCATED} {len(self.items) - n} {which} {self.noun} not shown{hint}")
+            noun = self.noun[:-1] if hidden == 1 and self.noun.endswith("s") else self.noun
+            lines.append(f"{TRUNCATED} {hidden}{which} {noun} not shown{hint}")
         return "\n".join(lines)
 
 
@@ -134,8 +163,7 @@ def _items(body: str) -> list[str]:
     return items
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+_count = count_phrase
 
 
 def _problem(read: Read, what: str) -> str:
@@ -178,31 +206,61 @@ def _scope_block(snap: VaultSnapshot) -> _Block:
     if snap.sessions_error:
         since = "sessions since unknown"
     else:
-        count = sum(1 for p in snap.sessions
-                    if (d := session_date(p)) is not None and d >= updated[:10])
-        since = f"{_count(count, 'session')} logged since"
+        since = f"{_count(count_sessions_since(snap.sessions, updated), 'session')} logged since"
     if not scope or scope == PLACEHOLDER:
         scope = '(no scope set yet; set one with `echo-memory scope set "..."`)'
-    return _fixed("scope", "ok", f"## Scope (updated {updated or 'never'}; {since})\n{scope}")
+    return _fixed("scope", "ok",
+                  f"## Scope (updated {shown_stamp(updated) or 'never'}; {since})\n{scope}")
+
+
+def _semantic_items(memory: SemanticMemory) -> tuple[list[str], list[str]]:
+    """The brief's lines for the semantic memory notes, most recently updated first, and
+    notes about what could not be read."""
+    dated: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for read in memory.notes:
+        if read.status != "ok":
+            problems.append(_problem(read, "a semantic memory note"))
+        elif (entry := semantic_line(read.path, read.text)) is not None:
+            dated.append(entry)
+    dated.sort(key=lambda entry: entry[0], reverse=True)  # stable: names order ties
+    if memory.error:
+        problems.append(f"(could not list {memory.folder}: {memory.error})")
+    if memory.unread:
+        problems.append(f"({_count(memory.unread, 'more semantic note')} not read; see "
+                        f"{memory.folder})")
+    return [line for _, line in dated], problems
 
 
 def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
+    """Fact / Pattern: the preferences note's own section in full, then one line per
+    semantic memory note (trimmed last, from the least recently updated); then the
+    preferences note's Observations."""
     read = snap.preferences
+    semantic, problems = _semantic_items(snap.semantic)
     if read.status != "ok":
         problem = _problem(read, "the operator-preferences note")
-        return [_fixed("preferences", read.status, "## Fact / Pattern\n" + problem),
-                _fixed("observations", read.status, "## Observations\n" + problem)]
-    facts = section_body(read.text, "Fact / Pattern") or "(none yet)"
-    observations = _items(section_body(read.text, "Observations") or "")
-    total = len(observations)
-    recent = observations[-OBSERVATIONS_SHOWN:]
-    if not recent:
-        obs = _fixed("observations", "ok", "## Observations\n(none yet)")
+        facts = problem
+        obs = _fixed("observations", read.status, "## Observations\n" + problem)
     else:
-        obs = _Block("observations", "ok",
-                     lambda n: f"## Observations (last {n} of {total})",
-                     items=recent, noun="observations", hint=read.path)
-    return [_fixed("preferences", "ok", f"## Fact / Pattern\n{facts}"), obs]
+        facts = section_body(read.text, "Fact / Pattern") or ""
+        observations = _items(section_body(read.text, "Observations") or "")
+        total = len(observations)
+        recent = observations[-OBSERVATIONS_SHOWN:]
+        if not recent:
+            obs = _fixed("observations", "ok", "## Observations\n(none yet)")
+        else:
+            obs = _Block("observations", "ok", lambda n: (
+                             f"## Observations (last {n} of {total})" if n
+                             else "## Observations"),
+                         items=recent, noun="observations", hint=read.path, total=total)
+    fixed = "\n".join(part for part in (facts, *problems) if part)
+    if not fixed and not semantic:
+        fixed = NO_FACTS
+    prefs = _Block("preferences", read.status, lambda _n: "## Fact / Pattern", fixed=fixed,
+                   items=semantic, keep_last=False, noun="semantic notes",
+                   hint=snap.semantic.folder)
+    return [prefs, obs]
 
 
 def _summary_lines(text: str) -> list[str]:

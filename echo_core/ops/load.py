@@ -2,8 +2,11 @@
 
 Steps: ping the backend; flush the outbox (queued offline writes replay first, so the
 digest sees them); read in parallel the
-marker, operator preferences, current context, heartbeat, today's daily note, the inbox
-and the sessions listing, then the session log the heartbeat points to; render the digest
+marker, operator preferences, current context, heartbeat, today's daily note, the inbox,
+the sessions listing and the semantic-memory listing, then the session log the
+heartbeat points to and the semantic memory notes (at most ``SEMANTIC_READ_LIMIT``: every
+capture or session-end reflection of kind ``semantic`` - the operator's preferences and
+the facts learned - which the brief lists under Fact / Pattern); render the digest
 (``echo_core.ops.digest``); fire ``on_session_start`` once.
 
 Budgets: the brief digest gets ``ECHO_LOAD_BUDGET`` characters (default 8000, minimum
@@ -35,8 +38,15 @@ from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError, usage_error
 from echo_core.models import Envelope
 from echo_core.ops.daily import daily_note_path
-from echo_core.ops.digest import Read, Section, VaultSnapshot, render_digest, sections_text
-from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR
+from echo_core.ops.digest import (
+    Read,
+    Section,
+    SemanticMemory,
+    VaultSnapshot,
+    render_digest,
+    sections_text,
+)
+from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR, count_phrase
 from echo_core.protocols import BackendUnavailable
 from echo_core.read_cache import FOLDER as READ_CACHE_FOLDER
 from echo_core.read_cache import ReadCache, ReadSource, RecordingReader
@@ -55,6 +65,9 @@ UNREACHABLE = "vault unreachable; proceed without memory"
 FROM_CACHE = ("vault unreachable — showing last-known-good memory from {saved_at}; "
               "nothing new was saved")
 _READ_WORKERS = 8
+SEMANTIC_KIND = "semantic"
+#: At most this many semantic memory notes are read for the brief (the newest names last).
+SEMANTIC_READ_LIMIT = 200
 
 
 @attrs.frozen
@@ -140,27 +153,39 @@ def _list(storage: ReadSource, prefix: str) -> tuple[tuple[str, ...], str]:
 
 def read_snapshot(ctx: EchoContext, outbox_note: str = "",
                   source: ReadSource | None = None) -> VaultSnapshot:
-    """Read everything the digest needs, in parallel (then the session log the heartbeat
-    names), from ``source`` (default: the vault's storage). Raises ``BackendUnavailable``
-    when the backend is down; otherwise never."""
+    """Read everything the digest needs, in parallel: the fixed files and listings, the
+    semantic memory notes the listing names, the session log the heartbeat names; from
+    ``source`` (default: the vault's storage).
+    Raises ``BackendUnavailable`` when the backend is down; otherwise never."""
     storage = source if source is not None else ctx.vault.storage
     today = ctx.today()
     paths = {"marker": MARKER_PATH, "preferences": PREFERENCES_PATH, "context": CONTEXT_PATH,
              "heartbeat": HEARTBEAT_PATH, "daily": daily_note_path(today), "inbox": INBOX_PATH}
+    folder = ctx.manifest.route(SEMANTIC_KIND).folder
     with concurrent.futures.ThreadPoolExecutor(_READ_WORKERS) as pool:
         futures = {name: pool.submit(_read, storage, path) for name, path in paths.items()}
         listing = pool.submit(_list, storage, SESSIONS_DIR)
+        memory_listing = pool.submit(_list, storage, folder)
+        semantic, semantic_error = memory_listing.result()
+        notes = sorted(p for p in semantic if p.endswith(".md") and p != PREFERENCES_PATH
+                       and not p.endswith("/README.md"))
+        unread = max(0, len(notes) - SEMANTIC_READ_LIMIT)
+        memory = [pool.submit(_read, storage, p) for p in notes[unread:]]
         reads = {name: future.result() for name, future in futures.items()}
+        heartbeat = reads["heartbeat"]
+        log_path, stamp = (parse_heartbeat(heartbeat.text) if heartbeat.status == "ok"
+                           else (None, None))
+        log_read = pool.submit(_read, storage, log_path) if log_path else None
         sessions, sessions_error = listing.result()
-    heartbeat = reads["heartbeat"]
-    log_path, stamp = parse_heartbeat(heartbeat.text) if heartbeat.status == "ok" else (None, None)
-    session_log = _read(storage, log_path) if log_path else None
+        semantic_reads = tuple(future.result() for future in memory)
+        session_log = log_read.result() if log_read is not None else None
     return VaultSnapshot(
         today=today, expected_schema=str(ctx.manifest.schema_version),
         marker=reads["marker"], preferences=reads["preferences"], context=reads["context"],
         heartbeat=heartbeat, daily=reads["daily"], inbox=reads["inbox"],
         sessions=sessions, sessions_error=sessions_error, session_log=session_log,
-        heartbeat_time=stamp, outbox_note=outbox_note)
+        heartbeat_time=stamp, outbox_note=outbox_note,
+        semantic=SemanticMemory(folder, semantic_reads, semantic_error, unread))
 
 
 def outbox_step(ctx: EchoContext) -> tuple[str, str]:
@@ -177,12 +202,12 @@ def outbox_step(ctx: EchoContext) -> tuple[str, str]:
         return "not flushed: another process is flushing the outbox now", ""
     except Exception as exc:  # noqa: BLE001 - the outbox step never fails a load
         return f"outbox flush failed: {type(exc).__name__}: {exc}", ""
-    status = (f"flushed: {result.synced} synced, {result.pending} pending, "
-              f"{result.needs_attention} need attention")
+    need = f"{result.needs_attention} need{'s' if result.needs_attention == 1 else ''} attention"
+    status = f"flushed: {result.synced} synced, {result.pending} pending, {need}"
     if not (result.synced or result.pending or result.needs_attention):
         return status, ""
-    note = (f"outbox: {result.synced} queued writes synced now, {result.pending} still "
-            f"waiting, {result.needs_attention} need attention (`echo-memory flush` lists them)")
+    note = (f"outbox: {count_phrase(result.synced, 'queued write')} synced now, "
+            f"{result.pending} still waiting, {need} (`echo-memory flush` lists them)")
     return status, note
 
 

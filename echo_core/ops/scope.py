@@ -2,12 +2,20 @@
 
 The scope lives in ``_agent/context/current-context.md`` under ``## Scope``; setting it
 moves the prior scope, dated, to the top of ``## Scope History`` and stamps
-``scope_updated``.
+``scope_updated`` with the time it was set (``YYYY-MM-DDTHH:MM:SS``; older vaults and
+``init`` hold a date only).
+
+"Sessions logged since" counts the session logs made after that moment: a log's time is
+the ``<date>-<HHMM>`` of its name, and it counts when its minute is later than the
+minute the scope was set (so the session whose ``session-end`` set the scope, and every
+session before it on that day, do not). Against a date-only stamp the time of day is
+unknown: sessions of that day and later count.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -49,14 +57,58 @@ def session_date(path: str) -> str | None:
     return day
 
 
-def sessions_since(ctx: EchoContext, day: str) -> int:
-    """How many session logs are dated on or after ``day`` (an ISO date; "" counts all)."""
+def session_time(path: str) -> _dt.datetime | None:
+    """When a session log was made, from its name: ``<date>-<HHMM>`` (a name without a
+    valid ``HHMM`` counts as the start of its day); None when the name has no date."""
+    day = session_date(path)
+    if day is None:
+        return None
+    start = _dt.datetime.fromisoformat(day)
+    clock = path.rsplit("/", 1)[-1][10:15]
+    if len(clock) == 5 and clock[0] == "-" and clock[1:].isdigit():
+        hour, minute = int(clock[1:3]), int(clock[3:5])
+        if hour < 24 and minute < 60:
+            return start.replace(hour=hour, minute=minute)
+    return start
+
+
+def count_sessions_since(paths: Iterable[str], scope_updated: str) -> int:
+    """How many of the session logs ``paths`` were made after ``scope_updated`` (see the
+    module docstring): "" counts every log; a date only counts logs of that day and
+    later; a timestamp counts logs of a later minute."""
+    stamp = scope_updated.strip().replace(" ", "T")
+    try:
+        since = _dt.datetime.fromisoformat(stamp) if stamp else None
+    except ValueError:
+        since = None  # unreadable stamp: count every log rather than hide them
+    exact = since is not None and "T" in stamp
     count = 0
-    for path in ctx.vault.storage.list(SESSIONS_DIR):
-        logged = session_date(path)
-        if logged is not None and logged >= day:
+    for path in paths:
+        made = session_time(path)
+        if made is None:
+            continue
+        if since is None or (made > since.replace(second=0, microsecond=0) if exact
+                             else made.date() >= since.date()):
             count += 1
     return count
+
+
+def sessions_since(ctx: EchoContext, scope_updated: str) -> int:
+    """How many session logs were made after ``scope_updated`` (``count_sessions_since``)."""
+    return count_sessions_since(ctx.vault.storage.list(SESSIONS_DIR), scope_updated)
+
+
+def shown_stamp(scope_updated: str) -> str:
+    """``scope_updated`` for people: ``2026-03-01 14:30`` (a date stays a date)."""
+    stamp = scope_updated.strip()
+    if "T" in stamp or " " in stamp:
+        return stamp.replace("T", " ")[:16]
+    return stamp
+
+
+def count_phrase(n: int, noun: str) -> str:
+    """``1 session``, ``2 sessions``: a count with its noun in the right number."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _read_context(ctx: EchoContext) -> str:
@@ -74,15 +126,15 @@ def read_scope(ctx: EchoContext, text: str | None = None) -> ScopeResult:
     scope = section_body(text, "Scope") or ""
     updated = str(note.frontmatter.get("scope_updated") or "")
     return ScopeResult(scope=scope, scope_updated=updated,
-                       sessions_since=sessions_since(ctx, updated[:10]))
+                       sessions_since=sessions_since(ctx, updated))
 
 
 def show_scope(ctx: EchoContext) -> Envelope[ScopeResult]:
     """The scope, ``scope_updated`` and sessions logged since."""
     result = read_scope(ctx)
     shown = result.scope if result.scope and result.scope != PLACEHOLDER else "(none)"
-    message = (f"scope: {shown}\nupdated {result.scope_updated or 'never'}; "
-               f"{result.sessions_since} sessions logged since")
+    message = (f"scope: {shown}\nupdated {shown_stamp(result.scope_updated) or 'never'}; "
+               f"{count_phrase(result.sessions_since, 'session')} logged since")
     return Envelope(True, Action.SCOPE, message, result)
 
 
@@ -104,16 +156,20 @@ def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
         before = read_scope(ctx, text)
         if before.scope == scope:
             return Envelope(True, Action.UNCHANGED, "scope unchanged", before)
-        today = ctx.today().isoformat()
+        day = ctx.today()
+        stamp = _dt.datetime.combine(day, ctx.now().time().replace(microsecond=0))
+        today = day.isoformat()
         if before.scope and before.scope != PLACEHOLDER:
             history = section_body(text, "Scope History") or ""
             entry = _history_line(before.scope_updated[:10] or today, before.scope)
             text = replace_section_body(text, "Scope History",
                                         entry + ("\n" + history if history else ""))
         text = replace_section_body(text, "Scope", scope)
-        text = set_frontmatter_key(text, "scope_updated", _dt.date.fromisoformat(today))
+        text = set_frontmatter_key(text, "scope_updated", stamp)
         ctx.vault.write_note(CONTEXT_PATH, text)
-    result = ScopeResult(scope=scope, scope_updated=today, sessions_since=sessions_since(ctx, today),
+    updated = stamp.isoformat()
+    result = ScopeResult(scope=scope, scope_updated=updated,
+                         sessions_since=sessions_since(ctx, updated),
                          previous=before.scope if before.scope != PLACEHOLDER else None,
                          changed=True)
     return Envelope(True, Action.UPDATED, f"scope set: {scope.splitlines()[0]}", result)

@@ -16,9 +16,10 @@ written: the result previews each step (each proposal classified by a dry-run ca
 create / update / inbox / gated). With ``apply``, under one vault lock and in this order:
 
 1. the session log ``_agent/sessions/<date>-<HHMM>-<slug>.md`` from the session template
-   (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's;
-   other ``##`` sections follow them; text before any section, or a body without
-   sections, goes under ``## Log``); an existing log with other content is refused (2),
+   (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's
+   with the paragraph or list under their heading; everything else - text before any
+   section, a plain paragraph after a known section's content, every other section -
+   goes under ``## Log``, see ``ops.session_log``); an existing log with other content is refused (2),
    identical content is an idempotent re-apply;
 2. the agent-log line in today's daily note (default ``- <today>: session [[<stem>]]``;
    a given line without a leading ``- `` gets one);
@@ -34,7 +35,6 @@ create / update / inbox / gated). With ``apply``, under one vault lock and in th
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
@@ -46,29 +46,21 @@ import attrs
 from echo_core.actions import Action
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import CaptureRequest, Envelope
-from echo_core.notes import (
-    append_under_heading,
-    find_section,
-    headings,
-    replace_section_body,
-    section_body,
-)
+from echo_core.notes import append_under_heading
 from echo_core.ops.capture import capture, require_initialised
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import AGENT_LOG_HEADING, append_agent_log, daily_note_path
-from echo_core.ops.digest import LOG_HEADING
 from echo_core.ops.links import link_target
 from echo_core.ops.load import HEARTBEAT_PATH, fire_event
 from echo_core.ops.scope import (
     CONTEXT_PATH,
     MAX_SCOPE,
     PLACEHOLDER,
-    SESSIONS_DIR,
     read_scope,
     set_scope,
 )
+from echo_core.ops.session_log import render_session_log, session_log_path
 from echo_core.routing import RoutingManifest
-from echo_core.templates import render_template
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -78,7 +70,6 @@ MAX_SLUG = 80
 INBOX_BELOW = 0.6
 BUNDLE_KEYS = ("slug", "log_body", "agent_log_line", "scope", "reflect")
 PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", "confidence")
-TEMPLATE_SECTIONS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 
 #: capture action -> reflect classification (dry-run and applied).
 _CLASSIFIED: dict[str, str] = {
@@ -252,28 +243,6 @@ def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
 # -- the session log ------------------------------------------------------------------
 
 
-def session_log_path(day: _dt.date, now: _dt.datetime, slug: str) -> str:
-    """``_agent/sessions/<YYYY-MM-DD>-<HHMM>-<slug>.md``."""
-    return f"{SESSIONS_DIR}/{day.isoformat()}-{now:%H%M}-{slug}.md"
-
-
-def render_session_log(bundle: SessionBundle, day: _dt.date, now: _dt.datetime) -> str:
-    """The session log note: the session template with ``log_body`` placed in it."""
-    text = render_template("session", date=day.isoformat(),
-                           title=f"{bundle.slug} ({day.isoformat()} {now:%H:%M})")
-    body = bundle.log_body
-    titles = [h[3:] for h in headings(body) if h.startswith("## ")]
-    first = find_section(body, "## " + titles[0]) if titles else None
-    preamble = body[: first[0]].strip() if first else body.strip()
-    for title in dict.fromkeys(titles):
-        known = next((t for t in TEMPLATE_SECTIONS if t.casefold() == title.casefold()), None)
-        text = replace_section_body(text, "## " + (known or title),
-                                    section_body(body, "## " + title) or "")
-    if preamble:
-        text = replace_section_body(text, "## " + LOG_HEADING, preamble)
-    return text
-
-
 # -- the steps ------------------------------------------------------------------------
 
 
@@ -310,8 +279,8 @@ def _preview(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
     today = ctx.today()
     daily = daily_note_path(today)
     line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
-    present = False
-    if ctx.vault.storage.exists(daily):
+    present = False  # only a re-apply of this same session (same log) skips its line
+    if same and ctx.vault.storage.exists(daily):
         present = not append_under_heading(ctx.vault.storage.read(daily),
                                            AGENT_LOG_HEADING, [line])[1]
     outcomes = [_classify(p, capture(ctx, p.request(dry_run=True))) for p in bundle.reflect]
@@ -338,7 +307,7 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
             vault.write_note(path, text)
         today = ctx.today()
         line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
-        appended = append_agent_log(vault, today, line)
+        appended = append_agent_log(vault, today, line, rerun=same)
         outcomes = [_classify(p, capture(ctx, p.request(dry_run=False))) for p in bundle.reflect]
         if bundle.scope is None:
             scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
@@ -364,7 +333,7 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[Se
     require_initialised(ctx)
     today, now = ctx.today(), ctx.now()
     path = session_log_path(today, now, valid.slug)
-    text = render_session_log(valid, today, now)
+    text = render_session_log(valid.slug, valid.log_body, today, now)
     heartbeat = f"{path} @ {now.isoformat(timespec='seconds')}\n"
     if not apply:
         result = _preview(ctx, valid, path, text, heartbeat)

@@ -63,9 +63,15 @@ its date and the sessions logged since; Fact / Pattern; the last 10 Observations
 the last session's Goal / Decisions Made / Open Threads / Suggested Next Step;
 today's Agent Log; the inbox as a count and the oldest item's age.
 
+\b
+Fact / Pattern shows the operator-preferences note's own section, then one
+line per semantic memory note (_agent/memory/semantic/), newest first: every
+capture of kind semantic and every session-end reflection of kind semantic,
+e.g. echo-memory capture "Operator prefers pytest" --kind semantic
+
 The brief digest stays within $ECHO_LOAD_BUDGET characters (default 8000); a full
 load gets three times that. Over budget, observations, then the agent log, then the
-session summary are cut, each marked "(truncated)".
+session summary, then the semantic notes are cut, each marked "(truncated)".
 
 First replays writes queued while the vault was unreachable (the outbox, as `flush`
 does); otherwise it only reads. Exit 78 when the vault is not initialised (run
@@ -81,7 +87,8 @@ class ReflectProposal:
     title: str = param(help="The thing's name (one line).")
     body: str = param(help="What to record.")
     confidence: float = param(help="0..1; below 0.6 goes to the inbox.", ge=0, le=1)
-    kind: str = param("", help="The kind of note (see capture).")
+    kind: str = param("", help="The kind of note (see capture); 'semantic' for a "
+                      "preference or fact, which the load brief lists under Fact / Pattern.")
     tags: tuple[str, ...] = param((), help="Tags.")
     aliases: tuple[str, ...] = param((), help="Other names.")
     sources: tuple[str, ...] = param((), help="Where it came from.")
@@ -95,7 +102,9 @@ class SessionEndParams:
     slug: str = param(help="kebab-case name of the session, e.g. fix-recall-index.",
                       min_length=1, max_length=80, cli=None)
     log_body: str = param(help="Markdown log; '## Goal', '## Decisions Made', '## Open "
-                          "Threads', '## Suggested Next Step' sections fill the template.",
+                          "Threads', '## Suggested Next Step' sections fill the template "
+                          "(the paragraph or list under each heading); everything else "
+                          "goes under '## Log'.",
                           min_length=1, max_length=100000, cli=None)
     agent_log_line: str | None = param(None, help="One line for today's agent log "
                                        "(default: a link to the session log).",
@@ -182,11 +191,23 @@ Example bundle:
                 "confidence": 0.9}]}
 
 \b
-Keys: slug (required, kebab-case), log_body (required; its ## Goal, ## Decisions Made,
-## Open Threads, ## Suggested Next Step sections fill the session template, anything
-else goes under ## Log), agent_log_line, scope, reflect (proposals: title, body,
-confidence 0..1 required; kind, tags, aliases, sources, date optional; confidence
-below 0.6 goes to the inbox).
+Keys: slug (required, kebab-case), log_body (required, see below),
+agent_log_line, scope, reflect (proposals: title, body, confidence 0..1
+required; kind, tags, aliases, sources, date optional; confidence below 0.6
+goes to the inbox).
+
+\b
+log_body: a ## Goal, ## Decisions Made, ## Open Threads or ## Suggested Next
+Step section fills the template's with the paragraph or list right under its
+heading (and what continues it: list items, indented lines, code, ###
+sub-headings). Everything else goes under ## Log, in the order written: text
+before the first heading, a plain paragraph after a blank line in a known
+section, every other section (as ###).
+
+\b
+Preferences: a reflect proposal of kind semantic ("Operator prefers pytest")
+becomes a note in _agent/memory/semantic/; the next `echo-memory load` brief
+lists every such note under Fact / Pattern.
 
 \b
 With --apply, under one vault lock, in this order:
