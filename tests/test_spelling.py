@@ -62,3 +62,18 @@ def test_triage_preview_on_the_cli_still_names_the_flag(tmp_path: Path) -> None:
         envelope = apply_proposals(box.ctx(), [{"line": INBOX_TEXT, "title": "Babbage",
                                                 "kind": "person"}], apply=False)
     assert "run again with --apply to route" in envelope.message
+
+
+def test_session_end_preview_over_mcp_names_the_apply_argument(tmp_path: Path) -> None:
+    server = make_server(seeded_box(tmp_path))
+
+    async def body(client: Any) -> str:
+        _, _, text = await call(client, "echo_log_session", slug="demo",
+                                log_body="## Goal\nShip it")
+        return text
+
+    try:
+        text = with_client(server, body)
+    finally:
+        server.runner.close()
+    assert "preview" in text and "apply: true" in text and "--apply" not in text, text

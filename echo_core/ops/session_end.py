@@ -47,6 +47,7 @@ from echo_core.actions import Action
 from echo_core.errors import EchoError, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.notes import append_under_heading
+from echo_core.operations.spelling import spell
 from echo_core.ops.capture import capture, require_initialised
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import AGENT_LOG_HEADING, append_agent_log, daily_note_path
@@ -340,7 +341,7 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[Se
         gated = sum(1 for o in result.reflect if o.classification == "gated")
         message = (f"preview (nothing written): would write {path}"
                    + (f"; {gated} proposals would be gated" if gated else "")
-                   + "; re-run with --apply to commit")
+                   + f"; run again with {spell('apply')} to commit")
         return Envelope(True, Action.DRY_RUN, message, result)
     result = _apply(ctx, valid, path, text, heartbeat)
     warnings = fire_event(ctx, "on_session_end", bundle=valid, ctx=ctx)

@@ -58,10 +58,11 @@ LOAD = Operation(
     cli=CliSurface(help="""Print what the agent should know at the start of a session.
 
 \b
-The brief digest, in order: vault marker (schema, bootstrapped or not); scope with
-its date and the sessions logged since; Fact / Pattern; the last 10 Observations;
-the last session's Goal / Decisions Made / Open Threads / Suggested Next Step;
-today's Agent Log; the inbox as a count and the oldest item's age.
+The brief digest, in order: vault marker (schema, bootstrapped or not);
+scope with its date and the sessions logged since; Fact / Pattern; the last
+10 Observations; the last session's Goal / Decisions Made / Open Threads /
+Suggested Next Step; today's Agent Log; the inbox as a count and the oldest
+item's age.
 
 \b
 Fact / Pattern shows the operator-preferences note's own section, then one
@@ -183,7 +184,7 @@ is previewed, and each reflect proposal is classified (create, update, inbox, ga
 \b
 Example bundle:
   {"slug": "recall-index",
-   "log_body": "## Goal\\nShip recall\\n\\n## Decisions Made\\n- BM25\\n\\n## Open Threads\\n- k1",
+   "log_body": "## Goal\\nShip recall\\n\\n## Decisions Made\\n- BM25 ranking",
    "agent_log_line": "- 2026-03-01: shipped the recall index",
    "scope": "Recall is done; next the MCP server",
    "reflect": [{"title": "Operator prefers pytest", "kind": "semantic",
@@ -213,11 +214,11 @@ lists every such note under Fact / Pattern.
 With --apply, under one vault lock, in this order:
   1. _agent/sessions/<date>-<HHMM>-<slug>.md     the session log
   2. journal/daily/<date>.md ## Agent Log         the agent-log line
-  3. each proposal through capture (a duplicate-gate stop is reported, not fatal)
+  3. each proposal through capture (a gate stop is reported, not fatal)
   4. scope set (when scope is given)
   5. _agent/heartbeat/last-session.md             LAST: the commit marker
-A failure before step 5 leaves the previous heartbeat as it was; re-running the same
-bundle in the same minute completes it.
+A failure before step 5 leaves the previous heartbeat as it was; re-running
+the same bundle in the same minute completes it.
 
 Exit 2 for an invalid bundle (the message names the field, e.g. reflect[2].confidence)
 or when a different log already exists at that path; nothing is written then.
