@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
 from echo_core.entities import EntityIndex
 from echo_core.models import Entity
 from echo_core.names import is_linkable_name, words
@@ -17,6 +18,16 @@ def link_target(path: str) -> str:
     """The wikilink target for a note path: its file name without ``.md``."""
     stem = path.rsplit("/", 1)[-1]
     return stem[:-3] if stem.endswith(".md") else stem
+
+
+def graph_links(path: str, text: str, links: tuple[str, ...]) -> tuple[str, ...]:
+    """The links of the note at ``path`` that recall's graph follows: ``links`` (the
+    note's wikilinks), except that a daily note's mechanical agent-log lines ("created
+    project [[x]]", ``agent_log_lines``) link nothing: they make the day a hub of every
+    note touched, not a neighbour of any."""
+    if not links or not is_daily_note(path):
+        return links
+    return tuple(wikilinks(without_mechanical_lines(text)))
 
 
 def related_line(path: str) -> str:
