@@ -167,7 +167,8 @@ def _ranked(ctx: EchoContext, plain: list[WeightedTerm], extra: list[WeightedTer
     scored = ctx.ranker_upkeep.search(plain + words + boost_terms(phrases, own), limit)
     if not phrases:
         return scored
-    extra_hits = phrase_hits(ctx, phrases, {p for p, _ in scored}, limit)
+    floor = scored[-1][1] if len(scored) >= limit else 0.0
+    extra_hits = phrase_hits(ctx, phrases, {p for p, _ in scored}, limit, floor)
     return sorted(scored + extra_hits, key=lambda h: (-h[1], h[0]))[:limit]
 
 

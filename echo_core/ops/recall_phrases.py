@@ -14,7 +14,7 @@ whole:
 
 Cost: one extra ranker search when the query has phrases (over-fetching ``OVERFETCH``
 times the limit), and tokenizing the candidates it returns that the first search had
-not found.
+not found and that score high enough to make the limit.
 """
 
 from __future__ import annotations
@@ -76,10 +76,12 @@ def holds_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
                for i in range(len(tokens) - width + 1))
 
 
-def phrase_hits(ctx: EchoContext, phrases: Sequence[Phrase], seen: set[str],
-                limit: int) -> list[tuple[str, float]]:
+def phrase_hits(ctx: EchoContext, phrases: Sequence[Phrase], seen: set[str], limit: int,
+                floor: float = 0.0) -> list[tuple[str, float]]:
     """Documents outside ``seen`` whose indexed text holds a whole phrase, as ``(path,
-    score)`` best first (at most ``limit``): the ranker's score for the phrase tokens."""
+    score)`` best first (at most ``limit``): the ranker's score for the phrase tokens.
+    Candidates scoring under ``floor`` (the score they would have to beat to be kept)
+    are not read."""
     if not phrases:
         return []
     weights: dict[str, float] = {}
@@ -88,7 +90,8 @@ def phrase_hits(ctx: EchoContext, phrases: Sequence[Phrase], seen: set[str],
             weights[token] = max(weights.get(token, 0.0), phrase.weight)
     found = ctx.ranker_upkeep.search([WeightedTerm(t, w) for t, w in weights.items()],
                                      limit * OVERFETCH)
-    candidates = [(path, score) for path, score in found if path not in seen]
+    candidates = [(path, score) for path, score in found
+                  if path not in seen and score >= floor]
     texts = ctx.vault.storage.read_many([path for path, _ in candidates])
     kept: list[tuple[str, float]] = []
     for path, score in candidates:
