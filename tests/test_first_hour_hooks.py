@@ -26,9 +26,6 @@ from tests.hook_kit import (
     write_transcript,
 )
 
-SESSION = "a1b2c3d4-e5f6"
-CHECKPOINT = "_agent/memory/working/2026-03-01-checkpoint-a1b2c3d4.md"
-
 
 @pytest.fixture
 def box(tmp_path: Path) -> VaultBox:
@@ -36,10 +33,13 @@ def box(tmp_path: Path) -> VaultBox:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
+def project(tmp_path: Path) -> Path:  # the agent's working directory
+    (tmp_path / "project").mkdir()
+    return tmp_path / "project"
+
+
+SESSION = "a1b2c3d4-e5f6"
+CHECKPOINT = "_agent/memory/working/2026-03-01-checkpoint-a1b2c3d4.md"
 
 
 def _compact(box: VaultBox, project: Path, tmp_path: Path, **fields: Any) -> None:
@@ -107,11 +107,11 @@ def test_the_brief_sums_up_capture_lines_and_keeps_the_agents_own(tmp_path: Path
                      + "\n- 2026-03-01: shipped the recall fix\n", encoding="utf-8")
     digest = load(box.ctx(), brief=True).data.digest
     log = digest.split("## Agent Log (2026-03-01)\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert log == ["captured today: created 12 notes ([[topic-0-notes]], [[topic-1-notes]], "
-                   "[[topic-2-notes]], [[topic-3-notes]], [[topic-4-notes]], [[topic-5-notes]], "
-                   "[[topic-6-notes]], [[topic-7-notes]] and 4 more); updated 1 note "
-                   "([[topic-3-notes]])",
-                   "- 2026-03-01: shipped the recall fix"]
+    captures = ("captured today: created 12 notes ([[topic-0-notes]], [[topic-1-notes]], "
+                "[[topic-2-notes]], [[topic-3-notes]], [[topic-4-notes]], [[topic-5-notes]], "
+                "[[topic-6-notes]], [[topic-7-notes]] and 4 more); updated 1 note "
+                "([[topic-3-notes]])")
+    assert log == [captures, "- 2026-03-01: shipped the recall fix"]
 
 
 # --- item 18: SessionStart says when memory is unavailable -----------------------------------

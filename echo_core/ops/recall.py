@@ -17,9 +17,9 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.errors import usage_error
-from echo_core.ops.links import graph_links
 from echo_core.models import Envelope, Hit
 from echo_core.ops.excerpts import pack
+from echo_core.ops.links import graph_links
 from echo_core.ops.recall_index import ensure_index
 from echo_core.ops.recall_phrases import boost_terms, phrase_hits, split_phrases
 from echo_core.protocols import WeightedTerm

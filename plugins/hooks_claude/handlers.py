@@ -95,10 +95,11 @@ def session_start_failure(payload: Payload | None, exc: BaseException) -> Output
     if payload is None or not wants_digest(payload):
         return None
     from echo_core import EchoError
+    from plugins.hooks_claude.events import HookTimeout
 
     if isinstance(exc, EchoError):
         reason = exc.message
-    elif type(exc).__name__ == "HookTimeout":
+    elif isinstance(exc, HookTimeout):
         reason = f"loading the brief ran out of time ({exc})"
     else:
         reason = f"{type(exc).__name__}: {exc} (ECHO_HOOK_DEBUG=1 shows the traceback)"
@@ -132,7 +133,7 @@ def pre_compact(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
 
 
 #: What an event prints when its handler fails (the others stay quiet).
-FAILURE_OUTPUTS: Mapping[str, Callable[[Payload | None, BaseException], "Output | None"]] = {
+FAILURE_OUTPUTS: Mapping[str, Callable[[Payload | None, BaseException], Output | None]] = {
     "SessionStart": session_start_failure,
 }
 

@@ -30,15 +30,10 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, budget_for, canonical_event
+from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, HookTimeout, budget_for, canonical_event
 
 TRUNCATION_MARK = "\n…(truncated by echo-memory to fit the hook output limit)"
 DEBUG_ENV = "ECHO_HOOK_DEBUG"
-
-
-class HookTimeout(BaseException):
-    """The soft time budget ran out (a BaseException so that no ``except Exception`` in
-    the code under the budget can swallow it)."""
 
 
 @contextlib.contextmanager
