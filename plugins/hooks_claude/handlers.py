@@ -49,7 +49,7 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
     """SessionStart: the ``load --brief`` digest as additionalContext for a new, cleared or
     compacted session; after a compaction, the session's latest checkpoint above it.
     When the vault cannot be loaded (and nothing is cached), one line saying memory is
-    unavailable, why, and what to do (``unavailable``). Quiet for other sources."""
+    unavailable, why, and what to do (``unavailable_line``). Quiet for other sources."""
     if not wants_digest(payload):
         return None
     from echo_core import invoke
@@ -65,9 +65,14 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
 
 
 def _checkpoint_section(ctx: Any, payload: Payload) -> str:
+    """The session's latest checkpoint as a section, or "" (none, or unreadable: the
+    brief is shown without it)."""
     from plugins.hooks_claude.checkpoint import latest_checkpoint
 
-    found = latest_checkpoint(ctx, payload.get("session_id"))
+    try:
+        found = latest_checkpoint(ctx, payload.get("session_id"))
+    except Exception:  # noqa: BLE001 - a broken checkpoint must not hide the brief
+        found = None
     if found is None:
         return ""
     path, entry = found
