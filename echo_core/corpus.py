@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
 from echo_core.models import Note
 from echo_core.notes import parse_note, wikilinks
 from echo_core.protocols import IndexDoc, Storage
@@ -52,7 +53,8 @@ def index_doc(note: Note) -> IndexDoc | None:
     """The ranker document for ``note``, or None when it is not in the corpus.
 
     Searchable text = title, aliases, tags and body (the title counted twice, a light
-    field boost). Prior = corpus weight x status weight.
+    field boost); a daily note's body without its mechanical agent-log lines
+    (``agent_log_lines``). Prior = corpus weight x status weight.
     """
     if not in_corpus(note.path):
         return None
@@ -64,12 +66,13 @@ def index_doc(note: Note) -> IndexDoc | None:
         kind = "session" if note.path.startswith(SESSION_PREFIX) else (
             "journal" if note.path.startswith(JOURNAL_PREFIX) else "")
     extra = " ".join(_text_value(fm.get(k)) for k in ("aliases", "tags"))
-    text = f"{title}\n{title}\n{extra}\n{note.body}"
+    body = without_mechanical_lines(note.body) if is_daily_note(note.path) else note.body
+    text = f"{title}\n{title}\n{extra}\n{body}"
     updated = _text_value(fm.get("updated") or fm.get("created") or "")[:10]
     return IndexDoc(
         path=note.path, title=title, text=text, kind=kind, status=status, updated=updated,
         weight=corpus_weight(note.path) * status_weight(status),
-        links=tuple(wikilinks(note.body)),
+        links=tuple(wikilinks(body)),
     )
 
 

@@ -193,7 +193,10 @@ class Expander(Protocol):
     """Query expansion: extra weighted terms for a query (e.g. entity aliases)."""
 
     def expand(self, query: str, context: Any) -> list[WeightedTerm]:
-        """Additional terms for ``query``; never the query's own terms."""
+        """Additional terms for ``query``; never the query's own terms. A term holding
+        spaces is a phrase (tokens in order): recall lets it boost what the query's own
+        words found and bring in only documents holding the whole phrase
+        (``echo_core.ops.recall_phrases``)."""
         ...
 
 

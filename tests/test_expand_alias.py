@@ -51,15 +51,20 @@ class TestExpandAliasPlugin(PluginContract):
         return "expand_alias"
 
 
-def test_alias_query_gains_the_title_words_at_half_weight(vantage_ctx: EchoContext) -> None:
+def test_alias_query_gains_the_title_as_one_phrase_at_half_weight(vantage_ctx: EchoContext) -> None:
     terms = AliasExpander().expand("VS Corp pricing", vantage_ctx)
-    assert {t.term for t in terms} == set(vantage_ctx.tokenizer.tokenize("Vantage Systems"))
+    assert [t.term for t in terms] == [" ".join(vantage_ctx.tokenizer.tokenize("Vantage Systems"))]
     assert all(t.weight == 0.5 for t in terms)
 
 
-def test_title_query_gains_the_alias_words(vantage_ctx: EchoContext) -> None:
-    terms = {t.term for t in AliasExpander().expand("Vantage Systems pricing", vantage_ctx)}
-    assert terms == set(vantage_ctx.tokenizer.tokenize("VS Corp"))
+def test_title_query_gains_the_alias_as_one_phrase(vantage_ctx: EchoContext) -> None:
+    terms = [t.term for t in AliasExpander().expand("Vantage Systems pricing", vantage_ctx)]
+    assert terms == [" ".join(vantage_ctx.tokenizer.tokenize("VS Corp"))]
+
+
+def test_a_one_word_name_expands_to_that_word(vantage_ctx: EchoContext) -> None:
+    terms = [t.term for t in AliasExpander().expand("k8s rollout", vantage_ctx)]
+    assert terms == vantage_ctx.tokenizer.tokenize("Kubernetes")
 
 
 def test_query_naming_no_entity_expands_to_nothing(vantage_ctx: EchoContext) -> None:

@@ -73,10 +73,14 @@ def test_session_start_is_quiet_when_a_conversation_continues(
                    hook_env(box), project))
 
 
-def test_session_start_is_quiet_on_an_uninitialised_vault(tmp_path: Path, project: Path) -> None:
+def test_session_start_on_an_uninitialised_vault_says_so_in_one_line(
+        tmp_path: Path, project: Path) -> None:
     bare = VaultBox(tmp_path / "bare")
-    quiet(run_hook("SessionStart", payload("SessionStart", "s", None, project, source="startup"),
-                   hook_env(bare), project))
+    proc = run_hook("SessionStart", payload("SessionStart", "s", None, project, source="startup"),
+                    hook_env(bare), project)
+    assert proc.returncode == 0, proc.stderr
+    text = context_of(proc.stdout, "SessionStart")
+    assert text.startswith("echo-memory: memory unavailable: ") and "\n" not in text
 
 
 def test_session_start_output_is_capped_at_10000_characters(box: VaultBox, project: Path) -> None:
@@ -245,13 +249,19 @@ def test_corrupt_stdin_exits_0_silently(box: VaultBox, project: Path, event: str
 @pytest.mark.parametrize("event", EVENTS)
 def test_a_vault_path_that_is_a_file_exits_0_silently(tmp_path: Path, project: Path,
                                                       event: str) -> None:
+    """Silent, except SessionStart: one line saying memory is unavailable."""
     box = VaultBox(tmp_path / "b")
     box.vault.rmdir()
     box.vault.write_text("not a folder\n")
     transcript = _work_transcript(tmp_path, project, "s-file")
-    quiet(run_hook(event, payload(event, "s-file", transcript, project, source="startup",
-                                  prompt="deploy the web app", stop_hook_active=False,
-                                  trigger="auto"), hook_env(box), project))
+    proc = run_hook(event, payload(event, "s-file", transcript, project, source="startup",
+                                   prompt="deploy the web app", stop_hook_active=False,
+                                   trigger="auto"), hook_env(box), project)
+    if event != "SessionStart":
+        quiet(proc)
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert context_of(proc.stdout, "SessionStart").startswith("echo-memory: memory unavailable: ")
 
 
 @pytest.mark.parametrize("event", ["UserPromptSubmit", "PreCompact"])

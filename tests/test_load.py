@@ -303,7 +303,7 @@ def test_load_flushes_queued_writes_first(box: VaultBox) -> None:
     assert "1 synced" in data.outbox
     assert "outbox: 1 queued write synced now, 0 still waiting, 0 need attention" in data.digest
     assert "made offline" in (box.vault / "resources/concepts/queued-idea.md").read_text()
-    assert "created concept [[queued-idea]]" in data.digest  # the digest saw the replay
+    assert "created 1 note ([[queued-idea]])" in data.digest  # the digest saw the replay
 
 
 # --- CLI ------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from echo_core.names import name_key, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
-from echo_core.ops.links import RELATED_HEADING, link_reciprocally, link_target, named_entities
+from echo_core.ops.links import RELATED_HEADING, link_mentioned, link_target, named_entities
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
@@ -293,7 +293,8 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
 
 def _autolink(vault: StagedVault, index: EntityIndex, path: str, slug: str, text: str,
               body: str) -> tuple[str, tuple[str, ...], list[Entity]]:
-    """Link the note at ``path`` with every other entity its ``body`` names (both ways).
+    """Link the note at ``path`` with every other entity its ``body`` names (both ways,
+    but never from a durable note to one that expires: ``links.link_mentioned``).
 
     The other notes' new texts are staged in ``vault``; returns the captured note's new
     text, the linked paths and each changed neighbour's entry with its new hash.
@@ -305,7 +306,7 @@ def _autolink(vault: StagedVault, index: EntityIndex, path: str, slug: str, text
     for other in named_entities(body, index, exclude={slug}):
         if not vault.storage.exists(other.path):
             continue
-        text, changed = link_reciprocally(vault, path, text, other.path)
+        text, changed = link_mentioned(vault, path, text, other.path)
         if changed:
             linked.append(other.path)
             refreshed.append(attrs.evolve(other, h=content_hash(vault.storage.read(other.path))))

@@ -7,7 +7,8 @@ Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (th
 preferences note's section in full, then one line per semantic memory note, most recently
 updated first: ``ops.semantic_lines``); ``## Observations (last 10 of N)``;
 ``## Last session: <stem>`` (its Goal / Decisions Made / Open Threads / Suggested Next
-Step); ``## Agent Log (<today>)``; ``## Inbox`` (count and oldest age only, never the
+Step); ``## Agent Log (<today>)`` (capture's own created / updated lines summed up in one
+line, the other lines as written); ``## Inbox`` (count and oldest age only, never the
 items). Sections are separated by one blank line.
 
 Over budget, the trimmable sections lose items in this order until the text fits:
@@ -33,6 +34,7 @@ from collections.abc import Callable
 
 import attrs
 
+from echo_core.agent_log_lines import capture_record
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.links import link_target
@@ -48,6 +50,8 @@ from echo_core.ops.triage import parse_inbox
 
 TRUNCATED = "(truncated)"
 OBSERVATIONS_SHOWN = 10
+#: Notes named per verb in the brief's one line about today's captures.
+CAPTURES_NAMED = 8
 SUMMARY_HEADINGS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 LOG_HEADING = "Log"  # where session-end puts a log body without summary sections
 #: Brief sections trimmed when over budget, first to last.
@@ -307,11 +311,32 @@ def _agent_log_block(snap: VaultSnapshot) -> _Block:
     if read.status != "ok":
         return _fixed("agent-log", "error",
                       f"## Agent Log ({day})\n" + _problem(read, "the daily note"))
-    items = _items(section_body(read.text, "Agent Log") or "")
+    logged = _items(section_body(read.text, "Agent Log") or "")
+    items = [item for item in logged if capture_record(item) is None]
+    summary = _captures_line(logged)
     if not items:
-        return _fixed("agent-log", "ok", f"## Agent Log ({day})\n(nothing logged yet today)")
-    return _Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", items=items,
-                  noun="agent-log lines", hint=read.path)
+        return _fixed("agent-log", "ok", f"## Agent Log ({day})\n"
+                      + (summary or "(nothing logged yet today)"))
+    return _Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", fixed=summary,
+                  items=items, noun="agent-log lines", hint=read.path)
+
+
+def _captures_line(logged: list[str]) -> str:
+    """capture's own "created/updated <kind> [[note]]" lines summed up in one line
+    ("captured today: created 2 notes ([[a]], [[b]]); updated 1 note ([[c]])"), at most
+    ``CAPTURES_NAMED`` links per verb; "" when there are none."""
+    by_verb: dict[str, list[str]] = {}
+    for item in logged:
+        record = capture_record(item)
+        if record is not None and record[1] not in by_verb.setdefault(record[0], []):
+            by_verb[record[0]].append(record[1])
+    parts = []
+    for verb, targets in sorted(by_verb.items()):
+        named = ", ".join(f"[[{t}]]" for t in targets[:CAPTURES_NAMED])
+        more = len(targets) - CAPTURES_NAMED
+        named += f" and {more} more" if more > 0 else ""
+        parts.append(f"{verb} {_count(len(targets), 'note')} ({named})")
+    return f"captured today: {'; '.join(parts)}" if parts else ""
 
 
 def _inbox_block(snap: VaultSnapshot) -> _Block:

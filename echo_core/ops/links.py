@@ -1,9 +1,11 @@
 """Reciprocal ``## Related`` links and auto-linking of named entities (SPEC §2.1 step 6,
-§2.4)."""
+§2.4); which links recall's graph follows."""
 
 from __future__ import annotations
 
+from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
 from echo_core.entities import EntityIndex
+from echo_core.frontmatter import parse_frontmatter
 from echo_core.models import Entity
 from echo_core.names import is_linkable_name, words
 from echo_core.notes import append_under_heading, wikilinks
@@ -17,6 +19,16 @@ def link_target(path: str) -> str:
     """The wikilink target for a note path: its file name without ``.md``."""
     stem = path.rsplit("/", 1)[-1]
     return stem[:-3] if stem.endswith(".md") else stem
+
+
+def graph_links(path: str, text: str, links: tuple[str, ...]) -> tuple[str, ...]:
+    """The links of the note at ``path`` that recall's graph follows: ``links`` (the
+    note's wikilinks), except that a daily note's mechanical agent-log lines ("created
+    project [[x]]", ``agent_log_lines``) link nothing: they make the day a hub of every
+    note touched, not a neighbour of any."""
+    if not links or not is_daily_note(path):
+        return links
+    return tuple(wikilinks(without_mechanical_lines(text)))
 
 
 def related_line(path: str) -> str:
@@ -66,9 +78,30 @@ def link_reciprocally(vault: NoteWriter, a_path: str, a_text: str, b_path: str) 
     Writes ``b`` when it changes; returns ``a``'s new text for the caller to write, and
     whether anything changed.
     """
-    new_a, changed_a = add_related(a_text, b_path)
+    return _link(vault, a_path, a_text, b_path, spare_durable=False)
+
+
+def expires(text: str) -> bool:
+    """Whether the note ``text`` has an ``expires`` date (working memory such as a
+    checkpoint: it goes away, so durable notes must not collect links to it)."""
+    return parse_frontmatter(text)[0].get("expires") not in (None, "")
+
+
+def link_mentioned(vault: NoteWriter, a_path: str, a_text: str, b_path: str) -> tuple[str, bool]:
+    """Auto-link note ``a`` (its current text held by the caller) with note ``b`` that it
+    names, like ``link_reciprocally``, except that a note without an expiry never gets a
+    link to one that expires: a checkpoint naming a person links to her, her note does
+    not collect links to checkpoints."""
+    return _link(vault, a_path, a_text, b_path, spare_durable=True)
+
+
+def _link(vault: NoteWriter, a_path: str, a_text: str, b_path: str, *,
+          spare_durable: bool) -> tuple[str, bool]:
     b_text = vault.storage.read(b_path)
-    new_b, changed_b = add_related(b_text, a_path)
+    a_expires = spare_durable and expires(a_text)
+    b_expires = spare_durable and expires(b_text)
+    new_a, changed_a = (a_text, False) if b_expires and not a_expires else add_related(a_text, b_path)
+    new_b, changed_b = (b_text, False) if a_expires and not b_expires else add_related(b_text, a_path)
     if changed_b:
         vault.write_note(b_path, new_b)
     return new_a, changed_a or changed_b

@@ -1,7 +1,9 @@
 """``recall``: ranked, linked, budgeted retrieval (SPEC §3.1).
 
 Query terms come from the configured tokenizer; every registered expander may add
-weighted ``boost_only`` terms; the configured ranker scores (BM25 x prior for ``bm25``);
+weighted terms, a term holding spaces being a phrase (``recall_phrases``: it boosts what
+the query's words found and brings in only documents holding the whole phrase); the
+configured ranker scores (BM25 x prior for ``bm25``);
 neighbours along wikilinks are added up to ``MAX_HOPS`` hops at ``HOP_DECAY`` per hop.
 """
 
@@ -17,7 +19,9 @@ from echo_core.actions import Action
 from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
 from echo_core.ops.excerpts import pack
+from echo_core.ops.links import graph_links
 from echo_core.ops.recall_index import ensure_index
+from echo_core.ops.recall_phrases import boost_terms, phrase_hits, split_phrases
 from echo_core.protocols import WeightedTerm
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
 
@@ -100,7 +104,8 @@ def _resolve_links(ctx: EchoContext, targets: Iterable[str], known: dict[str, st
 
 def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts: dict[str, str | None],
                 exclude: set[str], limit: int) -> list[tuple[str, float, str]]:
-    """Notes linked from the seeds, up to ``MAX_HOPS`` hops: (path, score, via).
+    """Notes linked from the seeds, up to ``MAX_HOPS`` hops: (path, score, via). A daily
+    note's mechanical agent-log lines are not followed (``links.graph_links``).
 
     ``texts`` holds the notes read so far and gains those read here (the seeds' must be
     in it); the last hop's notes are not read (the caller reads the ones it keeps).
@@ -125,7 +130,7 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
         for path, _score, _via in frontier:
             text = texts.get(path)
             if text is not None and path not in links:
-                links[path] = ctx.note_views.view(text).links()
+                links[path] = graph_links(path, text, ctx.note_views.view(text).links())
         _resolve_links(ctx, {t for p, _, _ in frontier for t in links.get(p, ())}, known)
         next_frontier: list[tuple[str, float, str]] = []
         for path, score, _via in frontier:
@@ -152,6 +157,21 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
                        budget_chars=budget_chars)
 
 
+def _ranked(ctx: EchoContext, plain: list[WeightedTerm], extra: list[WeightedTerm],
+            limit: int) -> list[tuple[str, float]]:
+    """The best ``limit`` (path, score): the ranker's search for the plain terms, the
+    one-token expansions and the phrases' tokens (boost-only), merged with the documents
+    only a whole phrase brings in (``recall_phrases``)."""
+    words, phrases = split_phrases(extra)
+    own = {t.term for t in plain} | {t.term for t in words}
+    scored = ctx.ranker_upkeep.search(plain + words + boost_terms(phrases, own), limit)
+    if not phrases:
+        return scored
+    floor = scored[-1][1] if len(scored) >= limit else 0.0
+    extra_hits = phrase_hits(ctx, phrases, {p for p, _ in scored}, limit, floor)
+    return sorted(scored + extra_hits, key=lambda h: (-h[1], h[0]))[:limit]
+
+
 def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
             budget_chars: int | None) -> Envelope[RecallResult]:
     query = query.strip()
@@ -166,7 +186,7 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     if upkeep.persistent is not None:
         upkeep.persistent.set_today(ctx.today().toordinal())
     plain, extra = query_terms(ctx, query)
-    scored = upkeep.search(plain + extra, limit) if plain else []
+    scored = _ranked(ctx, plain, extra, limit) if plain else []
     texts = ctx.vault.storage.read_many([p for p, _ in scored])
     wanted = {t.term for t in plain}
     primary = [_hit(p, s, text, wanted, ctx) for p, s in scored

@@ -25,10 +25,13 @@ class AliasExpander:
         self.boost_only = boost_only
 
     def expand(self, query: str, context: Any) -> list[WeightedTerm]:
-        """Tokens of the names the query did NOT use, for the top entities it names.
+        """The names the query did NOT use, for the top entities it names: a one-token
+        name as that token, a longer one as a phrase (its tokens joined by spaces).
 
-        "VS Corp pricing" names Vantage Systems by an alias: its title's tokens are added
-        (notes saying "Vantage Systems" should count); the query's own terms never are.
+        "VS Corp pricing" names Vantage Systems by an alias: the phrase "vantag system" is
+        added, so notes saying "Vantage Systems" count, and notes that only say "systems"
+        do not come in (recall brings in a document for a phrase only when it holds the
+        whole phrase). The query's own terms are never returned.
         """
         if not query.strip() or context is None:
             return []
@@ -41,7 +44,7 @@ class AliasExpander:
             for name in entity_names(match.entity):
                 if token_set_similarity(query_tokens, name_tokens(name)) >= MIN_SCORE:
                     continue  # the name the query used: its words are already query terms
-                for term in tokenizer.tokenize(name):
-                    if term not in own and term not in out:
-                        out[term] = WeightedTerm(term, self.weight, self.boost_only)
+                term = " ".join(tokenizer.tokenize(name))
+                if term and term not in own and term not in out:
+                    out[term] = WeightedTerm(term, self.weight, self.boost_only)
         return list(out.values())

@@ -15,16 +15,23 @@ consistent, and the note expires like any working memory.
   edited`` (the last ``MAX_FILES``, relative to ``cwd`` when inside it). Deterministic for
   a given transcript, payload and date. Nothing is written when the transcript has
   neither prompts nor edits.
+* Links: capture links the checkpoint to the entities it names (the people, projects in
+  the prompts), never the other way round: durable notes do not collect links to
+  working notes that expire.
+* After the compaction, SessionStart (source ``compact``) shows the session's latest
+  checkpoint (``latest_checkpoint``) above the brief.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import re
 from typing import Any
 
 from plugins.hooks_claude.transcript import TranscriptSummary, one_line, read_transcript
 
+_LATER_ENTRY = re.compile(r"- \d{4}-\d{2}-\d{2}: (Checkpoint before context compaction.*)")
 MAX_PROMPTS = 5
 MAX_FILES = 20
 KIND = "working"
@@ -81,10 +88,56 @@ def write_checkpoint(payload: dict[str, Any], make_ctx: Any) -> str | None:
     from echo_core import invoke, slugify
 
     ctx = make_ctx()
-    title = f"{ctx.today().isoformat()} checkpoint {session8(payload.get('session_id'))}"
+    title = checkpoint_title(ctx.today(), payload.get("session_id"))
     exists = ctx.entities.load().get(slugify(title)) is not None
     envelope = invoke(ctx, "capture", {"title": title, "kind": KIND, "tags": tuple(TAGS),
                                        "body": checkpoint_body(payload, summary),
                                        "force": not exists})
     path = getattr(envelope.data, "path", None)
     return path if envelope.ok and isinstance(path, str) else None
+
+
+def checkpoint_title(day: _dt.date, session_id: Any) -> str:
+    """The title of the checkpoint note of ``session_id`` made on ``day``."""
+    return f"{day.isoformat()} checkpoint {session8(session_id)}"
+
+
+def latest_entry(text: str) -> str:
+    """The newest checkpoint in a checkpoint note's text: the last dated entry under its
+    log heading (indentation removed), else the body under the title."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":  # frontmatter
+        ends = [i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"]
+        lines = lines[ends[0] + 1:] if ends else lines
+    first: list[str] = []
+    latest: list[str] = []
+    in_body, in_entry = True, False
+    for line in lines:
+        if line.startswith("## "):
+            in_body = in_entry = False
+        elif in_body:
+            if not line.startswith("# "):
+                first.append(line)
+        elif match := _LATER_ENTRY.fullmatch(line):
+            latest, in_entry = [match.group(1)], True
+        elif in_entry and line.startswith("  "):
+            latest.append(line[2:])
+        else:
+            in_entry = False
+    return "\n".join(latest or first).strip()
+
+
+def latest_checkpoint(ctx: Any, session_id: Any) -> tuple[str, str] | None:
+    """``(path, text)`` of the newest checkpoint of ``session_id`` (today's note, else
+    yesterday's: a compaction just after midnight), or None when it has none."""
+    from echo_core import slugify
+
+    today = ctx.today()
+    index = ctx.entities.load()
+    for day in (today, today - _dt.timedelta(days=1)):
+        entity = index.get(slugify(checkpoint_title(day, session_id)))
+        if entity is not None and ctx.vault.storage.exists(entity.path):
+            entry = latest_entry(ctx.vault.storage.read(entity.path))
+            if entry:
+                return entity.path, entry
+    return None

@@ -17,7 +17,8 @@ def hook_command(event: str) -> None:
 
     \b
     Events (the generated plugin wires them; see `echo-memory build claude-code`):
-      SessionStart      the brief memory digest (startup, clear, compact; quiet on resume)
+      SessionStart      the brief memory digest (startup, clear; compact: the session's
+                        latest checkpoint first; quiet on resume)
       UserPromptSubmit  notes relevant to the prompt, at most 1500 characters, or nothing
       Stop              once per substantive session with nothing saved: ask to save
       PreCompact        write a checkpoint note (recent prompts, files edited); no output
@@ -28,8 +29,9 @@ def hook_command(event: str) -> None:
              "prompt": "how do we deploy?"}' | echo-memory hook UserPromptSubmit
 
     Always exits 0: on any error, an unknown event or a timeout it prints nothing, so a
-    memory problem never blocks the agent. Output is always JSON (--json is accepted for
-    uniformity); ECHO_HOOK_DEBUG=1 prints tracebacks to stderr.
+    memory problem never blocks the agent; only SessionStart then says in one line
+    "memory unavailable: <reason>; <what to do>". Output is always JSON (--json is
+    accepted for uniformity); ECHO_HOOK_DEBUG=1 prints tracebacks to stderr.
     """
     from plugins.hooks_claude.runner import run_hook, write_stdout
 

@@ -32,6 +32,11 @@ BUDGET_ENV = "ECHO_HOOK_BUDGET_SECONDS"
 BIN_ENV = "ECHO_MEMORY_BIN"
 
 
+class HookTimeout(BaseException):
+    """The soft time budget ran out (a BaseException so that no ``except Exception`` in
+    the code under the budget can swallow it)."""
+
+
 @attrs.frozen
 class HookEvent:
     """One Claude Code event: its name, the ``timeout`` (seconds) declared in hooks.json,

@@ -2,12 +2,14 @@
 
 ``payload`` is the event's stdin object; ``make_ctx()`` builds the ``EchoContext`` (only
 when a handler needs the vault). A handler returns the JSON object to print, or ``None``
-to stay quiet. Handlers may raise anything: the runner turns every failure into silence.
+to stay quiet. Handlers may raise anything: the runner turns every failure into silence,
+except for the events of ``FAILURE_OUTPUTS`` (SessionStart says memory is unavailable).
 Heavy modules are imported inside the handlers, so each event pays only for its own.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,6 +20,11 @@ Handler = Callable[[Payload, Callable[[], Any]], "Output | None"]
 #: SessionStart sources that get the brief digest; ``resume`` and ``fork`` continue a
 #: conversation that already has it, so they stay quiet.
 DIGEST_SOURCES = frozenset({"startup", "clear", "compact"})
+
+#: load's message when the vault is unreachable and nothing is cached.
+_UNREACHABLE = re.compile(r"vault unreachable; proceed without memory \((.*)\)")
+#: The most of a checkpoint shown after a compaction.
+CHECKPOINT_CHARS = 3000
 
 SESSION_HEADER = ("echo-memory brief (persistent memory for this agent; search it with "
                   "`echo-memory recall`, save to it with `echo-memory capture`):\n\n")
@@ -32,17 +39,76 @@ def _digest_of(data: Any) -> str | None:
     return digest if isinstance(digest, str) and digest.strip() else None
 
 
+def wants_digest(payload: Payload) -> bool:
+    """Whether SessionStart answers ``payload``: a new, cleared or compacted session (a
+    missing ``source`` counts as ``startup``)."""
+    return payload.get("source", "startup") in DIGEST_SOURCES
+
+
 def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
     """SessionStart: the ``load --brief`` digest as additionalContext for a new, cleared or
-    compacted session (a missing ``source`` counts as ``startup``); quiet otherwise."""
-    source = payload.get("source", "startup")
-    if source not in DIGEST_SOURCES:
+    compacted session; after a compaction, the session's latest checkpoint above it.
+    When the vault cannot be loaded (and nothing is cached), one line saying memory is
+    unavailable, why, and what to do (``unavailable_line``). Quiet for other sources."""
+    if not wants_digest(payload):
         return None
     from echo_core import invoke
 
-    envelope = invoke(make_ctx(), "load", {"brief": True})
+    ctx = make_ctx()
+    envelope = invoke(ctx, "load", {"brief": True})
     digest = _digest_of(envelope.data) if envelope.ok else None
-    return _context_output("SessionStart", SESSION_HEADER + digest) if digest else None
+    if digest is None:
+        return _context_output("SessionStart", unavailable_line(envelope.message))
+    if payload.get("source") == "compact":
+        digest = _checkpoint_section(ctx, payload) + digest
+    return _context_output("SessionStart", SESSION_HEADER + digest)
+
+
+def _checkpoint_section(ctx: Any, payload: Payload) -> str:
+    """The session's latest checkpoint as a section, or "" (none, or unreadable: the
+    brief is shown without it)."""
+    from plugins.hooks_claude.checkpoint import latest_checkpoint
+
+    try:
+        found = latest_checkpoint(ctx, payload.get("session_id"))
+    except Exception:  # noqa: BLE001 - a broken checkpoint must not hide the brief
+        found = None
+    if found is None:
+        return ""
+    path, entry = found
+    if len(entry) > CHECKPOINT_CHARS:
+        entry = entry[: CHECKPOINT_CHARS - 1].rstrip() + "…"
+    return f"## Checkpoint before this compaction ({path})\n{entry}\n\n"
+
+
+def unavailable_line(reason: str) -> str:
+    """``echo-memory: memory unavailable: <reason>; <what to do>`` on one line. ``reason``
+    is load's message or an error's: when it already says what to do (``...; run ...``)
+    it is kept as it is."""
+    reason = " ".join(reason.split()) or "the vault could not be loaded"
+    match = _UNREACHABLE.fullmatch(reason)
+    if match:
+        reason = f"vault unreachable ({match.group(1)})"
+    if "; " not in reason:
+        reason += "; proceed without memory, and run `echo-memory doctor` to see why"
+    return f"echo-memory: memory unavailable: {reason}"
+
+
+def session_start_failure(payload: Payload | None, exc: BaseException) -> Output | None:
+    """What SessionStart prints when its handler failed (an error, a timeout): the
+    ``unavailable_line`` for a payload it would have answered, else nothing."""
+    if payload is None or not wants_digest(payload):
+        return None
+    from echo_core import EchoError
+    from plugins.hooks_claude.events import HookTimeout
+
+    if isinstance(exc, EchoError):
+        reason = exc.message
+    elif isinstance(exc, HookTimeout):
+        reason = f"loading the brief ran out of time ({exc})"
+    else:
+        reason = f"{type(exc).__name__}: {exc} (ECHO_HOOK_DEBUG=1 shows the traceback)"
+    return _context_output("SessionStart", unavailable_line(reason))
 
 
 def user_prompt_submit(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
@@ -70,6 +136,11 @@ def pre_compact(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
     write_checkpoint(payload, make_ctx)
     return None
 
+
+#: What an event prints when its handler fails (the others stay quiet).
+FAILURE_OUTPUTS: Mapping[str, Callable[[Payload | None, BaseException], Output | None]] = {
+    "SessionStart": session_start_failure,
+}
 
 HANDLERS: Mapping[str, Handler] = {
     "SessionStart": session_start,

@@ -6,7 +6,8 @@ score floor"):
 * ``MIN_SCORE`` — absolute: BM25 x prior of at least 3.0;
 * ``RELATIVE_FLOOR`` — at least 40 % of the best hit's score (drops the long tail);
 * ``MIN_MATCHED_TERMS`` — the note contains at least 2 distinct query terms (plain or
-  alias-expansion terms; 1 when the prompt has a single term).
+  alias-expansion terms, an expansion phrase counting once when the note holds all its
+  words; 1 when the prompt has a single term).
 
 Calibration (``bench/eval_gold.py`` vault: 34 captured notes plus 5 session logs and
 journals; scores at ``recall`` limit 5): relevant top hits score 6.2-15.7 with 2-4 matched
@@ -45,7 +46,10 @@ def wants_recall(prompt: Any) -> bool:
 
 
 def _matched_terms(tokenizer: Any, text: str, terms: set[str]) -> int:
-    return len(terms.intersection(tokenizer.tokenize(text)))
+    """How many of ``terms`` ``text`` holds (a phrase, words joined by spaces: all of
+    them)."""
+    tokens = set(tokenizer.tokenize(text))
+    return sum(1 for term in terms if tokens.issuperset(term.split()))
 
 
 def relevant_hits(ctx: Any, prompt: str) -> list[Any]:

@@ -9,8 +9,9 @@ Contract (SPEC §4.5, ``reference/claude-code.md``):
   ``TRUNCATION_MARK``, until the whole line fits. Nothing else ever reaches stdout while a
   handler runs (it is redirected), so a chatty library cannot corrupt the protocol.
 * Never fails: any exception, an unknown event, or running out of the time budget means no
-  output at all; the caller exits 0. A one-line note goes to stderr (the traceback too
-  when ``ECHO_HOOK_DEBUG=1``), which Claude Code shows only in its debug view.
+  output at all (SessionStart: one "memory unavailable" line, ``handlers.FAILURE_OUTPUTS``);
+  the caller exits 0. A one-line note goes to stderr (the traceback too when
+  ``ECHO_HOOK_DEBUG=1``), which Claude Code shows only in its debug view.
 * Time budget (``events``): a SIGALRM timer raises ``HookTimeout`` at the soft budget so
   locks and temp files unwind cleanly; a daemon thread calls ``os._exit(0)`` at the hard
   stop in case the signal cannot interrupt (no SIGALRM on Windows, a long C call).
@@ -29,15 +30,10 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, budget_for, canonical_event
+from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, HookTimeout, budget_for, canonical_event
 
 TRUNCATION_MARK = "\n…(truncated by echo-memory to fit the hook output limit)"
 DEBUG_ENV = "ECHO_HOOK_DEBUG"
-
-
-class HookTimeout(BaseException):
-    """The soft time budget ran out (a BaseException so that no ``except Exception`` in
-    the code under the budget can swallow it)."""
 
 
 @contextlib.contextmanager
@@ -120,8 +116,9 @@ def run_hook(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | Non
     event = canonical_event(event_name)
     if event is None:
         return None
-    from plugins.hooks_claude.handlers import HANDLERS
+    from plugins.hooks_claude.handlers import FAILURE_OUTPUTS, HANDLERS
 
+    payload: dict[str, Any] | None = None
     try:
         with time_budget(budget_for(event, env), event.hard_stop), \
                 contextlib.redirect_stdout(io.StringIO()):
@@ -133,6 +130,18 @@ def run_hook(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | Non
             return render_output(output, MAX_OUTPUT_CHARS - 1) if output else None
     except BaseException as exc:  # noqa: BLE001 - fail-safe: errors, timeouts, exits
         _note_failure(event.name, exc, env)
+        return _failure_output(FAILURE_OUTPUTS.get(event.name), payload, exc)
+
+
+def _failure_output(render: Callable[[dict[str, Any] | None, BaseException], Any] | None,
+                    payload: dict[str, Any] | None, exc: BaseException) -> str | None:
+    """The event's output for a failed handler, or None; never raises."""
+    if render is None:
+        return None
+    try:
+        output = render(payload, exc)
+        return render_output(output, MAX_OUTPUT_CHARS - 1) if output else None
+    except Exception:  # noqa: BLE001 - fail-safe
         return None
 
 
