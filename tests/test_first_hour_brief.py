@@ -101,7 +101,12 @@ def test_many_semantic_notes_are_trimmed_last_with_a_count_that_adds_up(box: Vau
     shown = prefs.text.count("([[preference-number-")
     hidden = re.search(r"\(truncated\) (\d+) more semantic notes? not shown", prefs.text)
     assert hidden is not None and 0 < shown < 30 and shown + int(hidden.group(1)) == 30
-    assert sections["agent-log"].status == "truncated"  # the agent log went first
+    # the agent log went first: its capture lines are summed up in one fixed line, so
+    # nothing of it is left to cut before the semantic notes
+    agent_log = sections["agent-log"]
+    assert agent_log.status == "truncated" or (
+        "captured today: created 30 notes" in agent_log.text
+        and agent_log.text.count("\n- ") == 0), agent_log.text
 
 
 def test_the_offline_brief_still_lists_semantic_notes(box: VaultBox) -> None:
