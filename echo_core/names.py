@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from echo_core.errors import usage_error
+
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 NAME_STOPWORDS = frozenset(
@@ -78,19 +80,34 @@ def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:
 #: stays within the 200-byte note name of ``echo_core.write_scope``.
 SLUG_MAX_BYTES = 150
 
-#: Names Windows keeps for devices, with any extension ("con.md" cannot exist there).
+#: Names Windows keeps for devices, with any extension ("con.md" cannot exist there);
+#: the superscript digits count as digits there too (``COM¹``).
 WINDOWS_DEVICE_NAMES = frozenset(
-    ["con", "prn", "aux", "nul", *(f"com{n}" for n in range(1, 10)),
-     *(f"lpt{n}" for n in range(1, 10))]
+    ["con", "prn", "aux", "nul", "conin$", "conout$",
+     *(f"{port}{n}" for port in ("com", "lpt") for n in (*range(10), "¹", "²", "³"))]
 )
+
+#: Slugs a captured note may not take as they are, so they get ``-note``: the Windows
+#: device names, and ``readme``: every kind folder has a README.md the recall index
+#: leaves out as the folder's own, and a case-insensitive file system takes readme.md
+#: for it ("README" -> "readme-note", recallable like any note).
+RESERVED_SLUGS = WINDOWS_DEVICE_NAMES | {"readme"}
+
+
+def _is_variation_selector(char: str) -> bool:
+    return "\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef"
 
 
 def _slug_words(title: str) -> list[str]:
-    """Runs of letters, digits and combining marks (a mark belongs to its letter)."""
+    """Runs of letters, digits and combining marks (a mark belongs to the letter before
+    it; a mark with no letter, or a variation selector of an emoji, is no word)."""
     out: list[str] = []
     current: list[str] = []
     for char in title:
-        if char.isalnum() or (not char.isascii() and unicodedata.category(char)[0] == "M"):
+        if _is_variation_selector(char):
+            continue
+        if char.isalnum() or (current and not char.isascii()
+                              and unicodedata.category(char)[0] == "M"):
             current.append(char)
         elif current:
             out.append("".join(current))
@@ -102,11 +119,12 @@ def _slug_words(title: str) -> list[str]:
 
 def _slug_word(word: str) -> str:
     """Latin words fold to ASCII ("Café" -> "cafe"); other scripts keep their letters and
-    marks, lowercased and composed ("がぎ" stays "がぎ", "Москва" -> "москва")."""
+    marks, NFKC-normalised and lowercased where the script has case ("がぎ" stays "がぎ",
+    "Москва" -> "москва", half-width "ｶﾅ" -> "カナ")."""
     folded = fold(word)
     if folded.isascii():
         return folded
-    return unicodedata.normalize("NFC", word.casefold())
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", word).casefold())
 
 
 def _cut_to_bytes(word: str, max_bytes: int) -> str:
@@ -122,8 +140,12 @@ def slugify(title: str, max_len: int = 80) -> str:
     as written, lowercased. Punctuation, symbols and controls separate words, so a slug
     never holds a character a file name may not. The slug is cut deterministically at a
     word boundary to at most ``max_len`` characters and ``SLUG_MAX_BYTES`` UTF-8 bytes
-    (a first word longer than that is cut inside). A Windows device name gets ``-note``
-    ("Con" -> "con-note"). Empty -> ``"untitled"``.
+    (a first word longer than that is cut inside). A reserved slug (``RESERVED_SLUGS``: a
+    Windows device name, ``readme``) gets ``-note`` ("Con" -> "con-note").
+
+    A title with no letter or digit (punctuation, symbols or emoji only) names nothing:
+    ``EchoError`` (2) saying so, never a placeholder slug that a different title could
+    meet later.
     """
     parts = [w for w in (_slug_word(word) for word in _slug_words(title)) if w]
     slug = ""
@@ -134,9 +156,12 @@ def slugify(title: str, max_len: int = 80) -> str:
                 slug = _cut_to_bytes(candidate[:max_len], SLUG_MAX_BYTES)
             break
         slug = candidate
-    if slug in WINDOWS_DEVICE_NAMES:  # "con.md" cannot exist on Windows
+    if not slug:
+        raise usage_error(f"title {title!r} has no letter or digit to name a note by; give "
+                          "it at least one word (emoji and punctuation alone name nothing)")
+    if slug in RESERVED_SLUGS:  # "con.md" cannot exist on Windows; README.md is the folder's
         slug = f"{slug}-note"
-    return slug or "untitled"
+    return slug
 
 
 def is_linkable_name(name: str) -> bool:

@@ -125,13 +125,17 @@ def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
 
 def _resolve_target(storage: Storage, index: EntityIndex, req: CaptureRequest,
                     route: KindRoute, today: _dt.date) -> Entity | None:
+    """The entity this capture updates: ``merge_into``'s, else the one whose title or
+    alias is the title (any case or punctuation) or whose slug it is as written; never
+    one whose slug only happens to read like the title (``EntityIndex.named``)."""
     if req.merge_into:
         entity = index.get(req.merge_into) or next(iter(index.exact(req.merge_into)), None)
         if entity is None:
             raise not_found(f"merge_into: no entity {req.merge_into!r}; check the slug with "
                             "`echo-memory resolve`")
         return entity
-    matches = index.exact(req.title, kind=req.kind)
+    matches = index.named(req.title, kind=req.kind) or [
+        e for e in index.exact(req.title, kind=req.kind) if e.slug == req.title.casefold()]
     if route.dated:  # a meeting or decision is the same entity only on the same date
         day = (req.date or today.isoformat())
         matches = [e for e in matches if e.slug.startswith(day)]
