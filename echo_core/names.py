@@ -28,16 +28,29 @@ COMMON_WORDS = frozenset(
 
 
 def fold(text: str) -> str:
-    """Lowercase and strip accents (NFKD), keeping letters and digits."""
+    """Casefold, NFKC-normalise, and strip the accents of Latin letters ("Café" ->
+    "cafe"). Marks on letters of other scripts are part of the letter and stay ("が" is
+    not "か", "й" is not "и", the vowel signs of "नमस्ते" stay)."""
     if text.isascii():  # nothing to decompose or strip: casefold is lower for ASCII
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    out: list[str] = []
+    base_is_ascii = False
+    for char in unicodedata.normalize("NFKD", text.casefold()):
+        if not unicodedata.combining(char):
+            base_is_ascii = char.isascii()
+            out.append(char)
+        elif not base_is_ascii:
+            out.append(char)
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 def words(text: str) -> list[str]:
-    """The folded words of ``text`` (hyphens, underscores, punctuation split words)."""
-    return _WORD_RE.findall(fold(text))
+    """The folded words of ``text`` (hyphens, underscores, punctuation split words; a
+    combining mark belongs to the word of its letter)."""
+    folded = fold(text)
+    if folded.isascii():
+        return _WORD_RE.findall(folded)
+    return _slug_words(folded)
 
 
 def name_key(name: str) -> str:
@@ -118,13 +131,9 @@ def _slug_words(title: str) -> list[str]:
 
 
 def _slug_word(word: str) -> str:
-    """Latin words fold to ASCII ("Café" -> "cafe"); other scripts keep their letters and
-    marks, NFKC-normalised and lowercased where the script has case ("がぎ" stays "がぎ",
-    "Москва" -> "москва", half-width "ｶﾅ" -> "カナ")."""
-    folded = fold(word)
-    if folded.isascii():
-        return folded
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", word).casefold())
+    """A word as a slug holds it: ``fold`` ("Café" -> "cafe", "Москва" -> "москва",
+    "がぎ" stays "がぎ", half-width "ｶﾅ" -> "カナ")."""
+    return fold(word)
 
 
 def _cut_to_bytes(word: str, max_bytes: int) -> str:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
-from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.entities import content_hash
+from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
 from echo_core.models import Envelope, Note
 from echo_core.notes import parse_note
