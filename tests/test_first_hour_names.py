@@ -184,6 +184,14 @@ def test_different_names_pass_the_gate(box: VaultBox, existing: str, new: str) -
     assert env.action == "created", env
 
 
+def test_a_gate_stop_says_which_name_matched(box: VaultBox) -> None:
+    box.capture("Vantage Systems", kind="company", body="x")
+    env = box.capture("VSG", kind="company", body="y", aliases=("Vantage Sytems",))
+    assert env.action == "duplicate-gate"
+    assert env.message.startswith("'VSG' (by its alias 'Vantage Sytems') looks like existing "
+                                  "company 'Vantage Systems'"), env.message
+
+
 def test_a_typo_of_another_kinds_name_does_not_stop(box: VaultBox) -> None:
     box.capture("Grace Hopper", kind="company", body="a company")
     assert box.capture("Grace Hoper", kind="person", body="x").action == "created"

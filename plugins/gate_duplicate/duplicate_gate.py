@@ -62,25 +62,35 @@ def _typo_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list[
     return found
 
 
-def blocking_matches(request: CaptureRequest, ctx: GateContext) -> list[Match]:
-    """Same-kind entities that make ``request`` a duplicate, best first."""
-    best: dict[str, Match] = {}
+def _named_matches(request: CaptureRequest, ctx: GateContext) -> dict[str, tuple[str, Match]]:
+    """slug -> (the request's name that matched it, its best match)."""
+    best: dict[str, tuple[str, Match]] = {}
     for name in (request.title, *request.aliases):
         for match in (*_token_matches(name, request, ctx), *_typo_matches(name, request, ctx)):
             slug = match.entity.slug
-            if slug not in best or best[slug].score < match.score:
-                best[slug] = match
-    return sorted(best.values(), key=lambda m: (-m.score, m.entity.slug))
+            if slug not in best or best[slug][1].score < match.score:
+                best[slug] = (name, match)
+    return best
+
+
+def blocking_matches(request: CaptureRequest, ctx: GateContext) -> list[Match]:
+    """Same-kind entities that make ``request`` a duplicate, best first."""
+    found = [match for _name, match in _named_matches(request, ctx).values()]
+    return sorted(found, key=lambda m: (-m.score, m.entity.slug))
 
 
 def check_duplicate(request: Any, ctx: Any) -> GateStop | None:
     """A ``GateStop`` naming the candidates, or ``None``."""
     if not isinstance(ctx, GateContext) or not isinstance(request, CaptureRequest):
         return None
-    matches = blocking_matches(request, ctx)
-    if not matches:
+    named = _named_matches(request, ctx)
+    if not named:
         return None
+    matches = sorted((m for _n, m in named.values()), key=lambda m: (-m.score, m.entity.slug))
     top = matches[0].entity
-    reason = (f"{request.title!r} looks like existing {top.kind} {top.title!r} "
+    name = named[top.slug][0]
+    what = repr(request.title) if name == request.title else \
+        f"{request.title!r} (by its alias {name!r})"
+    reason = (f"{what} looks like existing {top.kind} {top.title!r} "
               f"({top.path}, score {matches[0].score:.2f})")
     return GateStop(reason=reason, candidates=tuple(m.to_candidate() for m in matches))
