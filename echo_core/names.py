@@ -27,21 +27,56 @@ COMMON_WORDS = frozenset(
 ) | NAME_STOPWORDS
 
 
+def _is_variation_selector(char: str) -> bool:
+    return "\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef"
+
+
 def fold(text: str) -> str:
     """Casefold, NFKC-normalise, and strip the accents of Latin letters ("Café" ->
     "cafe"). Marks on letters of other scripts are part of the letter and stay ("が" is
-    not "か", "й" is not "и", the vowel signs of "नमस्ते" stay)."""
+    not "か", "й" is not "и", the vowel signs of "नमस्ते" stay); emoji variation
+    selectors go."""
     if text.isascii():  # nothing to decompose or strip: casefold is lower for ASCII
         return text.lower()
     out: list[str] = []
     base_is_ascii = False
     for char in unicodedata.normalize("NFKD", text.casefold()):
         if not unicodedata.combining(char):
-            base_is_ascii = char.isascii()
-            out.append(char)
+            if not _is_variation_selector(char):
+                base_is_ascii = char.isascii()
+                out.append(char)
         elif not base_is_ascii:
             out.append(char)
     return unicodedata.normalize("NFC", "".join(out))
+
+
+def _leading_marks(text: str) -> int:
+    """How many combining marks ``text`` starts with."""
+    count = 0
+    while count < len(text) and unicodedata.category(text[count])[0] == "M":
+        count += 1
+    return count
+
+
+def _words_with_marks(folded: str) -> list[str]:
+    """Runs of letters and digits, each with the combining marks that follow its letters
+    (a regex word character is no mark, so "नमस्ते" would fall apart at its vowel signs); a
+    mark with no letter before it is no word."""
+    out: list[str] = []
+    end = 0
+    for match in _WORD_RE.finditer(folded):
+        gap = folded[end:match.start()]
+        marks = _leading_marks(gap) if out else 0
+        if out and gap and marks == len(gap):  # only marks between: one word
+            out[-1] += gap + match.group()
+        else:
+            if marks:
+                out[-1] += gap[:marks]
+            out.append(match.group())
+        end = match.end()
+    if out:
+        out[-1] += folded[end:end + _leading_marks(folded[end:])]
+    return out
 
 
 def words(text: str) -> list[str]:
@@ -50,7 +85,7 @@ def words(text: str) -> list[str]:
     folded = fold(text)
     if folded.isascii():
         return _WORD_RE.findall(folded)
-    return _slug_words(folded)
+    return _words_with_marks(folded)
 
 
 def name_key(name: str) -> str:
@@ -107,35 +142,6 @@ WINDOWS_DEVICE_NAMES = frozenset(
 RESERVED_SLUGS = WINDOWS_DEVICE_NAMES | {"readme"}
 
 
-def _is_variation_selector(char: str) -> bool:
-    return "\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef"
-
-
-def _slug_words(title: str) -> list[str]:
-    """Runs of letters, digits and combining marks (a mark belongs to the letter before
-    it; a mark with no letter, or a variation selector of an emoji, is no word)."""
-    out: list[str] = []
-    current: list[str] = []
-    for char in title:
-        if _is_variation_selector(char):
-            continue
-        if char.isalnum() or (current and not char.isascii()
-                              and unicodedata.category(char)[0] == "M"):
-            current.append(char)
-        elif current:
-            out.append("".join(current))
-            current = []
-    if current:
-        out.append("".join(current))
-    return out
-
-
-def _slug_word(word: str) -> str:
-    """A word as a slug holds it: ``fold`` ("Café" -> "cafe", "Москва" -> "москва",
-    "がぎ" stays "がぎ", half-width "ｶﾅ" -> "カナ")."""
-    return fold(word)
-
-
 def _cut_to_bytes(word: str, max_bytes: int) -> str:
     while len(word.encode("utf-8")) > max_bytes:
         word = word[:-1]
@@ -156,7 +162,7 @@ def slugify(title: str, max_len: int = 80) -> str:
     ``EchoError`` (2) saying so, never a placeholder slug that a different title could
     meet later.
     """
-    parts = [w for w in (_slug_word(word) for word in _slug_words(title)) if w]
+    parts = words(title)
     slug = ""
     for part in parts:
         candidate = f"{slug}-{part}" if slug else part
