@@ -118,9 +118,11 @@ def render_capture(env: Envelope[Any]) -> str:
 
 def run_capture(ctx: Any, p: CaptureParams) -> Envelope[Any]:
     """``echo_core.ops.capture.capture`` of the request."""
-    from echo_core.ops.capture import ARGUMENT_NAMES, CLI_FLAGS, capture
+    from echo_core.ops.capture import CLI_FLAGS, capture
 
-    return capture(ctx, p.request(), names=CLI_FLAGS if p.cli_flags else ARGUMENT_NAMES)
+    if p.cli_flags:  # messages name --merge-into / --force
+        return capture(ctx, p.request(), names=CLI_FLAGS)
+    return capture(ctx, p.request())
 
 
 def capture_access(p: CaptureParams) -> Access:
