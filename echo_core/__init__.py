@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.models import Hit as Hit
     from echo_core.models import Note as Note
     from echo_core.models import to_jsonable as to_jsonable
+    from echo_core.names import name_key as name_key
     from echo_core.names import name_tokens as name_tokens
     from echo_core.names import slugify as slugify
     from echo_core.names import token_set_similarity as token_set_similarity
@@ -137,7 +138,8 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.locking"),
     **dict.fromkeys(("CaptureRequest", "Entity", "Envelope", "FileStat", "GateStop", "Hit",
                      "Note", "to_jsonable"), "echo_core.models"),
-    **dict.fromkeys(("name_tokens", "slugify", "token_set_similarity"), "echo_core.names"),
+    **dict.fromkeys(("name_key", "name_tokens", "slugify", "token_set_similarity"),
+                    "echo_core.names"),
     **dict.fromkeys(("Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo",
                      "Kind", "McpParam", "McpSurface", "Operation", "OperationRef", "OperationRegistry",
                      "ParamsInvalid", "SkillSpec", "fields_of", "lazy_type", "param",

@@ -209,6 +209,15 @@ class EntityIndex:
         found = [self.entities[s] for s in sorted(slugs)]
         return [e for e in found if kind is None or e.kind == kind]
 
+    def named(self, mention: str, kind: str | None = None) -> list[Entity]:
+        """The ``exact`` matches whose title or an alias (not only the slug) equals
+        ``mention`` up to case and punctuation: who answers to that name. A slug is made
+        from a title, cut and suffixed, so another title can meet it ("Con Note" and the
+        slug ``con-note`` of "Con"); callers that must not merge two names use this."""
+        key = name_key(mention)
+        return [e for e in self.exact(mention, kind)
+                if any(name_key(n) == key for n in entity_names(e))]
+
     def document_frequency(self, token: str) -> int:
         """How many entities have ``token`` among their name tokens."""
         return len(self._by_token.get(token, ()))

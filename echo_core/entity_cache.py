@@ -60,7 +60,7 @@ from echo_core.protocols import Storage
 log = logging.getLogger("echo_memory")
 
 #: Bumped when the tables change; a cache of another version is rebuilt.
-CACHE_SCHEMA = 1
+CACHE_SCHEMA = 2  # 2: name keys keep the marks of non-Latin letters
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).
 BUSY_TIMEOUT = 30.0

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from echo_core.errors import usage_error
+
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 NAME_STOPWORDS = frozenset(
@@ -25,17 +27,65 @@ COMMON_WORDS = frozenset(
 ) | NAME_STOPWORDS
 
 
+def _is_variation_selector(char: str) -> bool:
+    return "\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef"
+
+
 def fold(text: str) -> str:
-    """Lowercase and strip accents (NFKD), keeping letters and digits."""
+    """Casefold, NFKC-normalise, and strip the accents of Latin letters ("Café" ->
+    "cafe"). Marks on letters of other scripts are part of the letter and stay ("が" is
+    not "か", "й" is not "и", the vowel signs of "नमस्ते" stay); emoji variation
+    selectors go."""
     if text.isascii():  # nothing to decompose or strip: casefold is lower for ASCII
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    out: list[str] = []
+    base_is_ascii = False
+    for char in unicodedata.normalize("NFKD", text.casefold()):
+        if not unicodedata.combining(char):
+            if not _is_variation_selector(char):
+                base_is_ascii = char.isascii()
+                out.append(char)
+        elif not base_is_ascii:
+            out.append(char)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def _leading_marks(text: str) -> int:
+    """How many combining marks ``text`` starts with."""
+    count = 0
+    while count < len(text) and unicodedata.category(text[count])[0] == "M":
+        count += 1
+    return count
+
+
+def _words_with_marks(folded: str) -> list[str]:
+    """Runs of letters and digits, each with the combining marks that follow its letters
+    (a regex word character is no mark, so "नमस्ते" would fall apart at its vowel signs); a
+    mark with no letter before it is no word."""
+    out: list[str] = []
+    end = 0
+    for match in _WORD_RE.finditer(folded):
+        gap = folded[end:match.start()]
+        marks = _leading_marks(gap) if out else 0
+        if out and gap and marks == len(gap):  # only marks between: one word
+            out[-1] += gap + match.group()
+        else:
+            if marks:
+                out[-1] += gap[:marks]
+            out.append(match.group())
+        end = match.end()
+    if out:
+        out[-1] += folded[end:end + _leading_marks(folded[end:])]
+    return out
 
 
 def words(text: str) -> list[str]:
-    """The folded words of ``text`` (hyphens, underscores, punctuation split words)."""
-    return _WORD_RE.findall(fold(text))
+    """The folded words of ``text`` (hyphens, underscores, punctuation split words; a
+    combining mark belongs to the word of its letter)."""
+    folded = fold(text)
+    if folded.isascii():
+        return _WORD_RE.findall(folded)
+    return _words_with_marks(folded)
 
 
 def name_key(name: str) -> str:
@@ -78,35 +128,18 @@ def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:
 #: stays within the 200-byte note name of ``echo_core.write_scope``.
 SLUG_MAX_BYTES = 150
 
-#: Names Windows keeps for devices, with any extension ("con.md" cannot exist there).
+#: Names Windows keeps for devices, with any extension ("con.md" cannot exist there);
+#: the superscript digits count as digits there too (``COM¹``).
 WINDOWS_DEVICE_NAMES = frozenset(
-    ["con", "prn", "aux", "nul", *(f"com{n}" for n in range(1, 10)),
-     *(f"lpt{n}" for n in range(1, 10))]
+    ["con", "prn", "aux", "nul", "conin$", "conout$",
+     *(f"{port}{n}" for port in ("com", "lpt") for n in (*range(10), "¹", "²", "³"))]
 )
 
-
-def _slug_words(title: str) -> list[str]:
-    """Runs of letters, digits and combining marks (a mark belongs to its letter)."""
-    out: list[str] = []
-    current: list[str] = []
-    for char in title:
-        if char.isalnum() or (not char.isascii() and unicodedata.category(char)[0] == "M"):
-            current.append(char)
-        elif current:
-            out.append("".join(current))
-            current = []
-    if current:
-        out.append("".join(current))
-    return out
-
-
-def _slug_word(word: str) -> str:
-    """Latin words fold to ASCII ("Café" -> "cafe"); other scripts keep their letters and
-    marks, lowercased and composed ("がぎ" stays "がぎ", "Москва" -> "москва")."""
-    folded = fold(word)
-    if folded.isascii():
-        return folded
-    return unicodedata.normalize("NFC", word.casefold())
+#: Slugs a captured note may not take as they are, so they get ``-note``: the Windows
+#: device names, and ``readme``: every kind folder has a README.md the recall index
+#: leaves out as the folder's own, and a case-insensitive file system takes readme.md
+#: for it ("README" -> "readme-note", recallable like any note).
+RESERVED_SLUGS = WINDOWS_DEVICE_NAMES | {"readme"}
 
 
 def _cut_to_bytes(word: str, max_bytes: int) -> str:
@@ -122,10 +155,14 @@ def slugify(title: str, max_len: int = 80) -> str:
     as written, lowercased. Punctuation, symbols and controls separate words, so a slug
     never holds a character a file name may not. The slug is cut deterministically at a
     word boundary to at most ``max_len`` characters and ``SLUG_MAX_BYTES`` UTF-8 bytes
-    (a first word longer than that is cut inside). A Windows device name gets ``-note``
-    ("Con" -> "con-note"). Empty -> ``"untitled"``.
+    (a first word longer than that is cut inside). A reserved slug (``RESERVED_SLUGS``: a
+    Windows device name, ``readme``) gets ``-note`` ("Con" -> "con-note").
+
+    A title with no letter or digit (punctuation, symbols or emoji only) names nothing:
+    ``EchoError`` (2) saying so, never a placeholder slug that a different title could
+    meet later.
     """
-    parts = [w for w in (_slug_word(word) for word in _slug_words(title)) if w]
+    parts = words(title)
     slug = ""
     for part in parts:
         candidate = f"{slug}-{part}" if slug else part
@@ -134,9 +171,12 @@ def slugify(title: str, max_len: int = 80) -> str:
                 slug = _cut_to_bytes(candidate[:max_len], SLUG_MAX_BYTES)
             break
         slug = candidate
-    if slug in WINDOWS_DEVICE_NAMES:  # "con.md" cannot exist on Windows
+    if not slug:
+        raise usage_error(f"title {title!r} has no letter or digit to name a note by; give "
+                          "it at least one word (emoji and punctuation alone name nothing)")
+    if slug in RESERVED_SLUGS:  # "con.md" cannot exist on Windows; README.md is the folder's
         slug = f"{slug}-note"
-    return slug or "untitled"
+    return slug
 
 
 def is_linkable_name(name: str) -> bool:

@@ -24,12 +24,19 @@ from tests.capture_kit import VaultBox
     ("नमस्ते दुनिया", "नमस्ते-दुनिया"),  # vowel signs and virama belong to their word
     ("Ærø Øst", "ærø-øst"),
     ("Ada \x1b[31m\u202eLovelace\x07", "ada-31m-lovelace"),
-    ("!!!", "untitled"),
     ("Con", "con-note"),  # a Windows device name
+    ("README", "readme-note"),  # not the folder's README.md (recall leaves those out)
     ("NUL", "nul-note"),
 ])
 def test_slugify_keeps_letters_of_every_script(title: str, slug: str) -> None:
     assert slugify(title) == slug
+
+
+@pytest.mark.parametrize("title", ["!!!", "🎉", "— …", "\u200d\ufe0f"])
+def test_a_title_naming_nothing_is_refused(title: str) -> None:
+    with pytest.raises(EchoError) as refused:
+        slugify(title)
+    assert refused.value.code == 2 and "no letter or digit" in refused.value.message
 
 
 def test_slugify_cuts_at_a_word_boundary_within_chars_and_bytes() -> None:
@@ -48,6 +55,8 @@ def test_every_slug_is_a_writable_note_name() -> None:
     rng = random.Random(11)
     for _ in range(1000):
         title = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 200)))
+        if not any(c.isalnum() for c in title):
+            continue  # names nothing: refused (test_a_title_naming_nothing_is_refused)
         slug = slugify(title)
         for name in (slug, f"2026-03-01-{slug}-99"):
             try:

@@ -16,6 +16,13 @@ from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
 from echo_core.names import name_key, slugify
 from echo_core.notes import append_under_heading, parse_note
+from echo_core.ops.capture_names import (
+    ARGUMENT_NAMES,
+    CLI_FLAGS,
+    ArgumentNames,
+    gate_message,
+    refuse_taken_aliases,
+)
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.links import RELATED_HEADING, link_mentioned, link_target, named_entities
@@ -49,11 +56,13 @@ class CaptureResult:
     changed: bool = True
 
 
-__all__ = ["CaptureResult", "capture", "require_initialised"]
+__all__ = ["ARGUMENT_NAMES", "CLI_FLAGS", "ArgumentNames", "CaptureResult", "capture",
+           "gate_message", "require_initialised"]
 
 
 def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = None,
-            replay: Replay | None = None) -> Envelope[CaptureResult | QueuedResult]:
+            replay: Replay | None = None,
+            names: ArgumentNames = ARGUMENT_NAMES) -> Envelope[CaptureResult | QueuedResult]:
     """Capture ``request`` (see module docstring). Errors: 2 invalid field, 44 unknown
     ``merge_into``, 75 lock held, 78 vault not initialised. A gate stop is an envelope
     with ``ok=False, action="duplicate-gate"``. When the vault is unreachable the capture
@@ -64,20 +73,23 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
     queued capture lands once. Writes are crash-consistent (``ops.write_intent``).
 
     ``replay``: the outbox replaying this capture; its day stands for today (dates, dated
-    slugs, the daily note) and the capture never queues again."""
+    slugs, the daily note) and the capture never queues again.
+
+    ``names``: how a gate stop's message names the arguments that answer it (the CLI's
+    flags, or by default the argument names of MCP and ``invoke``)."""
     req = validate_request(request, ctx.manifest)
     op = op_id or new_op_id()
     today = replay.day if replay is not None else ctx.today()
     try:
-        return _capture_valid(ctx, req, op, today)
+        return _capture_valid(ctx, req, op, today, names)
     except BackendUnavailable as down:
         if req.dry_run:
             raise
         return queue_capture(ctx, req, down, op_id=op, replay=replay)
 
 
-def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str,
-                   today: _dt.date) -> Envelope[CaptureResult]:
+def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt.date,
+                   names: ArgumentNames) -> Envelope[CaptureResult]:
     require_initialised(ctx)
     if req.kind is None:
         return _capture_inbox(ctx, req, today)
@@ -96,18 +108,19 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str,
             gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
             stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
         if req.dry_run:
-            return _dry_run(ctx, req, route, index, target, near, stop, today)
+            return _dry_run(ctx, req, route, index, target, near, stop, today, names)
         if stop is not None:
             candidates = tuple(dict(c) for c in stop.candidates)
-            return Envelope(False, Action.DUPLICATE_GATE, stop.reason,
+            return Envelope(False, Action.DUPLICATE_GATE, gate_message(stop, str(req.kind), names),
                             CaptureResult(kind=req.kind, near_duplicates=near,
-                                          candidates=candidates, changed=False))
+                                          candidates=candidates, would_gate=True,
+                                          changed=False))
         if target is not None:
             if req.merge_into:
                 record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
                                            "slug": target.slug})
-            return _update(ctx, req, route, index, target, near, op_id, today)
-        return _create(ctx, req, route, index, near, op_id, today)
+            return _update(ctx, req, route, index, target, near, op_id, today, names)
+        return _create(ctx, req, route, index, near, op_id, today, names)
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
@@ -125,13 +138,17 @@ def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
 
 def _resolve_target(storage: Storage, index: EntityIndex, req: CaptureRequest,
                     route: KindRoute, today: _dt.date) -> Entity | None:
+    """The entity this capture updates: ``merge_into``'s, else the one whose title or
+    alias is the title (any case or punctuation) or whose slug it is as written; never
+    one whose slug only happens to read like the title (``EntityIndex.named``)."""
     if req.merge_into:
         entity = index.get(req.merge_into) or next(iter(index.exact(req.merge_into)), None)
         if entity is None:
             raise not_found(f"merge_into: no entity {req.merge_into!r}; check the slug with "
                             "`echo-memory resolve`")
         return entity
-    matches = index.exact(req.title, kind=req.kind)
+    matches = index.named(req.title, kind=req.kind) or [
+        e for e in index.exact(req.title, kind=req.kind) if e.slug == req.title.casefold()]
     if route.dated:  # a meeting or decision is the same entity only on the same date
         day = (req.date or today.isoformat())
         matches = [e for e in matches if e.slug.startswith(day)]
@@ -165,9 +182,11 @@ def _near_duplicates(index: EntityIndex, req: CaptureRequest,
 
 def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
              target: Entity | None, near: tuple[dict[str, Any], ...],
-             stop: GateStop | None, today: _dt.date) -> Envelope[CaptureResult]:
+             stop: GateStop | None, today: _dt.date,
+             names: ArgumentNames) -> Envelope[CaptureResult]:
     if stop is not None:
-        return Envelope(True, Action.DRY_RUN_DUPLICATE_GATE, f"would stop at the gate: {stop.reason}",
+        message = f"would stop at the gate: {gate_message(stop, str(req.kind), names)}"
+        return Envelope(True, Action.DRY_RUN_DUPLICATE_GATE, message,
                         CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
                                       candidates=tuple(dict(c) for c in stop.candidates),
                                       changed=False))
@@ -199,7 +218,7 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
 
 def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
             target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date) -> Envelope[CaptureResult]:
+            today: _dt.date, names: ArgumentNames) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     original = text = vault.storage.read(target.path)
@@ -210,6 +229,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     fm = parse_note(target.path, text).frontmatter
     known = {name_key(n) for n in (target.title, *target.aliases, target.slug)}
     new_aliases = [a for a in (req.title, *req.aliases) if name_key(a) not in known]
+    refuse_taken_aliases(index, new_aliases, target, names)
     text, learned = _merge_list(text, fm, "aliases", list(dict.fromkeys(new_aliases)))
     text, tags = _merge_list(text, fm, "tags", list(req.tags))
     text, sources = _merge_list(text, fm, "sources", list(req.sources))
@@ -275,7 +295,8 @@ def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
 
 def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
             near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date) -> Envelope[CaptureResult]:
+            today: _dt.date, names: ArgumentNames) -> Envelope[CaptureResult]:
+    refuse_taken_aliases(index, req.aliases, None, names)
     vault = StagedVault(ctx)
     slug, path = _new_location(ctx, req, route, index, today)
     text = _new_note_text(ctx, req, route, today)

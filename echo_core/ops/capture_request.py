@@ -9,6 +9,7 @@ import attrs
 
 from echo_core.errors import usage_error
 from echo_core.models import CaptureRequest
+from echo_core.names import slugify
 from echo_core.routing import RoutingManifest
 from echo_core.write_scope import require_text
 
@@ -37,6 +38,7 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
 
     Every text field must be writable as UTF-8 (no lone surrogates from undecodable
     input). A long title is fine up to ``MAX_TITLE``: its slug is capped (``slugify``).
+    An entity's title needs a letter or digit (``slugify``); the inbox takes any line.
     """
     for field in _TEXT_FIELDS:
         require_text(getattr(request, field), field)
@@ -50,6 +52,7 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
     kind = request.kind.strip() if request.kind else None
     if kind is not None:
         route = manifest.route(kind)
+        slugify(title)  # a title naming nothing (punctuation, emoji) is refused here
         if "{domain}" in route.folder:
             if not request.domain:
                 raise usage_error(f"domain: kind {kind!r} needs --domain (one of "

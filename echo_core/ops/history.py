@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.entities import content_hash
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
-from echo_core.models import Envelope
+from echo_core.models import Envelope, Note
+from echo_core.notes import parse_note
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
+from echo_core.write_scope import require_note_path
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -121,17 +124,21 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
 
     Without ``confirm``: a preview (action ``preview``) with the diff; nothing changes.
     With it: the note is written under the vault lock (action ``restored``; the text it
-    replaces is kept as a new version). The same text: action ``unchanged``.
+    replaces is kept as a new version) within the write scope of note verbs
+    (``write_scope``: never the vault marker), and an entity's index entry follows the
+    restored text (title, aliases). The same text: action ``unchanged``.
     Errors: 2 for a bad path; 44 naming the path (no history) or the version."""
-    clean = normalize_path(path)
+    clean = require_note_path(path) if confirm else normalize_path(path)
     version = _chosen(ctx, clean, version_id)
     text = ctx.history.text(clean, version)
     with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
         current = _current(ctx, clean)
         diff = unified_diff(clean, current, version, text)
         write = confirm and current != text
+        warnings: tuple[str, ...] = ()
         if write:
             ctx.vault.write_note(clean, text, prior=current)
+            warnings = _reindex_entity(ctx, clean, text)
     result = RestoreResult(clean, version.version_id, version.saved_at, diff, write)
     which = f"version {version.version_id} ({version.saved_at})"
     if current == text:
@@ -142,4 +149,37 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
                         f"{clean} to {which}", result)
     undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
             if current is not None else "")
-    return Envelope(True, Action.RESTORED, f"restored {clean} to {which}{undo}", result)
+    return Envelope(True, Action.RESTORED, f"restored {clean} to {which}{undo}", result,
+                    warnings)
+
+
+def _frontmatter_aliases(note: Note) -> tuple[str, ...]:
+    raw = note.frontmatter.get("aliases") or []
+    items = raw if isinstance(raw, list) else [raw]
+    return tuple(dict.fromkeys(str(a).strip() for a in items if str(a).strip()))
+
+
+def _reindex_entity(ctx: EchoContext, path: str, text: str) -> tuple[str, ...]:
+    """Bring the entity index entry of the note at ``path`` (if it is an entity) in line
+    with its restored ``text``: title (first heading), aliases (frontmatter) and hash. An
+    alias that names another entity is left out of the index (one name, one note) and
+    reported in the returned warnings. Caller holds the vault lock."""
+    index = ctx.entities.load()
+    entity = index.by_path(path)
+    if entity is None:
+        return ()
+    note = parse_note(path, text)
+    kept: list[str] = []
+    warnings: list[str] = []
+    for alias in _frontmatter_aliases(note):
+        other = next((e for e in index.exact(alias) if e.slug != entity.slug), None)
+        if other is None:
+            kept.append(alias)
+        else:
+            warnings.append(f"alias {alias!r} of the restored note also names {other.kind} "
+                            f"{other.title!r} ({other.path}); it is not indexed for "
+                            f"{entity.slug}: remove it from one of the two notes")
+    updated = attrs.evolve(entity, title=note.title, aliases=tuple(kept), h=content_hash(text))
+    if updated != entity:
+        ctx.entities.apply(puts=[updated])
+    return tuple(warnings)

@@ -8,7 +8,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.entities import EntityIndex, content_hash
-from echo_core.errors import not_found, usage_error
+from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.models import Entity, Envelope
 from echo_core.names import slugify
 from echo_core.ops.links import link_reciprocally
@@ -34,16 +34,18 @@ class ResolveResult:
 
 
 def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envelope[ResolveResult]:
-    """Resolve ``mention`` exactly (slug, title, alias; case/hyphen/space/punctuation
-    variants), else return fuzzy candidates. A miss with candidates is logged."""
+    """Resolve ``mention`` exactly, else return fuzzy candidates (a miss with candidates
+    is logged). Exact, best first: the slug as written; a title or alias (case, hyphen,
+    space and punctuation variants); then a slug read as words."""
     mention = mention.strip()
     if not mention:
         raise usage_error("mention: give a name to resolve")
     if kind is not None:
         ctx.manifest.route(kind)
     index = ctx.entities.load()
-    found = ([index.get(mention)] if index.get(mention) else []) or index.exact(mention, kind=kind)
-    found = [e for e in found if e is not None and (kind is None or e.kind == kind)]
+    exact = index.get(mention)
+    found = ([exact] if exact is not None and kind in (None, exact.kind) else []) or \
+        index.named(mention, kind=kind) or index.exact(mention, kind=kind)
     if found:
         e = found[0]
         result = ResolveResult(True, e.slug, e.path, e.kind, e.title, e.aliases)
@@ -52,9 +54,17 @@ def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envel
     if candidates:
         record_resolve_event(ctx, {"event": "miss", "mention": mention,
                                    "candidates": [c["slug"] for c in candidates]})
-    result = ResolveResult(False, suggest_slug=slugify(mention), candidates=candidates)
+    result = ResolveResult(False, suggest_slug=_suggested_slug(mention), candidates=candidates)
     hint = f"; closest: {candidates[0]['title']}" if candidates else ""
     return Envelope(True, Action.MISS, f"no entity named {mention!r}{hint}", result)
+
+
+def _suggested_slug(mention: str) -> str | None:
+    """The slug a capture of ``mention`` would start from; None when it names nothing."""
+    try:
+        return slugify(mention)
+    except EchoError:
+        return None
 
 
 @attrs.frozen

@@ -71,17 +71,23 @@ class CaptureParams:
                                    "answer to a duplicate-gate).", cli=CliParam(metavar="SLUG"))
     force: bool = param(False, help="Create even if the duplicate gate sees a duplicate.")
     dry_run: bool = param(False, help="Preview only; nothing is written.")
+    # not an argument anyone types: the CLI's ``prepare`` sets it, so that a gate stop
+    # names --merge-into/--force there and merge_into/force elsewhere (MCP, invoke)
+    cli_flags: bool = param(False, help="Name the CLI's flags in messages (set by the CLI).",
+                            cli=CliParam(from_prepare=True), mcp=None)
 
     def request(self) -> CaptureRequest:
         """The ``CaptureRequest`` these parameters ask for."""
-        return CaptureRequest(**attrs.asdict(self, recurse=False))
+        fields = attrs.asdict(self, recurse=False)
+        del fields["cli_flags"]
+        return CaptureRequest(**fields)
 
 
 def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The CLI's ``capture TITLE -``: the body comes from stdin."""
+    """The CLI's ``capture TITLE -``: the body comes from stdin; messages name flags."""
     from echo_core.errors import usage_error
 
-    out = dict(values)
+    out = dict(values, cli_flags=True)
     source = out.pop("body_source", None)
     if source not in (None, "-"):
         raise usage_error(f"unexpected argument {source!r}; use --body TEXT or - for stdin")
@@ -112,8 +118,10 @@ def render_capture(env: Envelope[Any]) -> str:
 
 def run_capture(ctx: Any, p: CaptureParams) -> Envelope[Any]:
     """``echo_core.ops.capture.capture`` of the request."""
-    from echo_core.ops.capture import capture
+    from echo_core.ops.capture import CLI_FLAGS, capture
 
+    if p.cli_flags:  # messages name --merge-into / --force
+        return capture(ctx, p.request(), names=CLI_FLAGS)
     return capture(ctx, p.request())
 
 
@@ -182,6 +190,7 @@ Examples:
   echo-memory capture "call the bank"              # no --kind: goes to the inbox
 
 An existing entity (same name, alias or slug) gets a dated bullet with the whole body.
-A new name too close to an existing one of the same kind stops at the duplicate gate
-(exit 76): re-run with --merge-into SLUG to update it, or --force to create anyway."""),
+A new name too close to an existing one of the same kind (the same words, or a name
+misspelt by a letter) stops at the duplicate gate (exit 76): re-run with --merge-into
+SLUG to update it, or --force to create anyway."""),
 )

@@ -26,7 +26,9 @@ def render_resolve(env: Envelope[Any]) -> str:
     if data.match:
         aliases = f" (aliases: {', '.join(data.aliases)})" if data.aliases else ""
         return f"{data.slug}  {data.kind}  {data.path}  {data.title}{aliases}"
-    lines = [env.message, f"suggested slug for a new entity: {data.suggest_slug}"]
+    lines = [env.message]
+    if data.suggest_slug is not None:
+        lines.append(f"suggested slug for a new entity: {data.suggest_slug}")
     lines += [f"  candidate {c['slug']}  {c['kind']}  {c['path']}  (score {c['score']})"
               for c in data.candidates]
     return "\n".join(lines)

@@ -107,8 +107,9 @@ RESTORE = Operation(
 VERSION `previous` is the newest kept text other than the note's current one (so a
 second restore of `previous` undoes the first). Without --yes: prints the unified diff from the current text to VERSION and changes
 nothing. With --yes: writes it; the text it replaces is kept as a new version, so
-a restore can itself be undone. Exit 44 when PATH has no history or VERSION is not
-one of its versions."""),
+a restore can itself be undone, and an entity's index entry (title, aliases)
+follows the restored note. Exit 44 when PATH has no history or VERSION is not one
+of its versions."""),
 )
 
 

@@ -1,52 +1,96 @@
 """The duplicate rules of SPEC §2.2.
 
-A capture stops when an entity of the SAME kind scores >= ``THRESHOLD`` on token-set
-similarity of names (title + aliases, stopwords removed). When the names share a single
-token, that token must be unique to the entity in the vault (document frequency 1) to
-block: "Echo Plugin" is not stopped by "Echo Memory" when "echo" names several entities.
+A capture stops when an entity of the SAME kind
+
+* scores >= ``THRESHOLD`` on token-set similarity of names (title + aliases, stopwords
+  removed). When the names share a single token, that token must be unique to the entity
+  in the vault (document frequency 1) to block: "Echo Plugin" is not stopped by "Echo
+  Memory" when "echo" names several entities; or
+* has a name the capture's title or an alias misspells by one letter (two in a long
+  name): "Grace Hoper" next to "Grace Hopper" (``name_typos``).
+
 Dated kinds (meetings, decisions) only compare entities of the same date. Cross-kind
 matches never stop a capture (the core reports them as near duplicates).
+
+The stop's reason says what the capture looks like; the capture adds the ways forward in
+the words of the surface it came from.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from echo_core import CaptureRequest, GateContext, GateStop, Match
+from echo_core import CaptureRequest, Entity, GateContext, GateStop, Match, entity_names, name_key
+from plugins.gate_duplicate.name_typos import typos_of
 
 THRESHOLD = 0.8
 
 
+def _same_day(entity: Entity, request: CaptureRequest, ctx: GateContext) -> bool:
+    if not ctx.route.dated:
+        return True
+    day = request.date or (ctx.today.isoformat() if ctx.today else "")
+    return entity.slug.startswith(day)
+
+
+def _token_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list[Match]:
+    index = ctx.entities
+    found = []
+    for match in index.fuzzy(name, kind=request.kind, min_score=THRESHOLD, limit=10):
+        if not _same_day(match.entity, request, ctx):
+            continue
+        shared = index.shared_tokens(name, match.entity)
+        if len(shared) == 1 and index.document_frequency(next(iter(shared))) > 1:
+            continue
+        found.append(match)
+    return found
+
+
+def _typo_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list[Match]:
+    """Same-kind entities whose title or alias ``name`` misspells."""
+    index = ctx.entities
+    by_key = index.names_by_key()
+    found = []
+    for typo in typos_of(name_key(name), by_key):
+        for slug in sorted(by_key.get(typo.key, ())):
+            entity = index.get(slug)
+            if (entity is None or entity.kind != request.kind
+                    or not _same_day(entity, request, ctx)
+                    or typo.key not in {name_key(n) for n in entity_names(entity)}):
+                continue
+            found.append(Match(entity, typo.score))
+    return found
+
+
+def _named_matches(request: CaptureRequest, ctx: GateContext) -> dict[str, tuple[str, Match]]:
+    """slug -> (the request's name that matched it, its best match)."""
+    best: dict[str, tuple[str, Match]] = {}
+    for name in (request.title, *request.aliases):
+        for match in (*_token_matches(name, request, ctx), *_typo_matches(name, request, ctx)):
+            slug = match.entity.slug
+            if slug not in best or best[slug][1].score < match.score:
+                best[slug] = (name, match)
+    return best
+
+
 def blocking_matches(request: CaptureRequest, ctx: GateContext) -> list[Match]:
     """Same-kind entities that make ``request`` a duplicate, best first."""
-    index = ctx.entities
-    best: dict[str, Match] = {}
-    for name in (request.title, *request.aliases):
-        for match in index.fuzzy(name, kind=request.kind, min_score=THRESHOLD, limit=10):
-            entity = match.entity
-            if ctx.route.dated:
-                day = request.date or (ctx.today.isoformat() if ctx.today else "")
-                if not entity.slug.startswith(day):
-                    continue
-            shared = index.shared_tokens(name, entity)
-            if len(shared) == 1 and index.document_frequency(next(iter(shared))) > 1:
-                continue
-            if entity.slug not in best or best[entity.slug].score < match.score:
-                best[entity.slug] = match
-    return sorted(best.values(), key=lambda m: (-m.score, m.entity.slug))
+    found = [match for _name, match in _named_matches(request, ctx).values()]
+    return sorted(found, key=lambda m: (-m.score, m.entity.slug))
 
 
 def check_duplicate(request: Any, ctx: Any) -> GateStop | None:
-    """A ``GateStop`` naming the candidates and the two ways forward, or ``None``."""
+    """A ``GateStop`` naming the candidates, or ``None``."""
     if not isinstance(ctx, GateContext) or not isinstance(request, CaptureRequest):
         return None
-    matches = blocking_matches(request, ctx)
-    if not matches:
+    named = _named_matches(request, ctx)
+    if not named:
         return None
+    matches = sorted((m for _n, m in named.values()), key=lambda m: (-m.score, m.entity.slug))
     top = matches[0].entity
-    reason = (
-        f"{request.title!r} looks like existing {top.kind} {top.title!r} "
-        f"({top.path}, score {matches[0].score:.2f}). To add to it, capture again with "
-        f"--merge-into {top.slug}; if it is really a different {request.kind}, use --force."
-    )
+    name = named[top.slug][0]
+    what = repr(request.title) if name == request.title else \
+        f"{request.title!r} (by its alias {name!r})"
+    reason = (f"{what} looks like existing {top.kind} {top.title!r} "
+              f"({top.path}, score {matches[0].score:.2f})")
     return GateStop(reason=reason, candidates=tuple(m.to_candidate() for m in matches))
