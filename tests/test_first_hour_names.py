@@ -215,7 +215,7 @@ def test_merge_into_refuses_an_alias_that_names_another_entity(box: VaultBox) ->
     refused = _refused(lambda: box.capture("Grace Hoper", kind="person", body="x",
                                            merge_into="grace-hopper"))
     assert refused.code == 2 and hoper.data.path in refused.message
-    assert 'merge_into="grace-hoper"' in refused.message
+    assert "merge_into='grace-hoper'" in refused.message  # in Python: as a keyword
     assert box.tree_digest() == before
     assert box.entity("grace-hopper").aliases == ()
 
@@ -249,7 +249,7 @@ def test_gate_message_names_argument_names_outside_the_cli(box: VaultBox) -> Non
     box.capture("Grace Hopper", kind="person", body="COBOL")
     env = invoke(box.ctx(), "capture", {"title": "Grace Hoper", "kind": "person"})
     assert env.action == "duplicate-gate" and env.data.would_gate is True
-    assert 'merge_into="grace-hopper"' in env.message and "force=true" in env.message
+    assert "merge_into='grace-hopper'" in env.message and "force=True" in env.message
     assert "--" not in env.message
 
 

@@ -150,8 +150,8 @@ def test_duplicate_gate_table(case: Case, tmp_path: Path) -> None:
         assert not env.ok and out.action == "duplicate-gate", env
         assert env.data.candidates[0]["slug"] == case.target
         assert all(c["score"] >= 0.8 for c in env.data.candidates)
-        # in-process (invoke, MCP): argument names; the CLI names its flags
-        assert f'merge_into="{case.target}"' in env.message and "force=true" in env.message
+        # in-process (Python): keyword arguments; the CLI names its flags, MCP its arguments
+        assert f"merge_into={case.target!r}" in env.message and "force=True" in env.message
         assert "--" not in env.message and env.data.would_gate is True
         assert out.new_notes == frozenset()
         assert out.after_digest == out.before_digest, "a gated capture wrote to the vault"

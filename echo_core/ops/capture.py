@@ -16,13 +16,7 @@ from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
 from echo_core.names import name_key, slugify
 from echo_core.notes import append_under_heading, parse_note
-from echo_core.ops.capture_names import (
-    ARGUMENT_NAMES,
-    CLI_FLAGS,
-    ArgumentNames,
-    gate_message,
-    refuse_taken_aliases,
-)
+from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.links import RELATED_HEADING, link_mentioned, link_target, named_entities
@@ -56,13 +50,11 @@ class CaptureResult:
     changed: bool = True
 
 
-__all__ = ["ARGUMENT_NAMES", "CLI_FLAGS", "ArgumentNames", "CaptureResult", "capture",
-           "gate_message", "require_initialised"]
+__all__ = ["CaptureResult", "capture", "gate_message", "require_initialised"]
 
 
 def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = None,
-            replay: Replay | None = None,
-            names: ArgumentNames = ARGUMENT_NAMES) -> Envelope[CaptureResult | QueuedResult]:
+            replay: Replay | None = None) -> Envelope[CaptureResult | QueuedResult]:
     """Capture ``request`` (see module docstring). Errors: 2 invalid field, 44 unknown
     ``merge_into``, 75 lock held, 78 vault not initialised. A gate stop is an envelope
     with ``ok=False, action="duplicate-gate"``. When the vault is unreachable the capture
@@ -74,22 +66,20 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
 
     ``replay``: the outbox replaying this capture; its day stands for today (dates, dated
     slugs, the daily note) and the capture never queues again.
-
-    ``names``: how a gate stop's message names the arguments that answer it (the CLI's
-    flags, or by default the argument names of MCP and ``invoke``)."""
+    A gate stop's message names the arguments that answer it as the caller writes them
+    (``echo_core.operations.spelling``)."""
     req = validate_request(request, ctx.manifest)
     op = op_id or new_op_id()
     today = replay.day if replay is not None else ctx.today()
     try:
-        return _capture_valid(ctx, req, op, today, names)
+        return _capture_valid(ctx, req, op, today)
     except BackendUnavailable as down:
         if req.dry_run:
             raise
         return queue_capture(ctx, req, down, op_id=op, replay=replay)
 
 
-def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt.date,
-                   names: ArgumentNames) -> Envelope[CaptureResult]:
+def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt.date) -> Envelope[CaptureResult]:
     require_initialised(ctx)
     if req.kind is None:
         return _capture_inbox(ctx, req, today)
@@ -108,10 +98,10 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
             gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
             stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
         if req.dry_run:
-            return _dry_run(ctx, req, route, index, target, near, stop, today, names)
+            return _dry_run(ctx, req, route, index, target, near, stop, today)
         if stop is not None:
             candidates = tuple(dict(c) for c in stop.candidates)
-            return Envelope(False, Action.DUPLICATE_GATE, gate_message(stop, str(req.kind), names),
+            return Envelope(False, Action.DUPLICATE_GATE, gate_message(stop, str(req.kind)),
                             CaptureResult(kind=req.kind, near_duplicates=near,
                                           candidates=candidates, would_gate=True,
                                           changed=False))
@@ -119,8 +109,8 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
             if req.merge_into:
                 record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
                                            "slug": target.slug})
-            return _update(ctx, req, route, index, target, near, op_id, today, names)
-        return _create(ctx, req, route, index, near, op_id, today, names)
+            return _update(ctx, req, route, index, target, near, op_id, today)
+        return _create(ctx, req, route, index, near, op_id, today)
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
@@ -182,10 +172,9 @@ def _near_duplicates(index: EntityIndex, req: CaptureRequest,
 
 def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
              target: Entity | None, near: tuple[dict[str, Any], ...],
-             stop: GateStop | None, today: _dt.date,
-             names: ArgumentNames) -> Envelope[CaptureResult]:
+             stop: GateStop | None, today: _dt.date) -> Envelope[CaptureResult]:
     if stop is not None:
-        message = f"would stop at the gate: {gate_message(stop, str(req.kind), names)}"
+        message = f"would stop at the gate: {gate_message(stop, str(req.kind))}"
         return Envelope(True, Action.DRY_RUN_DUPLICATE_GATE, message,
                         CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
                                       candidates=tuple(dict(c) for c in stop.candidates),
@@ -218,7 +207,7 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
 
 def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
             target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date, names: ArgumentNames) -> Envelope[CaptureResult]:
+            today: _dt.date) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     original = text = vault.storage.read(target.path)
@@ -229,7 +218,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     fm = parse_note(target.path, text).frontmatter
     known = {name_key(n) for n in (target.title, *target.aliases, target.slug)}
     new_aliases = [a for a in (req.title, *req.aliases) if name_key(a) not in known]
-    refuse_taken_aliases(index, new_aliases, target, names)
+    refuse_taken_aliases(index, new_aliases, target)
     text, learned = _merge_list(text, fm, "aliases", list(dict.fromkeys(new_aliases)))
     text, tags = _merge_list(text, fm, "tags", list(req.tags))
     text, sources = _merge_list(text, fm, "sources", list(req.sources))
@@ -295,8 +284,8 @@ def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
 
 def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
             near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date, names: ArgumentNames) -> Envelope[CaptureResult]:
-    refuse_taken_aliases(index, req.aliases, None, names)
+            today: _dt.date) -> Envelope[CaptureResult]:
+    refuse_taken_aliases(index, req.aliases, None)
     vault = StagedVault(ctx)
     slug, path = _new_location(ctx, req, route, index, today)
     text = _new_note_text(ctx, req, route, today)

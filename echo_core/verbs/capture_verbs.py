@@ -71,23 +71,17 @@ class CaptureParams:
                                    "answer to a duplicate-gate).", cli=CliParam(metavar="SLUG"))
     force: bool = param(False, help="Create even if the duplicate gate sees a duplicate.")
     dry_run: bool = param(False, help="Preview only; nothing is written.")
-    # not an argument anyone types: the CLI's ``prepare`` sets it, so that a gate stop
-    # names --merge-into/--force there and merge_into/force elsewhere (MCP, invoke)
-    cli_flags: bool = param(False, help="Name the CLI's flags in messages (set by the CLI).",
-                            cli=CliParam(from_prepare=True), mcp=None)
 
     def request(self) -> CaptureRequest:
         """The ``CaptureRequest`` these parameters ask for."""
-        fields = attrs.asdict(self, recurse=False)
-        del fields["cli_flags"]
-        return CaptureRequest(**fields)
+        return CaptureRequest(**attrs.asdict(self, recurse=False))
 
 
 def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The CLI's ``capture TITLE -``: the body comes from stdin; messages name flags."""
+    """The CLI's ``capture TITLE -``: the body comes from stdin."""
     from echo_core.errors import usage_error
 
-    out = dict(values, cli_flags=True)
+    out = dict(values)
     source = out.pop("body_source", None)
     if source not in (None, "-"):
         raise usage_error(f"unexpected argument {source!r}; use --body TEXT or - for stdin")
@@ -118,10 +112,8 @@ def render_capture(env: Envelope[Any]) -> str:
 
 def run_capture(ctx: Any, p: CaptureParams) -> Envelope[Any]:
     """``echo_core.ops.capture.capture`` of the request."""
-    from echo_core.ops.capture import CLI_FLAGS, capture
+    from echo_core.ops.capture import capture
 
-    if p.cli_flags:  # messages name --merge-into / --force
-        return capture(ctx, p.request(), names=CLI_FLAGS)
     return capture(ctx, p.request())
 
 
