@@ -8,7 +8,9 @@ translated (bodies are bytes on the wire).
 
 How each operation maps to the API:
 
-* ``read`` / ``exists``: ``GET /vault/{path}`` (``Accept: text/markdown``); the spec has
+* ``read`` / ``read_bytes`` / ``exists``: ``GET /vault/{path}`` (``Accept:
+  text/markdown``; the API sends any file's content as stored, so an attachment's bytes
+  come back unchanged and ``read_bytes`` returns them as they are); the spec has
   no HEAD, so ``exists`` is a GET too. ``read_many`` runs those GETs on a bounded thread
   pool sharing the one pooled client.
 * ``write``: ``PUT /vault/{path}`` with the whole text (``text/markdown``). The body
@@ -145,15 +147,24 @@ class ObsidianStorage(StorageBase):
             ExitCode.FAILURE,
         )
 
-    def _get_text(self, rel: str) -> str | None:
-        """The file's exact text, ``None`` when absent."""
+    def _get_bytes(self, rel: str) -> bytes | None:
+        """The file's bytes as the API sends them, ``None`` when absent. ``GET`` answers
+        any file with its content as stored (a note's markdown, an image's bytes)."""
         response = self._http.send("GET", vault_url_path(rel), headers={"Accept": "text/markdown"})
         if response.status_code in (404, 405):  # absent, or a folder: not a file
             return None
         if response.status_code != 200:
             raise self._unexpected(response, "read", rel)
+        data: bytes = response.content
+        return data
+
+    def _get_text(self, rel: str) -> str | None:
+        """The file's exact text, ``None`` when absent."""
+        data = self._get_bytes(rel)
+        if data is None:
+            return None
         try:
-            text: str = response.content.decode("utf-8")
+            text: str = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise EchoError(
                 f"file {self._where(rel)} is not valid UTF-8 ({exc.reason} at byte "
@@ -179,6 +190,14 @@ class ObsidianStorage(StorageBase):
         if text is None:
             raise not_found(f"no file {self._where(rel)}; check the path")
         return text
+
+    def read_bytes(self, path: str) -> bytes:
+        """The file's bytes exactly as stored (an attachment too); 44 when absent."""
+        rel = normalize_path(path)
+        data = self._get_bytes(rel)
+        if data is None:
+            raise not_found(f"no file {self._where(rel)}; check the path")
+        return data
 
     def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
         """Texts keyed by the given paths (missing -> ``None``), fetched concurrently on at

@@ -1,0 +1,108 @@
+"""Issue 13, edges of the vault: backups hold attachments byte for byte, init leaves an
+existing vault uncluttered, the first recall shows progress, and a missing or mistyped
+vault path gets one message and one exit code from every verb."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from echo_core.context import create_context
+from echo_core.ops.backup import backup_vault
+from tests.capture_kit import VaultBox
+from tests.capture_kit import isolated_env as env_for
+from tests.obsidian_fake import FakeObsidian
+from tests.obsidian_kit import KEY, obsidian_fake  # noqa: F401 - fixture
+
+#: A real-looking PNG (signature, IHDR, IEND) and a PDF with binary bytes in it.
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06"
+       b"\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x00IEND\xaeB`\x82")
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n\xff\xfe\x00\x01%%EOF\n"
+
+MARKER = b"---\ntype: marker\nschema_version: 1\ncreated: 2026-03-01\n---\n"
+
+
+def _restore(zip_path: str, into: Path) -> dict[str, bytes]:
+    """Restore from a backup as its docs say (unzip into a folder); the files it holds."""
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(into)
+    return {p.relative_to(into).as_posix(): p.read_bytes() for p in into.rglob("*")
+            if p.is_file()}
+
+
+def test_backup_restores_images_and_pdfs_byte_identical(tmp_path: Path) -> None:
+    box = VaultBox(tmp_path).init()
+    (box.vault / "attachments").mkdir()
+    (box.vault / "attachments/diagram.png").write_bytes(PNG)
+    (box.vault / "attachments/paper.pdf").write_bytes(PDF)
+    (box.vault / "notes").mkdir()
+    (box.vault / "notes/crlf.md").write_bytes(b"# CRLF\r\n![[diagram.png]]\r\n")
+    env = backup_vault(box.ctx())
+    assert env.ok and env.data.skipped == ()
+    restored = _restore(env.data.path, tmp_path / "restored")
+    assert restored["attachments/diagram.png"] == PNG
+    assert restored["attachments/paper.pdf"] == PDF
+    assert restored["notes/crlf.md"] == b"# CRLF\r\n![[diagram.png]]\r\n"
+    originals = {p.relative_to(box.vault).as_posix(): p.read_bytes()
+                 for p in box.vault.rglob("*") if p.is_file()
+                 and not any(part.startswith(".") for part in p.relative_to(box.vault).parts)}
+    assert restored == originals
+
+
+def test_backup_of_an_obsidian_vault_keeps_attachment_bytes(
+        tmp_path: Path, obsidian_fake: FakeObsidian,  # noqa: F811 - fixture
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OBSIDIAN_API_KEY", KEY)
+    obsidian_fake.vault.put("attachments/diagram.png", PNG)
+    obsidian_fake.vault.put("attachments/paper.pdf", PDF)
+    obsidian_fake.vault.put("notes/a.md", "# A\n\nné\n".encode())
+    obsidian_fake.vault.put("_agent/echo-vault.md", MARKER)
+    env_vars = env_for(tmp_path / "home")
+    url = obsidian_fake.base_url.replace("http://", "obsidian+http://")
+    ctx = create_context(vault=url, state_dir=str(tmp_path / "state"), env=env_vars)
+    env = backup_vault(ctx, out=str(tmp_path / "out"))
+    assert env.ok and env.data.skipped == ()
+    restored = _restore(env.data.path, tmp_path / "restored")
+    assert restored == {"attachments/diagram.png": PNG, "attachments/paper.pdf": PDF,
+                        "notes/a.md": "# A\n\nné\n".encode(), "_agent/echo-vault.md": MARKER}
+
+
+def test_cli_backup_of_a_vault_with_an_image_exits_0_and_holds_it(
+        tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    from tests.conftest import run_cli
+
+    box = VaultBox(tmp_path).init()
+    (box.vault / "image.png").write_bytes(PNG)
+    done = run_cli(["backup", "--out", str(tmp_path / "out"), "--vault", str(box.vault),
+                    "--state-dir", str(box.state)], env=isolated_env)
+    assert done.returncode == 0, done.stderr
+    assert "skipped" not in done.stdout + done.stderr
+    (zip_path,) = (tmp_path / "out").iterdir()
+    with zipfile.ZipFile(zip_path) as archive:
+        assert archive.read("image.png") == PNG
+
+
+def test_a_text_only_storage_backs_up_its_text_and_reports_the_backup_incomplete(
+        tmp_path: Path) -> None:
+    box = VaultBox(tmp_path).init()
+    (box.vault / "image.png").write_bytes(PNG)
+    ctx = box.ctx()
+
+    class TextOnly:  # a third-party storage without read_bytes
+        def __init__(self, inner: object) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            if name == "read_bytes":
+                raise AttributeError(name)
+            return getattr(self._inner, name)
+
+    ctx.vault.storage = TextOnly(ctx.vault.storage)  # type: ignore[assignment]
+    env = backup_vault(ctx, out=str(tmp_path / "out"))
+    assert not env.ok and [s.path for s in env.data.skipped] == ["image.png"]
+    assert "incomplete" in env.message
+    with zipfile.ZipFile(io.BytesIO(Path(env.data.path).read_bytes())) as archive:
+        assert "_agent/echo-vault.md" in archive.namelist()
