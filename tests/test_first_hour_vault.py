@@ -5,6 +5,7 @@ vault path gets one message and one exit code from every verb."""
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from echo_core.context import create_context
 from echo_core.ops.backup import backup_vault
 from tests.capture_kit import VaultBox
+from tests.cli_inproc import CliRun, run_main
 from tests.capture_kit import isolated_env as env_for
 from tests.obsidian_fake import FakeObsidian
 from tests.obsidian_kit import KEY, obsidian_fake  # noqa: F401 - fixture
@@ -106,3 +108,90 @@ def test_a_text_only_storage_backs_up_its_text_and_reports_the_backup_incomplete
     assert "incomplete" in env.message
     with zipfile.ZipFile(io.BytesIO(Path(env.data.path).read_bytes())) as archive:
         assert "_agent/echo-vault.md" in archive.namelist()
+
+
+# --- init on a vault the person already has (item 12) ---------------------------------
+
+def _tree(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+def _cli(box: VaultBox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+         *args: str, stdin: bytes = b"") -> CliRun:
+    return run_main([*args, "--vault", str(box.vault), "--state-dir", str(box.state)],
+                    capsys, monkeypatch, stdin=stdin)
+
+
+@pytest.mark.parametrize("own", ["obsidian-settings", "notes"])
+def test_init_on_an_existing_vault_adds_only_its_own_files_under_agent(
+        tmp_path: Path, own: str, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    box = VaultBox(tmp_path)
+    if own == "obsidian-settings":
+        (box.vault / ".obsidian").mkdir()
+        (box.vault / ".obsidian/app.json").write_text("{}", "utf-8")
+    else:
+        (box.vault / "Ideas").mkdir()
+        (box.vault / "Ideas/Garden.md").write_text("# Garden\n", "utf-8")
+        (box.vault / "Welcome.md").write_text("Hi\n", "utf-8")
+    before = _tree(box.vault)
+    done = _cli(box, capsys, monkeypatch, "init")
+    assert done.code == 0, done.err
+    added = _tree(box.vault) - before
+    assert all(p == "_agent" or p.startswith("_agent/") for p in added), sorted(added)
+    assert not any(p.endswith("README.md") or p.startswith("_agent/templates") for p in added)
+    assert "_agent/echo-vault.md" in added and "--scaffold" in done.out
+    again = _cli(box, capsys, monkeypatch, "init")
+    assert again.code == 0 and "nothing changed" in again.out and _tree(box.vault) - before == added
+
+
+def test_init_on_an_empty_folder_writes_the_full_layout_and_scaffold_adds_it_later(
+        tmp_path: Path) -> None:
+    from echo_core.ops.init import init_vault
+
+    box = VaultBox(tmp_path)
+    env = init_vault(box.ctx())
+    assert env.data.scaffold and "resources/people/README.md" in env.data.created
+    assert (box.vault / "templates").is_dir() and (box.vault / "inbox/captures/inbox.md").is_file()
+    other = VaultBox(tmp_path / "other")
+    (other.vault / "Welcome.md").write_text("Hi\n", "utf-8")
+    assert not init_vault(other.ctx()).data.scaffold
+    assert not (other.vault / "templates").exists()
+    later = init_vault(other.ctx(), scaffold=True)
+    assert later.data.scaffold and (other.vault / "resources/people/README.md").is_file()
+
+
+def test_every_write_after_an_uncluttered_init_creates_its_folder(
+        tmp_path: Path, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    box = VaultBox(tmp_path)
+    (box.vault / ".obsidian").mkdir()
+    (box.vault / ".obsidian/app.json").write_text("{}", "utf-8")
+    assert _cli(box, capsys, monkeypatch, "init").code == 0
+    writes = [
+        ("capture", "Ada Lovelace", "--kind", "person", "--body", "Mathematician."),
+        ("capture", "Apollo Launch", "--kind", "project", "--body", "Ship it."),
+        ("capture", "Pick a database", "--kind", "decision", "--body", "Postgres."),
+        ("capture", "Weekly sync", "--kind", "meeting", "--body", "Notes."),
+        ("capture", "Retry budget", "--kind", "working", "--body", "Three tries."),
+        ("capture", "Home lab", "--kind", "area", "--domain", "personal", "--body", "Rack."),
+        ("capture", "remember to water the plants"),
+        ("scope", "set", "shipping apollo"),
+    ]
+    for args in writes:
+        done = _cli(box, capsys, monkeypatch, *args)
+        assert done.code == 0, (args, done.out, done.err)
+    bundle = b'{"slug": "first-session", "log_body": "## Goal\\nTry it.", "agent_log_line": "tried"}'
+    done = _cli(box, capsys, monkeypatch, "session-end", "-", "--apply", stdin=bundle)
+    assert done.code == 0, done.err
+    line = "- 2026-03-01: remember to water the plants"
+    proposals = json.dumps({"proposals": [{"line": line, "title": "Plants", "kind": "concept"}]})
+    triage = _cli(box, capsys, monkeypatch, "triage", "apply", "-", "--apply",
+                  stdin=proposals.encode())
+    assert triage.code == 0, (triage.out, triage.err)
+    for folder in ("resources/people", "projects/active", "decisions", "meetings",
+                   "_agent/memory/working", "areas/personal", "inbox/captures", "journal/daily",
+                   "_agent/sessions", "inbox/processing-log", "resources/concepts"):
+        assert any((box.vault / folder).glob("*.md")), (folder, _tree(box.vault))
+    recall = _cli(box, capsys, monkeypatch, "recall", "Lovelace")
+    assert recall.code == 0 and "ada-lovelace" in recall.out
