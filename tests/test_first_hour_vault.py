@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import pytest
 
 from echo_core.context import create_context
 from echo_core.ops.backup import backup_vault
+from plugins.transport_cli.app import main
 from tests.capture_kit import VaultBox
-from tests.cli_inproc import CliRun, run_main
 from tests.capture_kit import isolated_env as env_for
+from tests.cli_inproc import CliRun, run_main
 from tests.obsidian_fake import FakeObsidian
 from tests.obsidian_kit import KEY, obsidian_fake  # noqa: F401 - fixture
 
@@ -195,3 +197,64 @@ def test_every_write_after_an_uncluttered_init_creates_its_folder(
         assert any((box.vault / folder).glob("*.md")), (folder, _tree(box.vault))
     recall = _cli(box, capsys, monkeypatch, "recall", "Lovelace")
     assert recall.code == 0 and "ada-lovelace" in recall.out
+
+
+# --- progress of the first recall's index build (item 13) -----------------------------
+
+def _vault_with_notes(tmp_path: Path, count: int) -> VaultBox:
+    box = VaultBox(tmp_path).init()
+    folder = box.vault / "resources/concepts"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(count):
+        (folder / f"topic-{n}.md").write_text(
+            f"---\ntype: concept\n---\n# Topic {n}\n\nQuasar number {n}.\n", "utf-8")
+    return box
+
+
+def test_first_recall_reports_the_index_build_and_a_warm_one_does_not(tmp_path: Path) -> None:
+    from echo_core import progress
+    from echo_core.ops.recall import recall
+    from echo_core.ops.recall_index import corpus_size
+
+    box = _vault_with_notes(tmp_path, 30)
+    ctx = box.ctx()
+    total = corpus_size(ctx)
+    reports: list[tuple[int, int]] = []
+    with progress.reporting(lambda done, of: reports.append((done, of))):
+        first = recall(ctx, "quasar")
+    assert first.ok and first.data.primary
+    assert reports[0] == (0, total) and reports[-1] == (total, total) and total >= 30
+    assert [d for d, _ in reports] == sorted(d for d, _ in reports)
+    assert {of for _, of in reports} == {total}
+    reports.clear()
+    with progress.reporting(lambda done, of: reports.append((done, of))):
+        assert box.ctx() and recall(box.ctx(), "quasar").ok
+    assert reports == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_cli_first_recall_draws_a_bar_on_a_terminal_only(
+        tmp_path: Path, terminal: bool, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    box = _vault_with_notes(tmp_path, 12)
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    monkeypatch.setattr(sys, "stderr", err)
+    code = 0
+    try:
+        main(["recall", "quasar", "--vault", str(box.vault), "--state-dir", str(box.state)])
+    except SystemExit as done:
+        code = int(done.code or 0)
+    assert code == 0 and "topic-" in capsys.readouterr().out
+    shown = err.getvalue()
+    if terminal:
+        assert "recall" in shown and re.search(r"\b(\d+)/\1\b", shown), shown
+    else:
+        assert shown == ""

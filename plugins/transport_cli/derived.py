@@ -135,8 +135,13 @@ def cli_arguments(op: Operation[Any], values: Mapping[str, Any]) -> dict[str, An
 
 def _progress_bar(label: str, run: Callable[[], Any]) -> Any:
     """``run()`` with the operation's ``echo_core.progress`` reports drawn as a bar on
-    stderr (opened at the first report)."""
+    stderr (opened at the first report) when stderr is a terminal; otherwise nothing is
+    reported (a script or a hook reading stderr gets no bar)."""
     from echo_core import progress
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not (isatty and isatty()):
+        return run()
 
     bars: list[Any] = []
     done = [0]
