@@ -77,6 +77,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.operations import param as param
     from echo_core.operations import parse_params as parse_params
     from echo_core.operations.invoke import invoke as invoke
+    from echo_core.operations.preflight import run_operation as run_operation
     from echo_core.operations.schema import input_schema as input_schema
     from echo_core.operations.schema import output_schema as output_schema
     from echo_core.ops.build import build as build
@@ -140,6 +141,7 @@ _EXPORTS: dict[str, str] = {
                      "ParamsInvalid", "SkillSpec", "fields_of", "lazy_type", "param",
                      "parse_params"), "echo_core.operations"),
     "invoke": "echo_core.operations.invoke",
+    "run_operation": "echo_core.operations.preflight",
     **dict.fromkeys(("input_schema", "output_schema"), "echo_core.operations.schema"),
     "build": "echo_core.ops.build",
     "capture": "echo_core.ops.capture",

@@ -173,7 +173,7 @@ def test_doctor_fails_on_uninitialised_vault_with_the_fix(isolated_env: dict[str
 def test_bad_config_file_is_exit_78_naming_the_file(isolated_env: dict[str, str], tmp_path: Path) -> None:
     config = tmp_path / "broken.toml"
     config.write_text("vault = [unclosed\n")
-    out = run_cli(["doctor"], env={**isolated_env, "ECHO_CONFIG": str(config)})
+    out = run_cli(["ls"], env={**isolated_env, "ECHO_CONFIG": str(config)})
     assert out.returncode == 78 and str(config) in out.stderr
 
 

@@ -258,3 +258,113 @@ def test_cli_first_recall_draws_a_bar_on_a_terminal_only(
         assert "recall" in shown and re.search(r"\b(\d+)/\1\b", shown), shown
     else:
         assert shown == ""
+
+
+# --- one message, one exit code for a missing or mistyped vault (item 14) -------------
+
+BUNDLE = b'{"slug": "s", "log_body": "## Goal\\nx"}'
+PROPOSALS = b'{"proposals": [{"line": "- 2026-03-01: x", "action": "stay"}]}'
+#: Every verb that works on a vault, with arguments that would be valid in a vault.
+VAULT_VERBS: list[tuple[tuple[str, ...], bytes]] = [
+    (("recall", "engine"), b""), (("capture", "Ada", "--kind", "person"), b""),
+    (("capture", "an inbox line"), b""), (("resolve", "ada"), b""), (("link", "a.md", "b.md"), b""),
+    (("reindex",), b""), (("scope", "show"), b""), (("scope", "set", "x"), b""), (("load",), b""),
+    (("load", "--brief"), b""), (("session-end", "-", "--apply"), BUNDLE), (("get", "a.md"), b""),
+    (("put", "a.md", "-"), b"# A\n"), (("append", "a.md", "- line"), b""),
+    (("fm", "a.md", "k", "1"), b""), (("ls",), b""), (("history", "a.md"), b""),
+    (("restore", "a.md", "abcd"), b""), (("backup",), b""), (("triage", "list"), b""),
+    (("triage", "apply", "-", "--apply"), PROPOSALS), (("flush",), b""),
+]
+
+
+def _run(box: VaultBox, vault: str, args: tuple[str, ...], stdin: bytes,
+         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> CliRun:
+    return run_main([*args, "--vault", vault, "--state-dir", str(box.state)], capsys,
+                    monkeypatch, stdin=stdin)
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "folder-without-marker"])
+def test_every_verb_says_not_a_vault_with_exit_78_for_a_path_never_used(
+        tmp_path: Path, where: str, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    box = VaultBox(tmp_path)
+    vault = box.vault if where == "folder-without-marker" else tmp_path / "typo"
+    why = ("the folder does not exist" if where == "missing-folder"
+           else "the folder has no marker _agent/echo-vault.md")
+    expected = (f"error: {vault} is not an echo-memory vault ({why}); check the vault path "
+                "(--vault, ECHO_VAULT or `vault` in the config file) for a typo; to start a "
+                f"new vault there: `echo-memory init --vault {vault}`\n")
+    differ = {}
+    for args, stdin in VAULT_VERBS:
+        done = _run(box, str(vault), args, stdin, capsys, monkeypatch)
+        if (done.code, done.err, done.out) != (78, expected, ""):
+            differ[" ".join(args)] = (done.code, done.out + done.err)
+    assert differ == {}
+    assert not any(box.vault.iterdir()) and not (tmp_path / "typo").exists()
+
+
+def test_every_verb_says_mount_or_restore_with_exit_69_for_a_vault_gone_missing(
+        tmp_path: Path, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    box = VaultBox(tmp_path).init()
+    for text in (b"# A\n", b"# A2\n"):  # a version to restore: restore then needs the vault
+        assert _run(box, str(box.vault), ("put", "a.md", "-"), text, capsys,
+                    monkeypatch).code == 0
+    listed = _run(box, str(box.vault), ("history", "a.md", "--json"), b"", capsys, monkeypatch)
+    version = json.loads(listed.out)["versions"][0]["version_id"]
+    box.vault.rename(tmp_path / "unmounted")
+    gone = (f"vault {box.vault} is missing, and this machine used a vault there: mount the "
+            "drive or restore the folder")
+    differ = {}
+    for args, stdin in VAULT_VERBS:
+        if args[0] == "restore":
+            args = ("restore", "a.md", version, "--yes")
+        done = _run(box, str(box.vault), args, stdin, capsys, monkeypatch)
+        said = done.out + done.err
+        if args[0] == "load":  # answers from the last-known-good cache, or says so
+            ok = done.code == 69 and "vault unreachable; proceed without memory" in said
+        elif args[0] == "flush":  # reports the outbox: what it could not replay stays
+            ok = done.code == 0 and "synced" in said and "pending" in said
+        else:
+            ok = done.code == 69 and gone in said
+        if not ok or "init --vault" in said or box.vault.exists():
+            differ[" ".join(args)] = (done.code, said)
+    assert differ == {}
+
+
+MCP_CALLS: dict[str, dict[str, object]] = {
+    "echo_recall": {"query": "engine"}, "echo_get_note": {"path": "a.md"},
+    "echo_capture": {"title": "Ada", "kind": "person"}, "echo_get_scope": {},
+    "echo_set_scope": {"scope": "x"}, "echo_load": {}, "echo_resolve": {"mention": "ada"},
+    "echo_append_note": {"path": "a.md", "line": "- x"}, "echo_link": {"a": "a.md", "b": "b.md"},
+}
+
+
+def test_mcp_tools_say_not_a_vault_like_the_cli(tmp_path: Path) -> None:
+    import asyncio
+
+    from echo_core.operations import OperationRegistry, parse_params
+    from plugins.transport_mcp.runner import ToolRunner
+
+    box = VaultBox(tmp_path)
+    typo = tmp_path / "typo"
+    runner = ToolRunner(lambda: create_context(vault=str(typo), state_dir=str(box.state),
+                                               env=box.env()), inline_reads=True)
+    registry = OperationRegistry.from_host(runner.context().host)
+    ops = {op.tool_name: op for op in registry.for_mcp()}
+    expected = {"code": "not-configured", "exit": 78,
+                "message": f"{typo} is not an echo-memory vault (the folder does not exist); "
+                           "check the vault path (--vault, ECHO_VAULT or `vault` in the config "
+                           f"file) for a typo; to start a new vault there: `echo-memory init "
+                           f"--vault {typo}`"}
+    got = {}
+    try:
+        for tool, arguments in MCP_CALLS.items():
+            op = ops[tool]
+            params = parse_params(op.params, arguments, surface="mcp", operation=op.name)
+            outcome = asyncio.run(runner.call(op, params))
+            assert outcome.result.is_error, tool
+            got[tool] = (outcome.result.structured_content or {}).get("error")
+    finally:
+        runner.close()
+    assert got == dict.fromkeys(MCP_CALLS, expected)

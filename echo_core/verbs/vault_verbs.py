@@ -41,7 +41,7 @@ INIT = Operation(
      "full layout (folders, templates) in an empty folder; existing files are never "
      "changed. Use it once when setting up memory. Returns what was created."),
     InitParams, run_init, lazy_type("echo_core.ops.init", "InitResult"), access="write",
-    render=render_init, mcp=None,
+    render=render_init, mcp=None, needs_vault=False,
     cli=CliSurface(help="""Make the folder a vault: marker and memory files (full layout if empty).
 
 In an empty folder init writes the whole layout: the marker and memory files under
@@ -94,10 +94,12 @@ DOCTOR = Operation(
      "with the fix; ok=false when any check fails."),
     DoctorParams, run_doctor, lazy_type("echo_core.ops.doctor", "DoctorResult"),
     profile="core", render=render_doctor, mcp=McpSurface(tool="echo_health"),
-    skill=(DOCTOR_SKILL, HEALTH_SKILL),
+    skill=(DOCTOR_SKILL, HEALTH_SKILL), needs_vault=False, needs_config=False,
     cli=CliSurface(help="""Check readiness: config (and which source won), vault, marker, schema, plugins.
 
-Exits 1 when a check fails; each problem line says how to fix it."""),
+Every check runs even when an earlier one fails (a broken config file is reported and
+the defaults are checked in its place). Exits 1 when a check fails; each problem line
+says how to fix it."""),
 )
 
 

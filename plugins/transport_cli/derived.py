@@ -28,6 +28,7 @@ from echo_core import (
     OperationRef,
     fields_of,
     parse_params,
+    run_operation,
 )
 from plugins.transport_cli.cli_kit import LiteralArgsCommand, common_options, current_context, emit
 
@@ -177,11 +178,11 @@ def command_for(op: Operation[Any]) -> click.Command:
         prepared = set(arguments) - {f.name for f in fields}
         checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
                                prepared=prepared)
-        ctx = current_context()
+        ctx = current_context(tolerant=not op.needs_config)
         if as_json:
-            envelope = op.run(ctx, checked)
+            envelope = run_operation(op, ctx, checked)
         else:
-            envelope = _progress_bar(op.name, lambda: op.run(ctx, checked))
+            envelope = _progress_bar(op.name, lambda: run_operation(op, ctx, checked))
         emit(envelope, as_json, op.render, exact_when_piped=surface.exact_when_piped)
 
     cls = LiteralArgsCommand if surface.literal_args else click.Command

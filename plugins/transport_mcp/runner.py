@@ -35,7 +35,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from echo_core import BackendUnavailable, EchoContext, EchoError, ExitCode, Operation
+from echo_core import (
+    BackendUnavailable,
+    EchoContext,
+    EchoError,
+    ExitCode,
+    Operation,
+    run_operation,
+)
 from plugins.transport_mcp.access import AccessPlan, plan_for
 from plugins.transport_mcp.results import (
     Outcome,
@@ -140,7 +147,7 @@ class ToolRunner:
         name = op.tool_name
         try:
             with self._hold(plan):
-                value = op.run(self.context(), params)
+                value = run_operation(op, self.context(), params)
             return envelope_outcome(value, op.render)
         except BackendUnavailable as exc:  # before EchoError: it is one
             return unreachable_outcome(str(exc), write=plan.is_write)
