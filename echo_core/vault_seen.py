@@ -85,8 +85,7 @@ def lost_marker_error(ctx: EchoContext) -> NotConfiguredError:
 def vault_gone_text(ctx: EchoContext) -> str:
     """What every verb says when the vault folder this machine used is not there."""
     return (f"vault {ctx.config.vault.value} is missing, and this machine used a vault there: "
-            "mount the drive or restore the folder (do not run init: it would start a new "
-            "empty vault there)")
+            "mount the drive or restore the folder")
 
 
 class VaultGone(VaultMissing):
