@@ -78,6 +78,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.operations import param as param
     from echo_core.operations import parse_params as parse_params
     from echo_core.operations.invoke import invoke as invoke
+    from echo_core.operations.preflight import run_operation as run_operation
     from echo_core.operations.schema import input_schema as input_schema
     from echo_core.operations.schema import output_schema as output_schema
     from echo_core.operations.spelling import current_surface as current_surface
@@ -145,6 +146,7 @@ _EXPORTS: dict[str, str] = {
                      "ParamsInvalid", "SkillSpec", "fields_of", "lazy_type", "param",
                      "parse_params"), "echo_core.operations"),
     "invoke": "echo_core.operations.invoke",
+    "run_operation": "echo_core.operations.preflight",
     **dict.fromkeys(("input_schema", "output_schema"), "echo_core.operations.schema"),
     **dict.fromkeys(("current_surface", "spell", "spelled_for"), "echo_core.operations.spelling"),
     "build": "echo_core.ops.build",

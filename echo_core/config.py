@@ -49,6 +49,9 @@ class Config:
     tokenizer: str = "porterlite"
     backends: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     raw: Mapping[str, Any] = attrs.field(factory=dict)
+    #: What is wrong with the config file when it was resolved tolerantly ("" when
+    #: nothing is); its settings were then left out and defaults apply.
+    problem: str = ""
 
     @property
     def scheme(self) -> str:
@@ -127,11 +130,35 @@ def resolve_config(
     vault: str | None = None,
     state_dir: str | None = None,
     env: Mapping[str, str] | None = None,
+    tolerate_problems: bool = False,
 ) -> Config:
-    """Resolve settings as flag > env (``ECHO_VAULT``, ``ECHO_STATE_DIR``) > file > default."""
+    """Resolve settings as flag > env (``ECHO_VAULT``, ``ECHO_STATE_DIR``) > file > default.
+
+    Errors: 78 for a config file that cannot be read or used, naming it; with
+    ``tolerate_problems`` the file's settings are left out instead and ``problem`` says
+    what is wrong (doctor reports it and goes on with its other checks)."""
     env = os.environ if env is None else env
     path = config_file_path(env)
-    raw = read_config_file(path)
+    try:
+        raw = read_config_file(path)
+        _check_file(raw, path)
+    except NotConfiguredError as exc:
+        if not tolerate_problems:
+            raise
+        return _resolve(vault, state_dir, env, path, {}, exc.message)
+    return _resolve(vault, state_dir, env, path, raw, "")
+
+
+def _check_file(raw: Mapping[str, Any], path: Path) -> None:
+    disabled = raw.get("disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
+        raise NotConfiguredError(
+            f"config file {path}: 'disabled' must be a list of plugin names",
+        )
+
+
+def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], path: Path,
+             raw: Mapping[str, Any], problem: str) -> Config:
     default_vault = _xdg(env, "XDG_DATA_HOME", ".local/share") / "echo-memory" / "vault"
     default_state = _xdg(env, "XDG_STATE_HOME", ".local/state") / "echo-memory"
     vault_setting = _pick(vault, env.get("ECHO_VAULT"), raw.get("vault"), str(default_vault))
@@ -139,10 +166,6 @@ def resolve_config(
         state_dir, env.get("ECHO_STATE_DIR"), raw.get("state_dir"), str(default_state)
     )
     disabled = raw.get("disabled", [])
-    if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
-        raise NotConfiguredError(
-            f"config file {path}: 'disabled' must be a list of plugin names",
-        )
     backends = raw.get("backends", {})
     return Config(
         vault=Setting(_expand(vault_setting.value), vault_setting.source),
@@ -154,4 +177,5 @@ def resolve_config(
         tokenizer=str(raw.get("tokenizer", "porterlite")),
         backends=backends if isinstance(backends, dict) else {},
         raw=raw,
+        problem=problem,
     )

@@ -239,10 +239,13 @@ def create_context(
     state_dir: str | None = None,
     env: Mapping[str, str] | None = None,
     host: PluginHost | None = None,
+    tolerate_config_problems: bool = False,
 ) -> EchoContext:
-    """Resolve config and build (or take) a plugin host honouring config ``disabled``."""
+    """Resolve config and build (or take) a plugin host honouring config ``disabled``.
+    ``tolerate_config_problems``: see ``resolve_config`` (for doctor)."""
     env = os.environ if env is None else env
-    config = resolve_config(vault=vault, state_dir=state_dir, env=env)
+    config = resolve_config(vault=vault, state_dir=state_dir, env=env,
+                            tolerate_problems=tolerate_config_problems)
     if host is None:
         host = create_host(disabled=config.disabled, env=env)
     return EchoContext(config, host, env)

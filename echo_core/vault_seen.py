@@ -7,6 +7,15 @@ is written there (``{"identity", "first_seen"}``). Writes to a vault that is mis
 queue in the outbox only when it was seen; ``init`` refuses to create a new empty vault
 where a seen one has gone missing; advice never says "run init" about a path that was a
 vault.
+
+Every verb that works on a vault says the same for each case (``require_vault`` before
+it runs, ``vault_missing_error`` for a missing folder it meets):
+
+* a path never seen as a vault (no folder, or a folder without the marker): "not an
+  echo-memory vault", check the path or init one there (exit 78);
+* a folder this machine used that is not there now: "mount the drive or restore the
+  folder" (exit 69; writes that can wait are kept in the outbox);
+* a reachable vault that lost its marker: restore the marker (exit 78).
 """
 
 from __future__ import annotations
@@ -15,7 +24,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from echo_core.errors import EchoError, NotConfiguredError, UnavailableError
+from echo_core.errors import EchoError, NotConfiguredError
+from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.tempfiles import temp_name
 from echo_core.vault import MARKER_PATH
 
@@ -50,33 +60,94 @@ def mark_seen(ctx: EchoContext) -> None:
     ctx.vault_seen = True
 
 
+def _path_advice(where: str) -> str:
+    return (f"check the vault path (--vault, ECHO_VAULT or `vault` in the config file) for "
+            f"a typo; to start a new vault there: `echo-memory init --vault {where}`")
+
+
+def not_a_vault_error(ctx: EchoContext, why: str) -> NotConfiguredError:
+    """The one error every verb gives for a vault path that is not a vault this machine
+    knows (exit 78): ``why`` says what is there ("the folder does not exist", ...)."""
+    where = ctx.config.vault.value
+    return NotConfiguredError(f"{where} is not an echo-memory vault ({why}); "
+                              f"{_path_advice(where)}")
+
+
+def lost_marker_error(ctx: EchoContext) -> NotConfiguredError:
+    """The vault is reachable but its marker is gone, and this machine used it (78)."""
+    return NotConfiguredError(
+        f"vault {ctx.config.vault.value} has lost its marker {MARKER_PATH}: this machine used "
+        "a vault there before. Check that the right folder or drive is there (a mount point "
+        "without its drive looks like this) and restore the marker from a backup "
+        "(`echo-memory backup`) or your sync history")
+
+
+def vault_gone_text(ctx: EchoContext) -> str:
+    """What every verb says when the vault folder this machine used is not there."""
+    return (f"vault {ctx.config.vault.value} is missing, and this machine used a vault there: "
+            "mount the drive or restore the folder")
+
+
+class VaultGone(VaultMissing):
+    """The vault folder this machine used is not there (exit 69, "mount or restore")."""
+
+
+def vault_gone_error(ctx: EchoContext, down: Exception) -> VaultGone:
+    """``vault_gone_text`` with the storage's own words, then "run the command again"."""
+    return VaultGone(f"{vault_gone_text(ctx)}, then run the command again ({down})")
+
+
+def vault_missing_error(ctx: EchoContext, down: VaultMissing) -> EchoError:
+    """The error an operation that met ``down`` (the vault folder absent) ends with: the
+    seen case (69, mount or restore) or not a vault (78)."""
+    if isinstance(down, VaultGone):
+        return down
+    if was_seen(ctx):
+        return vault_gone_error(ctx, down)
+    return not_a_vault_error(ctx, "the folder does not exist")
+
+
+def require_vault(ctx: EchoContext) -> None:
+    """What every verb that works on a vault checks first (once per context).
+
+    Returns when the marker is there (remembered as seen), and when the backend cannot
+    be reached now but may hold the vault (a network outage; a missing folder this machine
+    used): the verb then queues its write, answers from the cache, or fails as
+    ``vault_missing_error`` says. Raises ``not_a_vault_error`` (78) for a path this
+    machine never saw as a vault, whether the folder is missing or holds no marker, and
+    ``lost_marker_error`` (78) for a reachable vault that lost its marker."""
+    if ctx.vault_seen:
+        return
+    try:
+        present = ctx.vault.storage.exists(MARKER_PATH)
+    except VaultMissing:
+        if was_seen(ctx):
+            return
+        raise not_a_vault_error(ctx, "the folder does not exist") from None
+    except BackendUnavailable:
+        return
+    if not present:
+        if was_seen(ctx):
+            raise lost_marker_error(ctx)
+        raise not_a_vault_error(ctx, f"the folder has no marker {MARKER_PATH}")
+    mark_seen(ctx)
+
+
 def require_initialised(ctx: EchoContext) -> None:
     """Return when the vault has its marker (and remember it was seen).
 
-    Errors: 78 when the vault is reachable but has no marker (the advice to run ``init``
-    is given only for a path this machine never saw as a vault); ``BackendUnavailable``
+    Errors: 78 when the vault is reachable but has no marker (``not_a_vault_error``, or
+    ``lost_marker_error`` for a path this machine saw as a vault); ``BackendUnavailable``
     (``VaultMissing`` for an absent folder) propagates for the caller to queue or report.
     """
     if not ctx.vault.storage.exists(MARKER_PATH):
-        where = ctx.config.vault.value
         if was_seen(ctx):
-            raise NotConfiguredError(
-                f"vault {where} has lost its marker {MARKER_PATH}: this machine used a vault "
-                "there before. Check that the right folder or drive is there (a mount point "
-                "without its drive looks like this) and restore the marker from a backup "
-                "(`echo-memory backup`) or your sync history")
-        raise NotConfiguredError(
-            f"vault {where} is not initialised (no {MARKER_PATH}); run `echo-memory init` "
-            "first")
+            raise lost_marker_error(ctx)
+        raise not_a_vault_error(ctx, f"the folder has no marker {MARKER_PATH}")
     mark_seen(ctx)
 
 
 def missing_vault_error(ctx: EchoContext, down: Exception, what: str) -> EchoError:
     """The error for ``what`` (e.g. "capture") meeting an absent vault folder that this
-    machine never saw as a vault: nothing is queued (exit 69)."""
-    where = ctx.config.vault.value
-    return UnavailableError(
-        f"vault {where} is not there ({down}); nothing was queued, since this machine has "
-        f"never used a vault at that path. Check --vault / ECHO_VAULT / the config file; "
-        f"if the vault is on a drive, mount it. To start a new vault at that path: "
-        f"`echo-memory init --vault {where}`")
+    machine never saw as a vault: nothing is queued (``not_a_vault_error``, exit 78)."""
+    return not_a_vault_error(ctx, f"the folder does not exist; nothing was queued for {what}")

@@ -1,5 +1,6 @@
-"""backup (SPEC §5.6): a dated zip of every vault file, byte-identical, read through the
-storage; hidden files left out; rotation keeps the newest N and touches nothing else."""
+"""backup (SPEC §5.6): a dated zip of every vault file (attachments too), byte-identical,
+read through the storage; hidden files left out; rotation keeps the newest N and touches
+nothing else."""
 
 from __future__ import annotations
 
@@ -48,13 +49,12 @@ def test_backup_zip_holds_every_vault_file_byte_identical(box: VaultBox) -> None
     assert env.data.skipped == () and not any(name.startswith(".") or "/." in name for name in got)
 
 
-def test_a_file_the_storage_cannot_read_is_skipped_and_reported(box: VaultBox) -> None:
+def test_a_file_that_is_not_utf8_goes_in_as_its_bytes(box: VaultBox) -> None:
     (box.vault / "notes/image.png").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
     env = backup_vault(box.ctx(), out=str(box.root / "out"))
-    assert [s.path for s in env.data.skipped] == ["notes/image.png"]
-    assert "not valid UTF-8" in env.data.skipped[0].reason
+    assert env.ok and env.data.skipped == ()
     with zipfile.ZipFile(env.data.path) as archive:
-        assert "notes/crlf.md" in archive.namelist() and "notes/image.png" not in archive.namelist()
+        assert archive.read("notes/image.png") == b"\x89PNG\r\n\x1a\n\xff\xfe"
 
 
 def test_rotation_keeps_the_newest_n_and_nothing_else_is_touched(box: VaultBox) -> None:

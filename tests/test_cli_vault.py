@@ -21,6 +21,14 @@ def _tree_hash(root: Path) -> str:
     return digest.hexdigest()
 
 
+def _mark_as_vault(vault_dir: Path) -> None:
+    """Make ``vault_dir`` a vault (its marker) without init's layout: note verbs refuse a
+    folder that is not one."""
+    (vault_dir / "_agent").mkdir(exist_ok=True)
+    (vault_dir / "_agent/echo-vault.md").write_text("---\ntype: marker\nschema_version: 1\n---\n",
+                                                   "utf-8")
+
+
 def test_init_creates_the_spec_layout(isolated_env: dict[str, str], vault_dir: Path) -> None:
     out = run_cli(["init", "--vault", str(vault_dir), "--json"], env=isolated_env)
     assert out.returncode == 0, out.stderr
@@ -65,6 +73,7 @@ def test_init_never_overwrites_a_users_file(isolated_env: dict[str, str], vault_
 
 
 def test_put_then_get_round_trips_bytes(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     text = "---\ntitle: Ada\r\n---\r\n# Ada Lovelace ✨\r\n\r\n## Notes\r\nfirst\r\n"
     put = run_cli(["put", "resources/people/ada.md", "-", "--vault", str(vault_dir)],
                   env=isolated_env, stdin=text.encode())
@@ -75,6 +84,7 @@ def test_put_then_get_round_trips_bytes(isolated_env: dict[str, str], vault_dir:
 
 
 def test_get_section_and_max_chars(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     note = vault_dir / "a.md"
     note.write_text("# A\n\n## Notes\nalpha beta gamma\n\n## Related\n- [[b]]\n")
     got = run_cli(["get", "a.md", "--section", "Notes", "--json", "--vault", str(vault_dir)], env=isolated_env)
@@ -86,6 +96,7 @@ def test_get_section_and_max_chars(isolated_env: dict[str, str], vault_dir: Path
 
 
 def test_get_missing_section_lists_real_headings(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     (vault_dir / "a.md").write_text("# A\n\n## Notes\nx\n")
     out = run_cli(["get", "a.md", "--section", "Nope", "--vault", str(vault_dir)], env=isolated_env)
     assert out.returncode == 44
@@ -93,6 +104,7 @@ def test_get_missing_section_lists_real_headings(isolated_env: dict[str, str], v
 
 
 def test_get_missing_note_exits_44(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     out = run_cli(["get", "nope.md", "--vault", str(vault_dir), "--json"], env=isolated_env)
     assert out.returncode == 44
     error = json.loads(out.stdout)["error"]
@@ -100,6 +112,7 @@ def test_get_missing_note_exits_44(isolated_env: dict[str, str], vault_dir: Path
 
 
 def test_append_is_idempotent(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     args = ["append", "inbox/x.md", "- 2026-03-01: hello", "--vault", str(vault_dir), "--json"]
     first = json.loads(run_cli(args, env=isolated_env).stdout)
     second = json.loads(run_cli(args, env=isolated_env).stdout)
@@ -108,6 +121,7 @@ def test_append_is_idempotent(isolated_env: dict[str, str], vault_dir: Path) -> 
 
 
 def test_fm_changes_one_line_only(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     original = "---\r\n# keep me\r\nzeta: 'quoted'\r\nstatus: active\r\nalpha: [a, b]\r\n---\r\nbody\r\n"
     (vault_dir / "n.md").write_bytes(original.encode())
     out = run_cli(["fm", "n.md", "status", '"on-hold"', "--vault", str(vault_dir)], env=isolated_env)
@@ -116,6 +130,7 @@ def test_fm_changes_one_line_only(isolated_env: dict[str, str], vault_dir: Path)
 
 
 def test_fm_rejects_non_json_value_naming_it(isolated_env: dict[str, str], vault_dir: Path) -> None:
+    _mark_as_vault(vault_dir)
     (vault_dir / "n.md").write_text("x\n")
     out = run_cli(["fm", "n.md", "status", "on hold", "--vault", str(vault_dir)], env=isolated_env)
     assert out.returncode == 2 and "'on hold'" in out.stderr
@@ -135,6 +150,7 @@ def test_bad_paths_exit_2_naming_the_path(isolated_env: dict[str, str], vault_di
     from echo_core.errors import EchoError, ExitCode
     from echo_core.paths import normalize_path
 
+    _mark_as_vault(vault_dir)
     if "\x00" in bad:  # argv cannot carry NUL: check the shared validator directly
         with pytest.raises(EchoError) as info:
             normalize_path(bad)
@@ -144,7 +160,8 @@ def test_bad_paths_exit_2_naming_the_path(isolated_env: dict[str, str], vault_di
     out = run_cli(args + ["--vault", str(vault_dir)], env=isolated_env, stdin=b"x")
     assert out.returncode == 2, out.stderr
     assert repr(bad) in out.stderr
-    assert list(vault_dir.iterdir()) == []
+    assert [p.relative_to(vault_dir).as_posix() for p in vault_dir.rglob("*")] == [
+        "_agent", "_agent/echo-vault.md"]
 
 
 def test_doctor_says_which_source_won(isolated_env: dict[str, str], vault_dir: Path, tmp_path: Path) -> None:
@@ -173,7 +190,7 @@ def test_doctor_fails_on_uninitialised_vault_with_the_fix(isolated_env: dict[str
 def test_bad_config_file_is_exit_78_naming_the_file(isolated_env: dict[str, str], tmp_path: Path) -> None:
     config = tmp_path / "broken.toml"
     config.write_text("vault = [unclosed\n")
-    out = run_cli(["doctor"], env={**isolated_env, "ECHO_CONFIG": str(config)})
+    out = run_cli(["ls"], env={**isolated_env, "ECHO_CONFIG": str(config)})
     assert out.returncode == 78 and str(config) in out.stderr
 
 

@@ -226,8 +226,8 @@ def test_nothing_is_queued_for_a_folder_that_never_was_a_vault(
              "--vault", str(tmp_path / "never"), "--state-dir", str(state)],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=60, input="# X\n",
             check=False)
-        assert out.returncode == 69, out
-        assert "queued" not in out.stdout
+        assert out.returncode == 78, out  # not a vault: the same for every verb
+        assert "queued" not in out.stdout and "not an echo-memory vault" in out.stderr
     assert outbox(tmp_path, tmp_path / "never").pending() == []
     assert not (tmp_path / "never").exists()
 

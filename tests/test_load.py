@@ -332,6 +332,10 @@ def test_cli_load_uninitialised_exits_78(isolated_env: dict[str, str], vault_dir
 
 
 def test_cli_load_unreachable_exits_69(isolated_env: dict[str, str], tmp_path: Path) -> None:
+    import shutil
+
+    assert run_cli(["init", "--vault", str(tmp_path / "gone")], env=isolated_env).returncode == 0
+    shutil.rmtree(tmp_path / "gone")  # a vault this machine used, gone (not a typo: 78)
     out = run_cli(["load", "--brief", "--vault", str(tmp_path / "gone")], env=isolated_env)
     assert out.returncode == 69
     assert "vault unreachable; proceed without memory" in out.stdout

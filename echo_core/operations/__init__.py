@@ -28,6 +28,7 @@ from echo_core.operations.params import (
     fields_of,
     param,
 )
+from echo_core.operations.preflight import run_operation
 from echo_core.operations.registry import OperationRegistry, declaration_problems
 from echo_core.operations.validate import ParamsInvalid, parse_params
 
@@ -35,4 +36,5 @@ __all__ = [
     "Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo", "Kind", "McpParam",
     "McpSurface", "Operation", "OperationRef", "OperationRegistry", "ParamSpec", "ParamType", "ParamsInvalid",
     "Profile", "SkillSpec", "declaration_problems", "fields_of", "lazy_type", "param", "parse_params",
+    "run_operation",
 ]

@@ -108,7 +108,12 @@ class Operation(Generic[P]):
     note path a write touches (per-path locking); ``None`` for an entity-level write.
     ``profile``: ``core`` tools are served by ``ECHO_MCP_TOOLS=core`` too. ``result``:
     the attrs class of ``Envelope.data``, or a function returning it (the output schema
-    is derived from it). ``skill``: the Claude Code skill(s) built for it."""
+    is derived from it). ``skill``: the Claude Code skill(s) built for it.
+    ``needs_vault``: surfaces check first that the vault is one (its marker; see
+    ``echo_core.operations.preflight``), so a missing or mistyped vault path gets the same
+    message and exit code from every verb; False for a verb that makes or diagnoses
+    vaults (init, doctor). ``needs_config``: False lets the verb run with a broken config
+    file (defaults in its place, ``ctx.config.problem`` saying what is wrong): doctor."""
 
     name: str
     summary: str
@@ -123,6 +128,8 @@ class Operation(Generic[P]):
     cli: CliSurface | None = CliSurface()
     mcp: McpSurface | None = McpSurface()
     skill: SkillSpec | tuple[SkillSpec, ...] | None = None
+    needs_vault: bool = True
+    needs_config: bool = True
 
     def result_type(self) -> type | None:
         """The result class (``result`` may be a function returning it, so declarations

@@ -1,10 +1,13 @@
 """``backup`` (SPEC §5.6): a dated zip of the whole vault, then rotation.
 
-Every file is read through the storage (``list`` + ``read_many``), so any backend can be
-backed up; hidden files and folders (a path part starting with ``.``) are left out, and so
-are earlier backups of this vault lying inside it. Each file goes in byte-identical (its
-UTF-8 text as the storage returns it, line endings untouched). The storage API is text
-only: a file it cannot read (not UTF-8, e.g. an image attachment) is skipped and reported.
+Every file is read through the storage (``list``, then ``read_bytes`` of each), so any
+backend can be backed up and every file goes in byte-identical: notes with their line
+endings, and attachments (images, PDFs, anything not UTF-8) as the bytes they are.
+Restoring is unzipping into the vault folder. Hidden files and folders (a path part
+starting with ``.``: ``.obsidian/``, ``.git/``, ``.trash/``) are left out, and so are
+earlier backups of this vault lying inside it. A storage without ``read_bytes`` (a
+third-party backend that only reads text) has its text files backed up and any other
+file skipped and reported; so is a file deleted or unreadable while the backup runs.
 
 The zip is ``echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip`` (``ctx.now()``; ``-2``,
 ``-3``... when that name is taken) in ``<state_dir>/backups`` or ``out``, written to a
@@ -19,14 +22,15 @@ import datetime as _dt
 import os
 import re
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.errors import EchoError, usage_error
+from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
 DEFAULT_KEEP = 30
 BACKUPS_FOLDER = "backups"
 _CHUNK = 64
+_READERS = 8
+DELETED = "deleted while the backup ran"
 _STAMP = "%Y-%m-%d-%H%M%S"
 
 
@@ -81,30 +87,47 @@ def _hidden(path: str) -> bool:
     return any(part.startswith(".") for part in path.split("/"))
 
 
+@runtime_checkable
+class BytesReadable(Protocol):
+    """A storage that reads a file's raw bytes (``FolderStorage``, ``ObsidianStorage``):
+    ``read_bytes(path)`` -> the bytes as stored; errors as ``Storage.read``."""
+
+    def read_bytes(self, path: str) -> bytes: ...
+
+
+def _reader(storage: Storage) -> Callable[[str], bytes]:
+    """How to read one file's bytes: ``read_bytes`` where the storage has it, else its
+    UTF-8 text (a file that is not text then fails and is skipped)."""
+    if isinstance(storage, BytesReadable):
+        return storage.read_bytes
+    return lambda path: storage.read(path).encode("utf-8")
+
+
+def _read_one(read: Callable[[str], bytes], path: str) -> bytes | SkippedFile:
+    try:
+        return read(path)
+    except BackendUnavailable:
+        raise
+    except EchoError as exc:
+        reason = DELETED if exc.code == ExitCode.NOT_FOUND else exc.message
+        return SkippedFile(path, reason)
+
+
 def _read_all(storage: Storage, paths: Sequence[str],
-              skipped: list[SkippedFile]) -> Iterator[tuple[str, str]]:
-    """``(path, text)`` of each readable file, ``_CHUNK`` at a time; the rest is skipped."""
-    for start in range(0, len(paths), _CHUNK):
-        chunk = paths[start:start + _CHUNK]
-        try:
-            texts = storage.read_many(chunk)
-        except BackendUnavailable:
-            raise
-        except EchoError:  # one unreadable file fails the batch: read these one by one
-            texts = {}
-            for path in chunk:
-                try:
-                    texts[path] = storage.read(path)
-                except BackendUnavailable:
-                    raise
-                except EchoError as exc:
-                    skipped.append(SkippedFile(path, exc.message))
-        for path in chunk:
-            text = texts.get(path)
-            if text is not None:
-                yield path, text
-            elif path in texts:
-                skipped.append(SkippedFile(path, "deleted while the backup ran"))
+              skipped: list[SkippedFile]) -> Iterator[tuple[str, bytes]]:
+    """``(path, bytes)`` of each readable file, in order, ``_CHUNK`` at a time (read on
+    ``_READERS`` threads: a remote backend answers several requests at once); the rest
+    is appended to ``skipped``."""
+    read = _reader(storage)
+    with ThreadPoolExecutor(max_workers=_READERS) as pool:
+        for start in range(0, len(paths), _CHUNK):
+            chunk = paths[start:start + _CHUNK]
+            for path, got in zip(chunk, pool.map(lambda p: _read_one(read, p), chunk),
+                                 strict=True):
+                if isinstance(got, SkippedFile):
+                    skipped.append(got)
+                else:
+                    yield path, got
 
 
 def _free_name(folder: Path, name: str, stamp: str) -> Path:
@@ -136,7 +159,8 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
                  out: str | None = None) -> Envelope[BackupResult]:
     """Write a dated zip of the vault and keep the newest ``keep`` (see module docstring).
 
-    Errors: 2 when ``keep`` < 1 or ``out`` is not a usable folder; ``BackendUnavailable``
+    ``ok`` is False (exit 1) when a file that is there could not be read: the zip is
+    written but incomplete. Errors: 2 when ``keep`` < 1 or ``out`` is not a usable folder; ``BackendUnavailable``
     when the backend is down (no zip is left behind). Side effects: the zip; rotation."""
     if keep < 1:
         raise usage_error(f"--keep must be at least 1 (got {keep}); the default is {DEFAULT_KEEP}")
@@ -159,8 +183,7 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     files = size = 0
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path, text in _read_all(storage, paths, skipped):
-                data = text.encode("utf-8")
+            for path, data in _read_all(storage, paths, skipped):
                 info = zipfile.ZipInfo(path, date_time=_zip_time(now))
                 info.compress_type = zipfile.ZIP_DEFLATED
                 info.external_attr = 0o644 << 16
@@ -178,10 +201,14 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
                           removed, keep)
     message = f"backed up {files} files ({size} bytes) to {target}"
     if skipped:
-        message += f"; skipped {len(skipped)} unreadable: " + ", ".join(s.path for s in skipped)
+        message += (f"; skipped {len(skipped)} it could not read: "
+                    + ", ".join(s.path for s in skipped))
+    lost = [s for s in skipped if s.reason != DELETED]
     if removed:
         message += f"; removed {len(removed)} older backup(s), keeping the newest {keep}"
-    return Envelope(True, Action.BACKED_UP, message, result)
+    if lost:
+        message += "; this backup is incomplete: a restore from it would lack them"
+    return Envelope(not lost, Action.BACKED_UP, message, result)
 
 
 def _zip_time(now: _dt.datetime) -> tuple[int, int, int, int, int, int]:

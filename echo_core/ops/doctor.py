@@ -1,4 +1,10 @@
-"""``doctor``: readiness checks, each ok / warn / fail with the fix (SPEC §5.3)."""
+"""``doctor``: readiness checks, each ok / warn / fail with the fix (SPEC §5.3).
+
+Every check runs whatever an earlier one found: a broken config file is one failed check
+(the rest then run on the defaults), a vault that cannot be opened or reached is one
+failed check naming what to fix (the setting an error names, never ``init`` for a vault
+that exists), and the outbox and plugins are reported either way.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,13 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
-from echo_core.errors import EchoError
+from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Envelope
 from echo_core.ops.write_intent import pending_intents
+from echo_core.plugins import disabled_from_env
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.vault import MARKER_PATH
-from echo_core.vault_seen import was_seen
+from echo_core.vault_seen import vault_gone_text, was_seen
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -36,25 +43,54 @@ class DoctorResult:
     checks: tuple[Check, ...]
 
 
+def _advice(exc: BaseException) -> tuple[str, str]:
+    """``(what is wrong, what to do)`` from an error whose message says both, joined by
+    the first "; " (the house style); the fix is generic when it says only what."""
+    message = exc.message if isinstance(exc, EchoError) else str(exc)
+    what, sep, todo = message.partition("; ")
+    return (what, todo) if sep and todo else (message, "")
+
+
+def _vault_failure(ctx: EchoContext, exc: BaseException) -> Check:
+    """The failed ``vault`` check for an error met opening or reaching the vault."""
+    where = ctx.config.vault.value
+    what, todo = _advice(exc)
+    if isinstance(exc, VaultMissing):
+        if was_seen(ctx):
+            fix = vault_gone_text(ctx) + " (queued writes wait in the outbox)"
+        else:
+            fix = (f"check the vault path (--vault, ECHO_VAULT or `vault` in the config "
+                   f"file), or start a new vault there: `echo-memory init --vault {where}`")
+        return Check("vault", "fail", f"{where}: {exc}", fix)
+    if isinstance(exc, BackendUnavailable):
+        fix = todo or "check that the vault's server is running and its URL is right"
+        return Check("vault", "fail", f"{where}: {what}",
+                     f"{fix} (writes queue in the outbox meanwhile)")
+    if isinstance(exc, EchoError) and exc.code == ExitCode.NOT_CONFIGURED:
+        return Check("vault", "fail", f"{where}: {what}",
+                     todo or "fix the vault's settings in the config file")
+    return Check("vault", "fail", f"{where}: {what}", todo or "fix the vault setting")
+
+
 def _vault_checks(ctx: EchoContext) -> list[Check]:
     checks: list[Check] = []
     try:
         storage = ctx.storage
         storage.ping()
     except (EchoError, BackendUnavailable, OSError) as exc:
-        fix = "run `echo-memory init` or fix the vault setting"
-        if isinstance(exc, VaultMissing) and was_seen(ctx):
-            fix = ("this machine used a vault there: mount the drive or restore the folder "
-                   "(queued writes wait in the outbox)")
-        return [Check("vault", "fail", f"{ctx.config.vault.value}: {exc}", fix)]
+        return [_vault_failure(ctx, exc)]
     checks.append(Check("vault", "ok", f"reachable ({storage.identity})"))
     try:
         marker = ctx.vault.read_note(MARKER_PATH)
     except BackendUnavailable:
         raise
     except EchoError:
-        checks.append(Check("marker", "fail", f"no {MARKER_PATH}",
-                            "run `echo-memory init` to create the layout"))
+        fix = ("this machine used a vault there: check that the right folder or drive is "
+               "there, then restore the marker from a backup (`echo-memory backup` zips) or "
+               "your sync history" if was_seen(ctx) else
+               f"run `echo-memory init --vault {ctx.config.vault.value}` if this is the "
+               "folder meant for memory; else fix the vault setting")
+        checks.append(Check("marker", "fail", f"no {MARKER_PATH}", fix))
         return checks
     schema = marker.frontmatter.get("schema_version")
     expected = ctx.manifest.schema_version
@@ -109,19 +145,71 @@ def _plugins_check(ctx: EchoContext) -> Check:
     return Check("plugins", "ok", f"{len(ctx.host.plugin_names())} loaded")
 
 
+def _disabled_check(ctx: EchoContext) -> Check | None:
+    """Plugins blocked by name (``ECHO_DISABLE_PLUGINS`` or the config's ``disabled``):
+    ok, since someone asked for it, but named, since their verbs and hooks are gone."""
+    disabled = sorted(r.name for r in ctx.host.records.values() if r.status == "disabled")
+    if not disabled:
+        return None
+    from_env = disabled_from_env(ctx.env)
+    sources = [f"{name} (by {'ECHO_DISABLE_PLUGINS' if name in from_env else 'config'})"
+               for name in disabled]
+    return Check("plugins-disabled", "ok", f"{len(disabled)} disabled: " + ", ".join(sources),
+                 "their verbs and hooks are off; remove them from ECHO_DISABLE_PLUGINS or "
+                 "the config file's `disabled` to turn them back on")
+
+
+def _outbox_check(ctx: EchoContext) -> Check:
+    """Writes waiting in the outbox, and those a replay could not land."""
+    try:
+        queue = ctx.queue
+        records = [] if queue is None else queue.pending()
+    except (EchoError, OSError) as exc:
+        return Check("outbox", "fail", f"cannot read the outbox: {exc}",
+                     f"check the state folder {ctx.state_dir}")
+    if queue is None:
+        return Check("outbox", "ok", "no outbox plugin: writes to an unreachable vault fail")
+    attention = [r for r in records if r.get("state") == "needs_attention"]
+    if attention:
+        first = attention[0]
+        return Check("outbox", "warn",
+                     f"{len(records)} waiting, {len(attention)} need attention (first: "
+                     f"{first.get('op', '?')} {first.get('id', '')}: {first.get('detail', '')})",
+                     "run `echo-memory flush` to see each; re-capture a gated one with "
+                     "--merge-into or --force")
+    if records:
+        return Check("outbox", "warn", f"{len(records)} write(s) waiting",
+                     "run `echo-memory flush` once the vault is reachable (load also does)")
+    return Check("outbox", "ok", "empty")
+
+
+def _config_check(ctx: EchoContext) -> Check:
+    cfg = ctx.config
+    if cfg.problem:
+        return Check("config", "fail", cfg.problem,
+                     "fix the file (or point ECHO_CONFIG at another one); the checks below "
+                     "ran on the defaults and flags")
+    return Check("config", "ok",
+                 f"{cfg.config_path} ({'found' if cfg.config_exists else 'absent; defaults apply'})")
+
+
 def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
-    """Run every check. ``ok`` is False when any check fails (warnings do not fail)."""
+    """Run every check (each whatever the others found). ``ok`` is False when any check
+    fails (warnings do not fail)."""
     cfg = ctx.config
     checks = [
         Check("python", "ok" if sys.version_info >= (3, 11) else "fail",
               sys.version.split()[0], "use Python 3.11 or newer"),
-        Check("config", "ok",
-              f"{cfg.config_path} ({'found' if cfg.config_exists else 'absent; defaults apply'})"),
+        _config_check(ctx),
         Check("vault-setting", "ok", f"{cfg.vault.value} (from {cfg.vault.source})"),
         Check("state-dir", "ok", f"{cfg.state_base.value} (from {cfg.state_base.source})"),
     ]
     checks.append(_plugins_check(ctx))
+    disabled = _disabled_check(ctx)
+    if disabled is not None:
+        checks.append(disabled)
     checks.extend(_vault_checks(ctx))
+    checks.append(_outbox_check(ctx))
     ok = all(c.status != "fail" for c in checks)
     bad = [c.name for c in checks if c.status != "ok"]
     message = "all checks passed" if not bad else f"attention: {', '.join(bad)}"

@@ -1,4 +1,14 @@
-"""``init``: create the vault layout of SPEC §1.1. Idempotent; never overwrites a file."""
+"""``init``: make a folder an echo-memory vault (SPEC §1.1). Idempotent; never overwrites.
+
+On an empty folder it writes the whole layout of SPEC §1.1: the memory's own files, the
+kind folders with a README each, the inbox and the templates. On a folder that already
+holds a person's notes (any file outside ``_agent/``, or an Obsidian ``.obsidian/``
+settings folder) it writes only what the memory needs, all under ``_agent/`` (the marker,
+the context, the heartbeat, the operator preferences, the entity index): every later
+write creates its note's folder when it is missing, so nothing else is needed, and the
+person's vault gets no README, template or empty folder it did not ask for.
+``scaffold=True`` adds the full layout there too.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +19,9 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.entities import content_hash
-from echo_core.errors import UnavailableError
+from echo_core.errors import EchoError, UnavailableError
 from echo_core.models import Entity, Envelope
-from echo_core.protocols import VaultMissing
+from echo_core.protocols import BackendUnavailable, Storage, VaultMissing
 from echo_core.templates import render_template, template_names
 from echo_core.vault import ENTITY_INDEX_PATH, INBOX_PATH, MARKER_PATH
 from echo_core.vault_seen import mark_seen, was_seen
@@ -43,19 +53,24 @@ FOLDER_PURPOSE: dict[str, str] = {
 
 @attrs.frozen
 class InitResult:
-    """What ``init`` did: files created and files that already existed (left as they were)."""
+    """What ``init`` did: files created and files that already existed (left as they
+    were), and whether the full layout was written."""
 
     vault: str
     created: tuple[str, ...]
     existing: tuple[str, ...]
+    #: True when the full layout was written (an empty folder, or ``scaffold``); False
+    #: when only the memory's own files were (a vault that already held notes).
+    scaffold: bool = True
 
 
-def layout_files(ctx: EchoContext) -> dict[str, str]:
-    """Every file ``init`` ensures, path -> initial content (dates from the clock)."""
+def memory_files(ctx: EchoContext) -> dict[str, str]:
+    """The files the memory needs, path -> initial content (dates from the clock); all
+    under ``_agent/``."""
     today = ctx.today().isoformat()
     now = ctx.now().isoformat(timespec="seconds")
     schema = ctx.manifest.schema_version
-    files: dict[str, str] = {
+    return {
         MARKER_PATH: (
             f"---\ntype: marker\nschema_version: {schema}\ncreated: {today}\n---\n"
             "# echo-memory vault\n\nThis folder is an echo-memory vault: plain markdown "
@@ -73,6 +88,13 @@ def layout_files(ctx: EchoContext) -> dict[str, str]:
             "## Fact / Pattern\n\n## Observations\n"
         ),
         ENTITY_INDEX_PATH: json.dumps({"schema_version": 1, "entities": {}}, indent=2) + "\n",
+    }
+
+
+def scaffold_files(ctx: EchoContext) -> dict[str, str]:
+    """The rest of the layout, for a new vault: the inbox, a README per folder, the
+    templates (none of it needed: the first write to a folder creates it)."""
+    files: dict[str, str] = {
         INBOX_PATH: "# Inbox\n\nQuick captures, one `- YYYY-MM-DD: text` line each.\n\n",
     }
     for domain in ctx.manifest.area_domains:
@@ -82,6 +104,32 @@ def layout_files(ctx: EchoContext) -> dict[str, str]:
     for name in template_names():
         files[f"templates/{name}.md"] = render_template(name)
     return files
+
+
+def layout_files(ctx: EchoContext) -> dict[str, str]:
+    """Every file ``init`` writes into an empty folder: ``memory_files`` + ``scaffold_files``."""
+    return {**memory_files(ctx), **scaffold_files(ctx)}
+
+
+#: Files Obsidian keeps in a vault's settings folder; one of them marks an Obsidian vault.
+OBSIDIAN_SETTINGS = (".obsidian/app.json", ".obsidian/workspace.json",
+                     ".obsidian/core-plugins.json", ".obsidian/appearance.json")
+
+
+def holds_notes_already(storage: Storage) -> bool:
+    """Whether the vault is a person's existing one: a file outside ``_agent/`` (hidden
+    ones are not listed), or Obsidian's settings folder."""
+    if any(not path.startswith("_agent/") for path in storage.list("")):
+        return True
+    for path in OBSIDIAN_SETTINGS:
+        try:
+            if storage.exists(path):
+                return True
+        except BackendUnavailable:
+            raise
+        except EchoError:
+            continue
+    return False
 
 
 #: Notes ``init`` creates that are entities (captures resolve to them): slug -> (path, kind, title).
@@ -104,8 +152,10 @@ def _index_seed_entities(ctx: EchoContext) -> None:
         ctx.entities.apply(puts=missing)
 
 
-def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope[InitResult]:
-    """Create the layout. Existing files are never touched; a second run changes no byte.
+def init_vault(ctx: EchoContext, *, new: bool = False,
+               scaffold: bool = False) -> Envelope[InitResult]:
+    """Make the vault (module docstring). Existing files are never touched; a second run
+    changes no byte. ``scaffold``: the full layout even in a vault that holds notes.
 
     Errors: 69 when the vault is absent but this machine used a vault there before (a
     drive not mounted would otherwise get a new empty vault at its mount point); ``new``
@@ -124,13 +174,19 @@ def init_vault(ctx: EchoContext, *, new: bool = False) -> Envelope[InitResult]:
                 "`echo-memory init --new`") from None
     vault.storage.create()
     with vault.storage.lock():
-        for path, text in layout_files(ctx).items():
+        full = scaffold or not holds_notes_already(vault.storage)
+        files = layout_files(ctx) if full else memory_files(ctx)
+        for path, text in files.items():
             (created if vault.create_if_absent(path, text) else existing).append(path)
         _index_seed_entities(ctx)
     mark_seen(ctx)
-    result = InitResult(ctx.config.vault.value, tuple(created), tuple(existing))
+    result = InitResult(ctx.config.vault.value, tuple(created), tuple(existing), full)
     if created:
         message = f"initialised vault at {result.vault}: {len(created)} files created"
+        if not full:
+            message += (" under _agent/ (the folder already holds notes, so no folders, "
+                        "READMEs or templates were added: each folder is made when first "
+                        "written; `echo-memory init --scaffold` adds the full layout)")
     else:
         message = f"vault at {result.vault} already initialised; nothing changed"
     return Envelope(True, Action.CREATED if created else Action.UNCHANGED, message, result)

@@ -19,7 +19,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.protocols import BackendUnavailable, VaultMissing
-from echo_core.vault_seen import missing_vault_error, was_seen
+from echo_core.vault_seen import missing_vault_error, vault_gone_text, was_seen
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -57,8 +57,8 @@ def queue_or_raise(ctx: EchoContext, op: str, args: dict[str, Any],
     there is no outbox or the write is itself a ``replay`` (a replay never queues again).
 
     ``op_id``: the operation id the replay passes on (captures). An absent vault folder
-    (``VaultMissing``) queues only when this machine saw a vault there (exit 69 and
-    nothing queued otherwise), and the queued envelope is then ``ok=False`` (exit 69):
+    (``VaultMissing``) queues only when this machine saw a vault there (exit 78, not a
+    vault, and nothing queued otherwise), and the queued envelope is then ``ok=False`` (exit 69):
     the write is safe in the outbox but a person has to bring the folder back."""
     queue = ctx.queue
     if queue is None or replay is not None:
@@ -74,9 +74,8 @@ def queue_or_raise(ctx: EchoContext, op: str, args: dict[str, Any],
     rid = queue.put(record)
     pending = len(queue.pending())
     if missing:
-        message = (f"vault folder is missing ({down}); {op} kept in the outbox ({pending} "
-                   "waiting): bring the folder back (mount the drive, undo the move), then "
-                   "run `echo-memory flush`")
+        message = (f"{vault_gone_text(ctx)}; {op} kept in the outbox ({pending} waiting): "
+                   f"run `echo-memory flush` once the folder is back ({down})")
     else:
         message = (f"vault unreachable ({down}); {op} queued in the outbox ({pending} "
                    "waiting) — `echo-memory flush` replays it when the vault is back")

@@ -1,6 +1,11 @@
 """Keeping the recall index present: automatic rebuild when absent or of another schema
 (a persistent ranker) or not yet built in this process (a plain one), and the explicit
-``reindex``."""
+``reindex``.
+
+A rebuild of a persistent ranker, whether ``reindex`` asked for it or the first recall of
+a vault did, reports its progress through ``echo_core.progress`` when the surface shows
+progress (the CLI draws it on a terminal's stderr), so a long first build is never a
+silent wait."""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ import attrs
 from echo_core.actions import Action
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
+from echo_core.progress import report as report_progress
+from echo_core.progress import wanted as progress_wanted
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -54,15 +61,28 @@ def ensure_index(ctx: EchoContext) -> bool:
     upkeep = ctx.ranker_upkeep
     if upkeep.persistent is not None:
         if upkeep.persistent.needs_rebuild():
-            rebuild_index(ctx)
+            rebuild_reporting(ctx)
             return True
         return False
     return upkeep.ensure_current()
 
 
+def rebuild_reporting(ctx: EchoContext) -> ReindexResult:
+    """``rebuild_index`` reporting ``(done, total)`` through ``echo_core.progress`` when a
+    surface shows progress (the corpus is then counted first: one listing)."""
+    if not progress_wanted():
+        return rebuild_index(ctx)
+    total = corpus_size(ctx)
+    report_progress(0, total)
+    result = rebuild_index(ctx, lambda done: report_progress(min(done, total), total))
+    report_progress(total, total)
+    return result
+
+
 def reindex(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> Envelope[ReindexResult]:
-    """Rebuild the recall index from the vault."""
-    result = rebuild_index(ctx, progress)
+    """Rebuild the recall index from the vault; ``progress(n)`` gets the count indexed so
+    far, and without it the rebuild reports through ``echo_core.progress``."""
+    result = rebuild_index(ctx, progress) if progress is not None else rebuild_reporting(ctx)
     rate = result.indexed / result.seconds if result.seconds else 0.0
     message = (f"indexed {result.indexed} notes in {result.seconds:.2f} s ({rate:,.0f} notes/s) "
                f"with ranker {result.ranker!r}")

@@ -28,7 +28,7 @@ def _ref(name: str, module: str, attr: str, summary: str, command: tuple[str, ..
 #: Every built-in verb, in the order the CLI lists them.
 BUILTIN: tuple[OperationRef, ...] = (
     _ref('init', 'vault_verbs', 'INIT',
-         'Create the vault layout (folders, templates, marker).',
+         'Make the folder a vault: marker and memory files (full layout if empty).',
          ('init',), '', ()),
     _ref('doctor', 'vault_verbs', 'DOCTOR',
          'Check readiness: config (and which source won), vault, marker, schema, plugins.',

@@ -130,10 +130,12 @@ def render_backup(env: Envelope[Any]) -> str:
             f"({data.zip_bytes} bytes zipped)")
     lines = [head]
     if data.skipped:
-        lines.append(f"skipped {len(data.skipped)} file(s) the storage cannot read as text:")
+        lines.append(f"skipped {len(data.skipped)} file(s) it could not read:")
         lines += [f"  {s.path}: {s.reason}" for s in data.skipped[:_SKIPPED_SHOWN]]
         if len(data.skipped) > _SKIPPED_SHOWN:
             lines.append(f"  ... and {len(data.skipped) - _SKIPPED_SHOWN} more (see --json)")
+    if not env.ok:
+        lines.append("this backup is incomplete: a restore from it would lack the files above")
     if data.removed:
         lines.append(f"removed {len(data.removed)} older backup(s), keeping the newest "
                      f"{data.keep}")

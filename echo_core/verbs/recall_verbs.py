@@ -69,16 +69,9 @@ class ReindexParams:
 
 def run_reindex(ctx: Any, p: ReindexParams) -> Envelope[Any]:
     """Rebuild the active ranker, reporting progress (``echo_core.progress``)."""
-    from echo_core import progress
-    from echo_core.ops.recall_index import corpus_size, reindex
+    from echo_core.ops.recall_index import reindex
 
-    if not progress.wanted():
-        return reindex(ctx)
-    total = corpus_size(ctx)
-    progress.report(0, total)
-    envelope = reindex(ctx, lambda done: progress.report(done, total))
-    progress.report(total, total)
-    return envelope
+    return reindex(ctx)
 
 
 RECALL_SKILL = SkillSpec("recall", (

@@ -18,6 +18,9 @@ class InitParams:
     new: bool = param(False, help="Create a new empty vault even where this machine used "
                       "one that is missing now (otherwise refused: mount or restore the old "
                       "one instead).")
+    scaffold: bool = param(False, help="Write the full layout (kind folders with READMEs, "
+                           "inbox, templates) even in a folder that already holds notes, "
+                           "where init otherwise adds only its own files under _agent/.")
 
 
 def render_init(env: Envelope[Any]) -> str:
@@ -29,17 +32,22 @@ def run_init(ctx: Any, p: InitParams) -> Envelope[Any]:
     """``ops.init.init_vault``."""
     from echo_core.ops.init import init_vault
 
-    return init_vault(ctx, new=p.new)
+    return init_vault(ctx, new=p.new, scaffold=p.scaffold)
 
 
 INIT = Operation(
-    "init", "Create the vault layout (folders, templates, marker).",
-    ("Create the vault layout (folders, templates, marker); existing files are never "
+    "init", "Make the folder a vault: marker and memory files (full layout if empty).",
+    ("Make the folder a vault: the marker and the memory's files under _agent/, plus the "
+     "full layout (folders, templates) in an empty folder; existing files are never "
      "changed. Use it once when setting up memory. Returns what was created."),
     InitParams, run_init, lazy_type("echo_core.ops.init", "InitResult"), access="write",
-    render=render_init, mcp=None,
-    cli=CliSurface(help="""Create the vault layout (folders, templates, marker).
+    render=render_init, mcp=None, needs_vault=False,
+    cli=CliSurface(help="""Make the folder a vault: marker and memory files (full layout if empty).
 
+In an empty folder init writes the whole layout: the marker and memory files under
+_agent/, the kind folders with a README each, the inbox and the templates. In a folder
+that already holds notes (an Obsidian vault) it adds only its own files under _agent/;
+each folder is made when first written (--scaffold adds the full layout anyway).
 Safe to run again: existing files are never changed, so a second run writes nothing.
 Where a vault this machine used has gone missing (a drive not mounted), init refuses
 to put a new empty vault in its place unless --new is given."""),
@@ -86,10 +94,12 @@ DOCTOR = Operation(
      "with the fix; ok=false when any check fails."),
     DoctorParams, run_doctor, lazy_type("echo_core.ops.doctor", "DoctorResult"),
     profile="core", render=render_doctor, mcp=McpSurface(tool="echo_health"),
-    skill=(DOCTOR_SKILL, HEALTH_SKILL),
+    skill=(DOCTOR_SKILL, HEALTH_SKILL), needs_vault=False, needs_config=False,
     cli=CliSurface(help="""Check readiness: config (and which source won), vault, marker, schema, plugins.
 
-Exits 1 when a check fails; each problem line says how to fix it."""),
+Every check runs even when an earlier one fails (a broken config file is reported and
+the defaults are checked in its place). Exits 1 when a check fails; each problem line
+says how to fix it."""),
 )
 
 

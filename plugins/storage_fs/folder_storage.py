@@ -202,7 +202,11 @@ class FolderStorage(StorageBase):
                          "(`echo-memory ls` or `echo-memory recall` can find it)")
 
     def _read_file(self, given: str, rel: str, full: str, *, verify: bool) -> str:
-        """The text of the regular file ``full`` (a folder, FIFO or device is 44, and
+        """The text of the regular file ``full`` (see ``_read_file_bytes``)."""
+        return self._decode(rel, self._read_file_bytes(given, rel, full, verify=verify))
+
+    def _read_file_bytes(self, given: str, rel: str, full: str, *, verify: bool) -> bytes:
+        """The bytes of the regular file ``full`` (a folder, FIFO or device is 44, and
         opening never waits on one); ``verify``: check what was opened is inside the root."""
         try:
             fd = os.open(full, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
@@ -227,7 +231,16 @@ class FolderStorage(StorageBase):
                 data = b"".join(chunks)
         finally:
             os.close(fd)
-        return self._decode(rel, data)
+        return data
+
+    def read_bytes(self, path: str) -> bytes:
+        """The file's bytes exactly as stored, whatever they hold (an image, a PDF); 44
+        when absent, 2 for a bad path or one leading outside the root through a link."""
+        if _FD_LINKS:
+            rel = normalize_path(path)
+            return self._read_file_bytes(path, rel, f"{self._prefix}/{rel}", verify=True)
+        rel, real = self._real(path)
+        return self._read_file_bytes(path, rel, real, verify=False)
 
     @staticmethod
     def _decode(rel: str, data: bytes) -> str:

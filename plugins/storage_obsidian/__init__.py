@@ -93,6 +93,13 @@ def api_key_from(options: Mapping[str, Any], env: Mapping[str, str]) -> str:
     )
 
 
+def api_key_source(options: Mapping[str, Any]) -> str:
+    """Where ``api_key_from`` reads the key: the config option or the env var it names."""
+    if options.get("key"):
+        return "`key` under [backends.obsidian] in the config file"
+    return f"the environment variable {options.get('key_env') or DEFAULT_KEY_ENV}"
+
+
 def _tls_option(options: Mapping[str, Any], base_url: str) -> bool | str:
     """``verify`` for the storage from ``ca_file`` / ``cert_fingerprint`` (78 if misused)."""
     if "verify" in options and options["verify"] is not True:
@@ -170,6 +177,7 @@ def open_obsidian_storage(
         concurrency=int(numbers["concurrency"]),
         stale_after=numbers["stale_after"],
         lock_settle=numbers["lock_settle"],
+        key_source=api_key_source(options),
     )
 
 

@@ -8,7 +8,9 @@ translated (bodies are bytes on the wire).
 
 How each operation maps to the API:
 
-* ``read`` / ``exists``: ``GET /vault/{path}`` (``Accept: text/markdown``); the spec has
+* ``read`` / ``read_bytes`` / ``exists``: ``GET /vault/{path}`` (``Accept:
+  text/markdown``; the API sends any file's content as stored, so an attachment's bytes
+  come back unchanged and ``read_bytes`` returns them as they are); the spec has
   no HEAD, so ``exists`` is a GET too. ``read_many`` runs those GETs on a bounded thread
   pool sharing the one pooled client.
 * ``write``: ``PUT /vault/{path}`` with the whole text (``text/markdown``). The body
@@ -55,7 +57,6 @@ from plugins.storage_obsidian.lock_note import (
     note_lock_for,
 )
 from plugins.storage_obsidian.transport import (
-    KEY_HINT,
     UNSET,
     ObsidianHttp,
     api_error,
@@ -87,7 +88,8 @@ class ObsidianStorage(StorageBase):
     ``verify``: ``True`` (system trust), a CA file path (the plugin's certificate), or a
     ``"sha256:<hex>"`` pin; ``False`` is refused. ``timeout`` bounds every request (s);
     ``concurrency`` bounds parallel reads and pooled connections; ``stale_after`` and
-    ``lock_settle`` tune the lock note. ``identity`` is ``obsidian+<base_url>``.
+    ``lock_settle`` tune the lock note; ``key_source`` names where the key was read from
+    (a refused key's message says to fix it there). ``identity`` is ``obsidian+<base_url>``.
     ``create`` is inherited (nothing to create: the vault is Obsidian's; it pings).
     """
 
@@ -101,6 +103,7 @@ class ObsidianStorage(StorageBase):
         concurrency: int = 8,
         stale_after: float = DEFAULT_STALE_AFTER,
         lock_settle: float = DEFAULT_SETTLE,
+        key_source: str = "",
     ) -> None:
         self.base_url = base_url.removeprefix("obsidian+").rstrip("/")
         self.identity = f"obsidian+{self.base_url}"
@@ -109,7 +112,7 @@ class ObsidianStorage(StorageBase):
         self.lock_settle = float(lock_settle)
         self._http = ObsidianHttp(
             self.base_url, api_key, verify=verify, timeout=timeout,
-            max_connections=self.concurrency,
+            max_connections=self.concurrency, key_source=key_source,
         )
 
     def __repr__(self) -> str:
@@ -145,22 +148,31 @@ class ObsidianStorage(StorageBase):
             ExitCode.FAILURE,
         )
 
-    def _get_text(self, rel: str) -> str | None:
-        """The file's exact text, ``None`` when absent."""
+    def _get_bytes(self, rel: str) -> bytes | None:
+        """The file's bytes as the API sends them, ``None`` when absent. ``GET`` answers
+        any file with its content as stored (a note's markdown, an image's bytes)."""
         response = self._http.send("GET", vault_url_path(rel), headers={"Accept": "text/markdown"})
         if response.status_code in (404, 405):  # absent, or a folder: not a file
             return None
         if response.status_code != 200:
             raise self._unexpected(response, "read", rel)
+        data: bytes = response.content
+        return data
+
+    def _get_text(self, rel: str) -> str | None:
+        """The file's exact text, ``None`` when absent."""
+        data = self._get_bytes(rel)
+        return None if data is None else self._decode(rel, data)
+
+    def _decode(self, rel: str, data: bytes) -> str:
         try:
-            text: str = response.content.decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise EchoError(
                 f"file {self._where(rel)} is not valid UTF-8 ({exc.reason} at byte "
                 f"{exc.start}); re-save it as UTF-8",
                 ExitCode.FAILURE,
             ) from None
-        return text
 
     def _put(self, rel: str, text: str) -> None:
         response = self._http.send(
@@ -175,10 +187,15 @@ class ObsidianStorage(StorageBase):
     def read(self, path: str) -> str:
         """Exact text of the file (UTF-8, line endings untouched); 44 when absent."""
         rel = normalize_path(path)
-        text = self._get_text(rel)
-        if text is None:
+        return self._decode(rel, self.read_bytes(rel))
+
+    def read_bytes(self, path: str) -> bytes:
+        """The file's bytes exactly as stored (an attachment too); 44 when absent."""
+        rel = normalize_path(path)
+        data = self._get_bytes(rel)
+        if data is None:
             raise not_found(f"no file {self._where(rel)}; check the path")
-        return text
+        return data
 
     def read_many(self, paths: Sequence[str]) -> dict[str, str | None]:
         """Texts keyed by the given paths (missing -> ``None``), fetched concurrently on at
@@ -388,7 +405,7 @@ class ObsidianStorage(StorageBase):
         if info.get("authenticated") is False:
             raise EchoError(
                 f"the Obsidian Local REST API at {self.base_url} does not accept the API "
-                f"key; check the API key: {KEY_HINT}",
+                f"key; check the API key: {self._http.key_hint}",
                 ExitCode.NOT_CONFIGURED,
             )
 

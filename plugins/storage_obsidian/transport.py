@@ -33,6 +33,17 @@ KEY_HINT = (
     "set OBSIDIAN_API_KEY, or `key` / `key_env` under [backends.obsidian] in the config "
     "file (the key is shown in Obsidian under Settings -> Local REST API)"
 )
+
+
+def key_hint(source: str) -> str:
+    """What to do about a refused key read from ``source`` ("the environment variable
+    OBSIDIAN_API_KEY", "`key` under [backends.obsidian] in the config file"); "" gives
+    ``KEY_HINT``."""
+    if not source:
+        return KEY_HINT
+    return (f"the key was read from {source}: set it there to the key Obsidian shows under "
+            "Settings -> Local REST API (or set `key` / `key_env` under [backends.obsidian] "
+            "in the config file)")
 TRUST_HINT = (
     "the Local REST API serves a self-signed certificate: download it from "
     "{base}/obsidian-local-rest-api.crt (or Obsidian's plugin settings) and set "
@@ -211,8 +222,10 @@ class ObsidianHttp:
         verify: bool | str = True,
         timeout: float = 10.0,
         max_connections: int = 8,
+        key_source: str = "",
     ) -> None:
         module = require_httpx()
+        self.key_hint = key_hint(key_source)
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
         self._client: httpx.Client = module.Client(
@@ -275,7 +288,7 @@ class ObsidianHttp:
         if response.status_code in (401, 403):
             raise EchoError(
                 f"{where} refused the API key ({api_error(response)}); check the API key: "
-                + KEY_HINT,
+                + self.key_hint,
                 ExitCode.NOT_CONFIGURED,
             )
         if response.status_code >= 500:

@@ -20,7 +20,7 @@ from echo_core import (
     terminal_safe,
 )
 from plugins.transport_cli.cli_kit import AppState, ensure_common_options, report_error
-from plugins.transport_cli.crash_guard import guard_text_arguments, report_crash
+from plugins.transport_cli.crash_guard import clean_warnings, guard_text_arguments, report_crash
 
 HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown notes.
 
@@ -127,9 +127,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     try:
-        host = _startup_host()
-        cli = build_cli(host)
-        cli.main(args=args, prog_name="echo-memory", standalone_mode=False, obj=AppState(host))
+        with clean_warnings():
+            host = _startup_host()
+            cli = build_cli(host)
+            cli.main(args=args, prog_name="echo-memory", standalone_mode=False,
+                     obj=AppState(host))
     except BackendUnavailable as down:  # before EchoError: it is one
         sys.exit(report_error(UnavailableError(f"vault unreachable: {down}"), as_json))
     except EchoError as error:

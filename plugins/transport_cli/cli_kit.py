@@ -37,12 +37,15 @@ class AppState:
         self.as_json = False
         self._context: EchoContext | None = None
 
-    def context(self) -> EchoContext:
-        """The ``EchoContext`` for this invocation (built once)."""
+    def context(self, *, tolerant: bool = False) -> EchoContext:
+        """The ``EchoContext`` for this invocation (built once). ``tolerant``: a broken
+        config file gives a context on defaults that says so (``config.problem``), for a
+        verb that reports it (doctor), instead of exit 78."""
         if self._context is None:
             from echo_core import create_context
 
-            self._context = create_context(vault=self.vault, state_dir=self.state_dir, host=self.host)
+            self._context = create_context(vault=self.vault, state_dir=self.state_dir,
+                                           host=self.host, tolerate_config_problems=tolerant)
         return self._context
 
 
@@ -114,12 +117,12 @@ def json_requested(as_json: bool) -> bool:
     return as_json or (state is not None and state.as_json)
 
 
-def current_context() -> EchoContext:
-    """The ``EchoContext`` of the running command."""
+def current_context(*, tolerant: bool = False) -> EchoContext:
+    """The ``EchoContext`` of the running command (``tolerant``: see ``AppState.context``)."""
     state = click.get_current_context().find_object(AppState)
     if state is None:
         raise EchoError("no echo-memory app state; run commands through `echo-memory`")
-    return state.context()
+    return state.context(tolerant=tolerant)
 
 
 def pass_echo_context(func: F) -> F:

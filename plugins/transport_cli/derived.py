@@ -28,6 +28,7 @@ from echo_core import (
     OperationRef,
     fields_of,
     parse_params,
+    run_operation,
     spelled_for,
 )
 from plugins.transport_cli.cli_kit import (
@@ -143,8 +144,13 @@ def cli_arguments(op: Operation[Any], values: Mapping[str, Any]) -> dict[str, An
 
 def _progress_bar(label: str, run: Callable[[], Any]) -> Any:
     """``run()`` with the operation's ``echo_core.progress`` reports drawn as a bar on
-    stderr (opened at the first report)."""
+    stderr (opened at the first report) when stderr is a terminal; otherwise nothing is
+    reported (a script or a hook reading stderr gets no bar)."""
     from echo_core import progress
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not (isatty and isatty()):
+        return run()
 
     bars: list[Any] = []
     done = [0]
@@ -181,12 +187,12 @@ def command_for(op: Operation[Any]) -> click.Command:
         prepared = set(arguments) - {f.name for f in fields}
         checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
                                prepared=prepared)
-        ctx = current_context()
+        ctx = current_context(tolerant=not op.needs_config)
         with spelled_for("cli", op):  # messages name its --options
             if as_json:
-                envelope = op.run(ctx, checked)
+                envelope = run_operation(op, ctx, checked)
             else:
-                envelope = _progress_bar(op.name, lambda: op.run(ctx, checked))
+                envelope = _progress_bar(op.name, lambda: run_operation(op, ctx, checked))
             emit(envelope, as_json, op.render, exact_when_piped=surface.exact_when_piped)
 
     cls = LiteralArgsCommand if surface.literal_args else click.Command

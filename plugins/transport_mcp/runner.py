@@ -35,7 +35,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from echo_core import BackendUnavailable, EchoContext, EchoError, ExitCode, Operation, spelled_for
+from echo_core import (
+    BackendUnavailable,
+    EchoContext,
+    EchoError,
+    ExitCode,
+    Operation,
+    run_operation,
+    spelled_for,
+)
 from plugins.transport_mcp.access import AccessPlan, plan_for
 from plugins.transport_mcp.results import (
     Outcome,
@@ -141,7 +149,7 @@ class ToolRunner:
         try:
             with spelled_for("mcp", op):  # messages name its arguments, not CLI flags
                 with self._hold(plan):
-                    value = op.run(self.context(), params)
+                    value = run_operation(op, self.context(), params)
                 return envelope_outcome(value, op.render)
         except BackendUnavailable as exc:  # before EchoError: it is one
             return unreachable_outcome(str(exc), write=plan.is_write)

@@ -1,0 +1,44 @@
+"""Running an operation as every surface does: the same checks first, the same errors.
+
+``run_operation(op, ctx, params)`` is what the CLI, the MCP server and ``invoke`` call
+instead of ``op.run``. Before the run: a broken config file fails every operation that
+``needs_config`` (exit 78, the file named), and ``needs_vault`` operations get
+``echo_core.vault_seen.require_vault`` (a path that is not a vault: exit 78, one message
+for every verb). During the run: a missing vault folder the operation meets becomes
+``vault_missing_error`` (69 "mount or restore" for a folder this machine used, 78 "not a
+vault" otherwise), so no verb reports it in its own words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from echo_core.errors import NotConfiguredError
+from echo_core.models import Envelope
+from echo_core.operations.declaration import Operation
+from echo_core.protocols import VaultMissing
+
+
+def check_before_run(op: Operation[Any], ctx: Any) -> None:
+    """The checks of the module docstring (raises their errors)."""
+    from echo_core.vault_seen import require_vault
+
+    problem = getattr(ctx.config, "problem", "")
+    if problem and op.needs_config:
+        raise NotConfiguredError(problem)
+    if op.needs_vault:
+        require_vault(ctx)
+
+
+def run_operation(op: Operation[Any], ctx: Any, params: Any) -> Envelope[Any]:
+    """``op.run(ctx, params)`` after ``check_before_run``; a missing vault folder met on
+    the way is reported as ``vault_missing_error`` (a ``BackendUnavailable`` or 78)."""
+    check_before_run(op, ctx)
+    try:
+        return op.run(ctx, params)
+    except VaultMissing as down:
+        if not op.needs_vault:
+            raise
+        from echo_core.vault_seen import vault_missing_error
+
+        raise vault_missing_error(ctx, down) from None
