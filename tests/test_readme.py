@@ -107,6 +107,11 @@ def test_readme_says_where_backups_really_go(tour: subprocess.CompletedProcess[s
     assert where is not None, tour.stdout
     assert "/.local/state/echo-memory/vaults/" in where.group(1) and "/backups/" in where.group(1)
     assert "`<state dir>/vaults/<vault id>/backups/`" in README
+    backup = build_cli(create_host(env={})).get_command(click.Context(click.Group()), "backup")
+    real = getattr(backup, "real", None)
+    backup = real() if callable(real) else backup
+    assert backup is not None and "vaults/<vault id>/backups" in " ".join(
+        (backup.help or "", *(getattr(p, "help", "") or "" for p in backup.params)))
     assert "~/.local/state/echo-memory" in README
 
 
@@ -191,3 +196,15 @@ def test_messages_name_only_verbs_that_exist() -> None:
     named = {m for text in texts for m in re.findall(r"`echo-memory ([a-z][a-z-]*)", text)}
     assert named - known == set(), textwrap.shorten(str(sorted(named - known)), 300)
     assert not any("`echo-memory` list" in text for text in texts)
+
+
+def test_every_help_fits_80_columns() -> None:
+    """`load --help` ran past 80 columns (issue 13, item 20): no line of any help does."""
+    cli = build_cli(create_host(env={}))
+    with click.Context(cli, terminal_width=80, max_content_width=80) as ctx:
+        commands = [("", cli), *every_command(cli, ctx)]
+        for path, command in commands:
+            with click.Context(command, info_name=path or "echo-memory", parent=ctx,
+                               terminal_width=80, max_content_width=80) as sub:
+                wide = [line for line in command.get_help(sub).splitlines() if len(line) > 80]
+            assert not wide, f"`echo-memory {path} --help` is wider than 80: {wide}"

@@ -10,7 +10,7 @@ third-party backend that only reads text) has its text files backed up and any o
 file skipped and reported; so is a file deleted or unreadable while the backup runs.
 
 The zip is ``echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip`` (``ctx.now()``; ``-2``,
-``-3``... when that name is taken) in ``<state_dir>/backups`` or ``out``, written to a
+``-3``... when that name is taken) in ``<state dir>/vaults/<vault id>/backups`` (``ctx.state_dir / "backups"``) or ``out``, written to a
 temp file, fsynced and renamed. Then only the newest ``keep`` backups of this vault in that
 folder are kept; no other file there is touched. The vault lock is not held: each file is
 whole (writes are atomic) but a write landing during the backup may be in it or not.

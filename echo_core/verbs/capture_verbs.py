@@ -177,9 +177,9 @@ CAPTURE = Operation(
 
 \b
 Examples:
-  echo-memory capture "Ada Lovelace" --kind person --body "Wrote the first program."
+  echo-memory capture "Ada Lovelace" -k person -b "Wrote the first program."
   echo-memory capture "Vantage Systems" -k company - < notes.txt
-  echo-memory capture "call the bank"              # no --kind: goes to the inbox
+  echo-memory capture "call the bank"         # no --kind: goes to the inbox
 
 An existing entity (same name, alias or slug) gets a dated bullet with the whole body.
 A new name too close to an existing one of the same kind (the same words, or a name

@@ -11,8 +11,8 @@ TRIAGE_HELP = """Process the inbox: list its items, then route them into notes.
 
 \b
 Workflow:
-  echo-memory triage list --json              see the items (exact lines, ages)
-  echo-memory triage apply proposals.json     preview what would happen
+  echo-memory triage list --json            see the items (exact lines, ages)
+  echo-memory triage apply proposals.json   preview what would happen
   echo-memory triage apply proposals.json --apply
 
 Originals always stay in inbox/captures/inbox.md; each routed item gets an audit

@@ -119,7 +119,8 @@ class BackupParams:
 
     keep: int = param(30, help="How many backups of this vault to keep in the folder "
                       "(newest first).", ge=1, le=10000)
-    out: str | None = param(None, help="Folder for the zip (default: <state dir>/backups).",
+    out: str | None = param(None, help="Folder for the zip (default: <state dir>/vaults/<vault id>/"
+                            "backups; the command prints the path).",
                             cli=CliParam(metavar="DIR"))
 
 
@@ -157,7 +158,9 @@ BACKUP = Operation(
     access="write", render=render_backup, mcp=None,
     cli=CliSurface(help="""Write a dated zip of the whole vault, then delete all but the newest --keep.
 
-The zip is echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip; every file is read through
-the vault's backend (folder or Obsidian alike), hidden files left out. Other files in
-the folder are never touched. Restore by unzipping into an empty folder."""),
+The zip is echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip, in
+<state dir>/vaults/<vault id>/backups/ (or --out DIR). Every file goes in as its bytes (notes, images, PDFs),
+read through the vault's backend (folder or Obsidian alike); hidden files and folders
+(.obsidian/, .git/) are left out. Other files in the folder are never touched.
+Restore by unzipping into an empty folder."""),
 )

@@ -176,9 +176,10 @@ The file is a JSON list (or {"proposals": [...]}) of objects like:
    {"line": "- 2026-02-22: call the bank", "action": "stay"}]
 
 \b
-Keys: line (required, copied exactly from `triage list --json`), title, kind
-(null = stay), body (default: the item's text), tags, aliases, sources, status,
-date (default: the item's date), domain, merge_into, force, action ("stay").
+Keys: line (required, copied exactly from `triage list --json`), title,
+kind (null = stay), body (default: the item's text), tags, aliases, sources,
+status, date (default: the item's date), domain, merge_into, force, action
+("stay").
 
 Each item is classified: create, update, stay, gated (the duplicate gate objects:
 add "merge_into": SLUG, or "force": true if it really is new), done (already routed)

@@ -17,11 +17,14 @@ def hook_command(event: str) -> None:
 
     \b
     Events (the generated plugin wires them; see `echo-memory build claude-code`):
-      SessionStart      the brief memory digest (startup, clear; compact: the session's
-                        latest checkpoint first; quiet on resume)
-      UserPromptSubmit  notes relevant to the prompt, at most 1500 characters, or nothing
-      Stop              once per substantive session with nothing saved: ask to save
-      PreCompact        write a checkpoint note (recent prompts, files edited); no output
+      SessionStart      the brief memory digest (startup, clear; compact: the
+                        session's latest checkpoint first; quiet on resume)
+      UserPromptSubmit  notes relevant to the prompt, at most 1500 characters,
+                        or nothing
+      Stop              once per substantive session with nothing saved: ask
+                        to save
+      PreCompact        write a checkpoint note (recent prompts, files edited);
+                        no output
 
     \b
     Example:
