@@ -5,8 +5,11 @@ server) would not see notes another process (a CLI capture from a hook) writes. 
 process whose active ranker is plain appends the path of each note it writes or deletes
 to ``<state_dir>/recall/notes-changed.log`` (one ``write`` of one line, ``O_APPEND``);
 before a search, a process reads the lines added since its mark and re-indexes those
-notes from the vault. Over ``MAX_BYTES`` the log is replaced by an empty file (a new
-inode); a reader whose mark names the old inode rebuilds from the whole corpus.
+notes from the vault. Over ``MAX_BYTES`` the log is replaced by a fresh one; a reader
+whose mark names the old log rebuilds from the whole corpus. Each log starts with a
+header line holding a random token, and a mark names the log by inode *and* token: a
+filesystem reuses a freed inode number for the next new file, so the inode alone once
+made a reader take a replaced log for the one it had read.
 
 A persistent ranker never uses it: its files are shared by every process already.
 """
@@ -23,14 +26,18 @@ import attrs
 FILE_NAME = "notes-changed.log"
 #: Above this size the next append starts a new log (readers then rebuild).
 MAX_BYTES = 1 << 20
+#: The first line of every log: this prefix, then the log's random token.
+HEADER = b"#echo-memory notes-changed "
 
 
 @attrs.frozen
 class LogMark:
-    """How far a reader has read: the log file's inode (0: no log yet) and byte offset."""
+    """How far a reader has read: the log (its inode, 0 for no log yet, and its header's
+    token) and the byte offset."""
 
     inode: int = 0
     offset: int = 0
+    token: str = ""
 
 
 class NoteChangeLog:
@@ -43,23 +50,42 @@ class NoteChangeLog:
     def mark(self) -> LogMark:
         """The end of the log now (read from here on to see later changes only)."""
         try:
-            st = os.stat(self.path)
+            fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return LogMark()
-        return LogMark(st.st_ino, st.st_size)
+        try:
+            return self._end(fd)
+        finally:
+            os.close(fd)
 
     def append(self, path: str) -> None:
         """Record that the note at ``path`` changed (OSError propagates)."""
-        with contextlib.suppress(FileNotFoundError):
-            if os.stat(self.path).st_size > self.max_bytes:
-                fresh = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.new")
-                fresh.write_bytes(b"")
-                os.replace(fresh, self.path)
+        try:
+            size: int | None = os.stat(self.path).st_size
+        except FileNotFoundError:
+            size = None
+        if size is None or size > self.max_bytes:
+            self._start_log(replace=size is not None)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.write(fd, path.encode("utf-8") + b"\n")
         finally:
             os.close(fd)
+
+    def _start_log(self, *, replace: bool) -> None:
+        """Put a fresh log (its header only) in place: replacing the full one, or where
+        there is none (``link`` fails when another process made one first: kept)."""
+        fresh = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.{os.urandom(4).hex()}.new")
+        fresh.write_bytes(HEADER + os.urandom(8).hex().encode("ascii") + b"\n")
+        try:
+            if replace:
+                os.replace(fresh, self.path)
+            else:
+                with contextlib.suppress(FileExistsError):
+                    os.link(fresh, self.path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(fresh)
 
     def read_since(self, mark: LogMark) -> tuple[list[str] | None, LogMark]:
         """Paths appended since ``mark`` (complete lines only, duplicates kept once, in
@@ -70,10 +96,10 @@ class NoteChangeLog:
         except FileNotFoundError:
             return ([] if mark.inode == 0 else None), LogMark()
         try:
-            inode = os.fstat(fd).st_ino
-            if mark.inode not in (0, inode):
-                return None, self._end(fd, inode)
-            start = mark.offset if mark.inode == inode else 0
+            inode, token = os.fstat(fd).st_ino, _token(fd)
+            if mark.inode != 0 and (mark.inode, mark.token) != (inode, token):
+                return None, self._end(fd)
+            start = mark.offset if mark.inode else 0
             os.lseek(fd, start, os.SEEK_SET)
             data = b""
             while chunk := os.read(fd, 1 << 16):
@@ -82,9 +108,17 @@ class NoteChangeLog:
             os.close(fd)
         complete = data[: data.rfind(b"\n") + 1]
         lines = complete.decode("utf-8", errors="replace").splitlines()
+        if start == 0 and lines and lines[0].encode("utf-8").startswith(HEADER):
+            lines = lines[1:]
         return list(dict.fromkeys(line for line in lines if line)), LogMark(
-            inode, start + len(complete))
+            inode, start + len(complete), token)
 
     @staticmethod
-    def _end(fd: int, inode: int) -> LogMark:
-        return LogMark(inode, os.fstat(fd).st_size)
+    def _end(fd: int) -> LogMark:
+        return LogMark(os.fstat(fd).st_ino, os.fstat(fd).st_size, _token(fd))
+
+
+def _token(fd: int) -> str:
+    """The token in the header of the log open at ``fd`` ("" for a log without one)."""
+    head = os.pread(fd, len(HEADER) + 64, 0).split(b"\n", 1)[0]
+    return head[len(HEADER):].decode("ascii", errors="replace") if head.startswith(HEADER) else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -126,13 +127,24 @@ def _one_line_notice(stdout: str) -> str:
 
 def test_session_start_says_memory_is_unavailable_when_the_vault_is_missing(
         tmp_path: Path, project: Path) -> None:
-    box = VaultBox(tmp_path / "gone")
-    box.vault.rmdir()  # a drive not mounted; nothing cached either
+    box = VaultBox(tmp_path / "gone").init()  # this machine used it as a vault
+    shutil.rmtree(box.vault)  # a drive not mounted; nothing cached either
     proc = run_hook("SessionStart", payload("SessionStart", "s", None, project, source="startup"),
                     hook_env(box, ECHO_HOOK_DEBUG="1"), project)
     assert proc.returncode == 0
     text = _one_line_notice(proc.stdout)
-    assert str(box.vault) in text and "`echo-memory doctor`" in text
+    assert str(box.vault) in text and "mount the drive or restore the folder" in text, text
+
+
+def test_session_start_says_a_path_never_used_as_a_vault_is_not_one(
+        tmp_path: Path, project: Path) -> None:
+    box = VaultBox(tmp_path / "typo")
+    box.vault.rmdir()  # a mistyped path: no folder, never a vault here
+    proc = run_hook("SessionStart", payload("SessionStart", "s", None, project, source="startup"),
+                    hook_env(box), project)
+    assert proc.returncode == 0
+    text = _one_line_notice(proc.stdout)
+    assert "is not an echo-memory vault" in text and str(box.vault) in text, text
 
 
 def test_session_start_says_how_to_initialise_an_uninitialised_vault(
@@ -141,7 +153,7 @@ def test_session_start_says_how_to_initialise_an_uninitialised_vault(
     proc = run_hook("SessionStart", payload("SessionStart", "s", None, project, source="clear"),
                     hook_env(bare), project)
     assert proc.returncode == 0
-    assert "`echo-memory init`" in _one_line_notice(proc.stdout)
+    assert f"`echo-memory init --vault {bare.vault}`" in _one_line_notice(proc.stdout)
 
 
 def test_session_start_says_memory_is_unavailable_when_loading_runs_out_of_time(

@@ -47,7 +47,7 @@ from echo_core.ops.digest import (
     sections_text,
 )
 from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR, count_phrase
-from echo_core.protocols import BackendUnavailable
+from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.read_cache import FOLDER as READ_CACHE_FOLDER
 from echo_core.read_cache import ReadCache, ReadSource, RecordingReader
 from echo_core.vault import INBOX_PATH, MARKER_PATH
@@ -262,7 +262,12 @@ def _load_from_cache(ctx: EchoContext, *, brief: bool, budget: int, outbox: str,
                      down: BackendUnavailable) -> Envelope[LoadResult]:
     cached = ReadCache(ctx.state_dir / READ_CACHE_FOLDER).load()
     if cached is None:
-        message = f"{UNREACHABLE} ({down})"
+        reason = str(down)
+        if isinstance(down, VaultMissing):  # the words every verb uses for it (item 14)
+            from echo_core.vault_seen import vault_missing_error
+
+            reason = vault_missing_error(ctx, down).message
+        message = f"{UNREACHABLE} ({reason})"
         return Envelope(False, Action.UNREACHABLE, message,
                         LoadResult(brief, (), message, budget, len(message), outbox))
     snapshot = read_snapshot(ctx, source=cached.reader())
