@@ -37,7 +37,8 @@ def render_history(env: Envelope[Any]) -> str:
     lines = [f"{env.message}:"]
     for v in data.versions:
         lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}")
-    lines.append(f"Preview a restore with `echo-memory restore {data.path} <version>`.")
+    lines.append(f"Preview a restore with `echo-memory restore {data.path} <version>` "
+                 "(or `previous`).")
     return "\n".join(lines)
 
 
