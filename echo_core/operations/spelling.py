@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -70,4 +69,6 @@ def spell(name: str, value: Any = True) -> str:
             flag, negate = cli.flag or flag, cli.negate
     if isinstance(value, bool):
         return flag if value != negate else f"(without {flag})"
+    import shlex  # only a message with a CLI value needs it
+
     return f"{flag} {shlex.quote(str(value))}"
