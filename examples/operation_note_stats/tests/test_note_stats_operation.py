@@ -57,6 +57,7 @@ def test_runs_through_the_registry_with_the_declared_bounds(tmp_path: Path) -> N
     # The installed entry point (ECHO_PLUGIN_DISTS names this distribution) brings it.
     ctx = echo_core.create_context(vault=str(tmp_path / "vault"),
                                    state_dir=str(tmp_path / "state"), env=env)
+    assert echo_core.invoke(ctx, "init", {}).ok  # every verb but init needs a vault
     assert echo_core.invoke(ctx, "put", {"path": "notes/ada.md", "text": NOTE}).ok
     env_ = echo_core.invoke(ctx, "note-stats", {"path": "notes/ada.md", "top": 1})
     assert env_.ok and env_.data.words == 15 and len(env_.data.top_words) == 1
