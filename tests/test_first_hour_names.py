@@ -256,6 +256,8 @@ def test_gated_mcp_capture_names_mcp_arguments_and_would_gate(box: VaultBox) -> 
         server.runner.close()
     assert err is False and data["action"] == "duplicate-gate" and data["would_gate"] is True
     assert "merge_into" in text and "--merge-into" not in text and "--force" not in text
+    summary = text.split("\n\n", 1)[0]  # the ways forward said once, in MCP's words
+    assert summary.count("merge_into") == 1 and 'merge_into: "grace-hopper"' in summary, summary
 
 
 # --- 3. put's names -------------------------------------------------------------------------

@@ -30,8 +30,6 @@ log = logging.getLogger("echo_memory.mcp")
 UNREACHABLE_READ = "vault unreachable; proceed without memory"
 UNREACHABLE_WRITE = ("vault unreachable; nothing was written (this write could not be queued "
                      "offline): retry once the vault is back")
-GATE_HINT = ("not saved: pass merge_into=<slug> to update the existing note, or force=true "
-             "if it really is a different thing")
 MAX_LINE = 300
 MAX_LINES = 3
 
@@ -87,7 +85,8 @@ def envelope_outcome(envelope: Any, render: Callable[[Envelope[Any]], str] | Non
                          "exit": int(ExitCode.UNAVAILABLE), "message": message}
         return Outcome(_result(data, summary_text(f"error (unavailable): {message}"),
                                is_error=True), "error:unavailable")
-    extra = [GATE_HINT] if envelope.action == Action.DUPLICATE_GATE else []
+    # a gate stop's message already names merge_into / force (capture's gate_message)
+    extra: list[str] = []
     if envelope.warnings:
         extra.append(f"{len(envelope.warnings)} warning(s): see warnings")
     head = (envelope.message or envelope.action).splitlines() or [envelope.action]
