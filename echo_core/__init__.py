@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.models import GateStop as GateStop
     from echo_core.models import Hit as Hit
     from echo_core.models import Note as Note
+    from echo_core.models import TreeScan as TreeScan
     from echo_core.models import to_jsonable as to_jsonable
     from echo_core.names import name_key as name_key
     from echo_core.names import name_tokens as name_tokens
@@ -138,7 +139,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ProcessRegistry", "ReentrantHold", "StaleLockWarning", "pid_alive"),
                     "echo_core.locking"),
     **dict.fromkeys(("CaptureRequest", "Entity", "Envelope", "FileStat", "GateStop", "Hit",
-                     "Note", "to_jsonable"), "echo_core.models"),
+                     "Note", "TreeScan", "to_jsonable"), "echo_core.models"),
     **dict.fromkeys(("name_key", "name_tokens", "slugify", "token_set_similarity"),
                     "echo_core.names"),
     **dict.fromkeys(("Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo",

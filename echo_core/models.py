@@ -165,3 +165,17 @@ class Envelope(Generic[D_co]):
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
+
+
+@attrs.frozen
+class TreeScan:
+    """One listing of a vault folder tree with what ``stat`` says, without reading files.
+
+    ``files``: path -> ``(size, mtime_ns)`` of every file (hidden entries skipped, as
+    ``Storage.list``). ``folders``: folder path (``""`` for the root) -> its
+    ``mtime_ns``, which changes when an entry is added, removed or renamed in it; empty
+    when the backend has no such stamp (then only a file's own stat shows a change).
+    """
+
+    files: dict[str, tuple[int, int]]
+    folders: dict[str, int] = attrs.field(factory=dict)

@@ -21,6 +21,8 @@ class KindRoute:
     log_heading: str
     dated: bool = False
     expires_days: int | None = None
+    #: Other folders notes of this kind live in (a project moved on hold or archived).
+    also_in: tuple[str, ...] = ()
 
     def folder_for(self, domain: str | None = None) -> str:
         """The folder for a new note; ``area`` needs a ``domain`` (exit 2 without one)."""
@@ -75,6 +77,7 @@ def load_manifest() -> RoutingManifest:
             log_heading=spec["log_heading"],
             dated=bool(spec.get("dated", False)),
             expires_days=spec.get("expires_days"),
+            also_in=tuple(spec.get("also_in", ())),
         )
         for name, spec in raw["kinds"].items()
     }

@@ -25,6 +25,7 @@ from echo_core import (
     ExitCode,
     FileStat,
     StorageBase,
+    TreeScan,
     VaultMissing,
     VaultNotWritable,
     none_if_absent,
@@ -36,6 +37,7 @@ from echo_core import (
     usage_error,
     with_line,
 )
+from plugins.storage_fs.tree_scan import file_stamps, folder_stamps, scan_tree
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
 #: Where atomic writes stage their temp files (one small folder to sweep, not every one).
@@ -332,6 +334,23 @@ class FolderStorage(StorageBase):
             found = [p.replace(os.sep, "/") for p in found]
         found.sort()
         return found
+
+    # --- change detection (``echo_core.vault_scan`` uses these when present) -------------
+
+    def scan_tree(self, prefix: str = "") -> TreeScan:
+        """Every file under ``prefix`` with its size and mtime, and every folder's mtime,
+        in one walk (``tree_scan.scan_tree``)."""
+        rel = normalize_path(prefix, allow_root=True)
+        self._require_root()
+        return scan_tree(self._prefix, rel)
+
+    def folder_stamps(self, folders: Sequence[str]) -> dict[str, int | None]:
+        """The mtime (ns) of each folder (``""`` the root), None for one gone."""
+        return folder_stamps(self._prefix, folders)
+
+    def file_stamps(self, paths: Sequence[str]) -> dict[str, tuple[int, int] | None]:
+        """``(size, mtime_ns)`` of each file, None for one gone."""
+        return file_stamps(self._prefix, paths)
 
     # --- writes -----------------------------------------------------------------------
 

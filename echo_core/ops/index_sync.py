@@ -1,0 +1,169 @@
+"""Apply notes changed outside echo-memory to both indexes (SPEC §5.1).
+
+``sync_paths(ctx, paths)`` reads each path as it is now and makes the recall index and
+the entity index agree with it: a note present is re-indexed for recall and, in a kind's
+folder, becomes (or updates) its entity; a note gone is dropped from both. It is what the
+fast sweep, the server's watcher and a short-lived process's freshness check call once
+they know which notes changed; it never writes a note.
+
+The entity index is written under the vault lock. When the lock cannot be had within
+``lock_timeout`` (a long capture in another process), the entity part is skipped and
+the result says so (``entities_pending``), so the caller can try those paths again later
+rather than record them as done.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.models import Entity
+from echo_core.note_entities import entity_of_text, kind_folders, unique_slug
+from echo_core.notes import parse_note
+from echo_core.protocols import BackendUnavailable
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.entities import EntityIndex
+
+log = logging.getLogger("echo_memory")
+
+
+@attrs.frozen
+class IndexSync:
+    """What ``sync_paths`` changed in the indexes."""
+
+    reindexed: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    entities_put: tuple[str, ...] = ()
+    entities_removed: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()
+    entities_pending: bool = False
+
+    @property
+    def changed(self) -> int:
+        """How many index changes were made."""
+        return (len(self.reindexed) + len(self.dropped) + len(self.entities_put)
+                + len(self.entities_removed))
+
+
+def read_current(ctx: EchoContext, paths: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
+    """The texts of ``paths`` now (None: gone), and the paths that could not be read
+    (not UTF-8, or failing alone): those are left as they are in both indexes."""
+    storage = ctx.vault.storage
+    try:
+        return dict(storage.read_many(paths)), []
+    except BackendUnavailable:
+        raise
+    except (EchoError, UnicodeError):  # one bad file: read them one by one
+        pass
+    texts: dict[str, str | None] = {}
+    bad: list[str] = []
+    for path in paths:
+        try:
+            texts[path] = storage.read(path)
+        except BackendUnavailable:
+            raise
+        except EchoError as exc:
+            if exc.code == ExitCode.NOT_FOUND:
+                texts[path] = None
+            else:
+                bad.append(path)
+        except UnicodeError:
+            bad.append(path)
+    return texts, bad
+
+
+def sync_paths(ctx: EchoContext, paths: Iterable[str], *, lock_timeout: float = 5.0,
+               texts: dict[str, str | None] | None = None) -> IndexSync:
+    """Make both indexes agree with the notes at ``paths`` as they are now (``texts``
+    when the caller already read them: path -> text, None for a note gone)."""
+    wanted = sorted(dict.fromkeys(p for p in paths if p.endswith(".md")))
+    bad: list[str] = []
+    if texts is None:
+        texts, bad = read_current(ctx, wanted)
+    else:
+        texts = {p: texts.get(p) for p in wanted}
+    reindexed, dropped = _sync_recall(ctx, texts)
+    try:
+        put, removed = _sync_entities(ctx, texts, lock_timeout)
+        pending = False
+    except EchoError as exc:
+        if exc.code != ExitCode.LOCK_HELD:
+            raise
+        log.info("entity index not synced now (%s); the next check retries", exc.message)
+        put, removed, pending = [], [], True
+    return IndexSync(tuple(reindexed), tuple(dropped), tuple(put), tuple(removed),
+                     tuple(bad), pending)
+
+
+def _sync_recall(ctx: EchoContext, texts: dict[str, str | None]) -> tuple[list[str], list[str]]:
+    """Upsert present notes, remove gone ones (a failing ranker is logged: the index is
+    a shadow, ``reindex`` rebuilds it)."""
+    try:
+        upkeep = ctx.ranker_upkeep
+    except EchoError as exc:
+        log.debug("recall index not synced: %s", exc.message)
+        return [], []
+    reindexed: list[str] = []
+    dropped: list[str] = []
+    for path, text in texts.items():
+        try:
+            if text is None:
+                upkeep.note_deleted(path)
+                dropped.append(path)
+            else:
+                upkeep.note_written(parse_note(path, text))
+                reindexed.append(path)
+        except Exception:  # noqa: BLE001 - one note never stops the others
+            log.warning("recall index: %s was not re-indexed", path, exc_info=True)
+    return reindexed, dropped
+
+
+def entity_changes(index: EntityIndex, texts: dict[str, str | None],
+                   ctx: EchoContext) -> tuple[list[Entity], list[str]]:
+    """The puts and deletes that make ``index`` agree with ``texts`` (path -> text, None
+    for gone): pure, so the full sweep can report them before applying."""
+    folders = kind_folders(ctx.manifest)
+    puts: list[Entity] = []
+    deletes: list[str] = []
+    claimed: set[str] = set()
+
+    def taken(slug: str) -> bool:
+        return slug in claimed or index.get(slug) is not None
+
+    for path, text in sorted(texts.items()):
+        existing = index.by_path(path)
+        if text is None:
+            if existing is not None:
+                deletes.append(existing.slug)
+            continue
+        slug = existing.slug if existing is not None else unique_slug(path, taken)
+        entity = entity_of_text(path, text, slug, folders, ctx.manifest)
+        if entity is None:
+            if existing is not None:
+                deletes.append(existing.slug)
+        elif entity != existing:
+            claimed.add(slug)
+            puts.append(entity)
+    return puts, deletes
+
+
+def _sync_entities(ctx: EchoContext, texts: dict[str, str | None],
+                   lock_timeout: float) -> tuple[list[str], list[str]]:
+    """Apply ``entity_changes`` under the vault lock; the slugs put and removed."""
+    store = ctx.entities
+    index = store.load()  # a first look without the lock: most syncs change no entity
+    puts, deletes = entity_changes(index, texts, ctx)
+    if not puts and not deletes:
+        return [], []
+    with ctx.vault.storage.lock(timeout=lock_timeout):
+        index = store.load()
+        puts, deletes = entity_changes(index, texts, ctx)
+        if puts or deletes:
+            store.apply(puts, deletes)
+    return [e.slug for e in puts], deletes

@@ -1,0 +1,65 @@
+"""What a backend can say about the vault's files without reading them.
+
+A backend may offer three optional methods (the folder backend does): ``scan_tree``
+(every file's size and mtime and every folder's mtime, one walk), ``folder_stamps`` and
+``file_stamps`` (stats of some folders or files). These functions use them when present
+and fall back to the ``Storage`` protocol's ``list`` and ``stat`` otherwise (a remote
+backend: no folder stamps, so only a file's own stat shows that it changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.models import TreeScan
+from echo_core.protocols import Storage
+
+
+def _ns(mtime: float) -> int:
+    return int(round(mtime * 1e9))
+
+
+def scan_tree(storage: Storage) -> TreeScan:
+    """Every file of the vault with its ``(size, mtime_ns)``, and folder stamps when the
+    backend has them."""
+    native = getattr(storage, "scan_tree", None)
+    if callable(native):
+        found: TreeScan = native("")
+        return found
+    stats = file_stamps(storage, storage.list(""))
+    return TreeScan({p: s for p, s in stats.items() if s is not None})
+
+
+def has_folder_stamps(storage: Storage) -> bool:
+    """Whether the backend stamps folders (adding or removing a file changes its
+    folder's stamp): then a short check can skip folders whose stamp is unchanged."""
+    return callable(getattr(storage, "folder_stamps", None))
+
+
+def folder_stamps(storage: Storage, folders: Sequence[str]) -> dict[str, int | None]:
+    """Each folder's ``mtime_ns`` (None: gone); ``{}`` when the backend has no stamps."""
+    native = getattr(storage, "folder_stamps", None)
+    if not callable(native):
+        return {}
+    found: dict[str, int | None] = native(folders)
+    return found
+
+
+def file_stamps(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[int, int] | None]:
+    """Each file's ``(size, mtime_ns)``; None for a file gone."""
+    native = getattr(storage, "file_stamps", None)
+    if callable(native):
+        stamps: dict[str, tuple[int, int] | None] = native(paths)
+        return stamps
+    found: dict[str, tuple[int, int] | None] = {}
+    for path in paths:
+        try:
+            st = storage.stat(path)
+        except EchoError as exc:
+            if exc.code != ExitCode.NOT_FOUND:
+                raise
+            found[path] = None
+            continue
+        found[path] = (st.size, _ns(st.mtime))
+    return found
