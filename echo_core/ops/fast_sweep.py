@@ -77,10 +77,10 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
         current: dict[str, tuple[int, int] | None] = dict(stamps)
         current.update({p: None for p in recorded if p not in stamps})
         missing, orphaned = entity_drift(ctx, stamps)
-        drift = [p for p in missing if p in recorded] + [p for p in orphaned if p in recorded]
+        kept = _without(recorded, [p for p in missing if p in recorded])  # read them again
         folders = {**scan.folders, **{f: None for f in manifest.folders() if f not in scan.folders}}
-        changes = apply_stamps(ctx, current, _without(recorded, drift), verify, folders,
-                               {"fast_sweep": at}, drop=sorted(orphaned - recorded.keys()))
+        changes = apply_stamps(ctx, current, kept, verify, folders, {"fast_sweep": at},
+                               drop=sorted(orphaned - kept.keys()))
     seconds = time.perf_counter() - start
     return Envelope(True, Action.SWEPT, _message(changes, len(stamps), first, seconds),
                     _result(changes, len(stamps), first, seconds))

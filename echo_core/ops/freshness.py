@@ -76,7 +76,16 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
             log.debug("fast sweep failure", exc_info=True)
             return None
         return freshen(ctx, None)
-    return freshen(ctx)
+    return freshen(ctx, _budget(ctx))
+
+
+def _budget(ctx: EchoContext) -> float:
+    """``ECHO_FRESH_BUDGET_MS`` (milliseconds for the rotating window), else the default."""
+    raw = ctx.env.get("ECHO_FRESH_BUDGET_MS", "").strip()
+    try:
+        return max(0.0, float(raw) / 1000) if raw else DEFAULT_BUDGET
+    except ValueError:
+        return DEFAULT_BUDGET
 
 
 def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET) -> Changes | None:
