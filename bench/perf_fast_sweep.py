@@ -125,7 +125,7 @@ def cold_recall(work: Path, freshness: bool) -> float:
     if not freshness:
         env["ECHO_FRESHNESS"] = "off"
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "plugins.transport_cli", "recall", "cobalt fjord",
+    subprocess.run([str(Path(sys.executable).parent / "echo-memory"), "recall", "cobalt fjord",
                     "--limit", "3"], env=env, capture_output=True, check=True, cwd=REPO)
     return time.perf_counter() - start
 

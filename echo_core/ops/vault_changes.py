@@ -24,6 +24,8 @@ from echo_core.corpus import in_corpus, index_doc
 from echo_core.entities import content_hash
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
+from echo_core.progress import report as report_progress
+from echo_core.progress import wanted as progress_wanted
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.vault_manifest import Row, VaultManifest
 
@@ -169,7 +171,13 @@ def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str
             continue
         if doc is not None:
             docs.append(doc)
-    rebuild_index(ctx, docs=docs)
+    if progress_wanted():  # a first build on a terminal draws its bar, as reindex does
+        total = len(docs)
+        report_progress(0, total)
+        rebuild_index(ctx, lambda done: report_progress(min(done, total), total), docs=docs)
+        report_progress(total, total)
+    else:
+        rebuild_index(ctx, docs=docs)
     gone = sorted(ctx.entity_names.all_paths() - set(rows))
     kinds = kind_folders(ctx.manifest)
     entity_texts: dict[str, str | None] = {
