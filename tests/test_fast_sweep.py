@@ -188,3 +188,21 @@ def test_on_a_large_vault_every_change_is_seen_by_the_next_session_start(box: Va
     assert recall(box.ctx(), "zanzibarish").data.primary == ()  # not seen yet
     invoke(box.ctx(), "load", {})  # what the SessionStart hook runs
     assert [h.path for h in recall(box.ctx(), "zanzibarish").data.primary] == [paths[2500]]
+
+
+def test_a_watcher_event_for_an_unchanged_note_writes_no_index(box: VaultBox) -> None:
+    from echo_core.ops.vault_changes import sync_changed
+
+    paths = _people(box)
+    fast_sweep(box.ctx())
+    journal = (box.vault / JOURNAL_PATH).read_bytes()
+    assert sync_changed(box.ctx(), [paths[0]]).found == 0
+    note = box.vault / paths[1]
+    note.write_text(note.read_text("utf-8") + "\nextra kiwifruit\n", "utf-8")
+    (box.vault / paths[2]).unlink()
+    done = sync_changed(box.ctx(), [paths[0], paths[1], paths[2]])
+    assert (done.changed, done.gone) == ((paths[1],), (paths[2],))
+    assert [h.path for h in recall(box.ctx(), "kiwifruit").data.primary] == [paths[1]]
+    assert (box.vault / JOURNAL_PATH).read_bytes() != journal
+    again = fast_sweep(box.ctx()).data
+    assert (again.new, again.changed, again.gone) == ((), (), ())

@@ -188,3 +188,17 @@ def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str
         return Changes(unreadable=tuple(bad), sync=sync)
     manifest_of(ctx).replace(rows, folders, baseline=at, fast_sweep=at)
     return Changes(new=tuple(sorted(rows)), gone=tuple(gone), unreadable=tuple(bad), sync=sync)
+
+
+def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
+    """Sync notes a watcher says changed (created, modified or deleted) and record them:
+    each is stat-ed and, when present, re-hashed, so an event for a note whose text did
+    not change (a touch, an editor's save of the same text) costs no index write."""
+    from echo_core.vault_scan import file_stamps
+
+    wanted = sorted({p for p in paths if tracked(p)})
+    if not wanted:
+        return Changes()
+    stamps = file_stamps(ctx.vault.storage, wanted)
+    recorded = manifest_of(ctx).rows(wanted)
+    return apply_stamps(ctx, stamps, recorded, verify=[p for p in wanted if stamps.get(p)])
