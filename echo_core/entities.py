@@ -4,7 +4,8 @@
 need (exact names, name tokens, document frequency). ``EntityStore`` persists it in the
 vault as a schema-versioned snapshot (``_agent/index/entities.json``) plus an append-only
 journal (``entities.journal.ndjson``) so an update costs one appended line, not a rewrite
-of every entry; the journal is folded into the snapshot every ``COMPACT_AFTER`` lines.
+of every entry; the journal is folded into the snapshot once it has ``COMPACT_AFTER``
+lines and is 1/``JOURNAL_SHARE`` of the snapshot's size.
 Callers hold the vault lock around ``load`` + ``apply`` (a fresh re-read under the lock).
 """
 
@@ -27,6 +28,8 @@ SCHEMA_VERSION = 1
 SNAPSHOT_PATH = "_agent/index/entities.json"
 JOURNAL_PATH = "_agent/index/entities.journal.ndjson"
 COMPACT_AFTER = 400
+#: ... and once the journal is at least this fraction (1/n) of the snapshot's size.
+JOURNAL_SHARE = 8
 #: Operation ids a snapshot keeps (newest last) so that a queued replay of an operation
 #: that already landed is recognised after the journal was folded (``EntityStore.has_op``).
 KEPT_OP_IDS = 2000
@@ -409,7 +412,7 @@ class EntityStore:
                 self._append(record)
         if op_id is not None:
             self._op_ids[op_id] = None
-        if self._journal_lines >= COMPACT_AFTER:
+        if self._compaction_due():
             self.compact(index)
         self._signature = self._current_signature()
         return index
@@ -419,6 +422,18 @@ class EntityStore:
         record["seq"] = self._journal_lines + 1
         self.storage.append_line(JOURNAL_PATH, json.dumps(record, ensure_ascii=False, sort_keys=True))
         self._journal_lines += 1
+
+    def _compaction_due(self) -> bool:
+        """Fold once the journal has ``COMPACT_AFTER`` lines and is at least
+        1/``JOURNAL_SHARE`` of the snapshot's size: a large index is rewritten after as many
+        changes as it is large, not every few hundred (each fold rewrites every entry)."""
+        if self._journal_lines < COMPACT_AFTER:
+            return False
+        snapshot = self._stat(SNAPSHOT_PATH)
+        journal = self._stat(JOURNAL_PATH)
+        if snapshot is None or journal is None:
+            return True
+        return journal[0] * JOURNAL_SHARE >= snapshot[0]
 
     def _append_all(self, records: list[dict[str, Any]]) -> None:
         """Append several records in one atomic rewrite of the journal (a bulk change
@@ -465,7 +480,7 @@ class EntityStore:
             return
         self._append_all(records)
         self._index = None
-        if self._journal_lines >= COMPACT_AFTER:
+        if self._compaction_due():
             self.compact_raw()
 
     def compact_raw(self) -> None:

@@ -63,7 +63,7 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
     """Run the fast sweep (module docstring) and report what it did."""
     start = time.perf_counter()
     storage = ctx.vault.storage
-    scan = scan_tree(storage)
+    scan = scan_tree(storage, ".md")
     stamps = {p: s for p, s in scan.files.items() if tracked(p)}
     manifest = manifest_of(ctx)
     at = ctx.now().isoformat(timespec="seconds")

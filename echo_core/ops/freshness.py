@@ -119,7 +119,7 @@ def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
         return Changes()
     storage = ctx.vault.storage
     if budget is None:
-        scan = scan_tree(storage)
+        scan = scan_tree(storage, ".md")
         stamps: dict[str, Stamp | None] = {p: s for p, s in scan.files.items() if tracked(p)}
         recorded = manifest.notes()
         stamps.update({p: None for p in recorded if p not in stamps})
@@ -168,7 +168,7 @@ def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
                 stamps[path] = None
         for sub in listing.folders:
             if sub != folder and sub not in recorded:  # new: walk it whole
-                deep = scan_tree_under(storage, sub)
+                deep = scan_tree_under(storage, sub, ".md")
                 folders.update(deep.folders)
                 stamps.update({p: s for p, s in deep.files.items() if tracked(p)})
     return stamps, folders

@@ -28,6 +28,7 @@ from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.vault_manifest import Row, VaultManifest
+from echo_core.vault_scan import file_digests
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -101,7 +102,7 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
             new.append(path)
         elif (stamp[0], stamp[1]) != (row[0], row[1]) or not row[2]:
             moved.append(path)
-    checks = sorted({*new, *moved, *(p for p in verify if p in recorded and p not in gone)})
+    checks = sorted({*new, *moved, *_differing(ctx, verify, recorded, gone, new, moved)})
     texts, bad = _read(ctx, checks)
     changed: list[str] = []
     rows: dict[str, Row | None] = {}
@@ -138,6 +139,19 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
     return Changes(tuple(p for p in changed if p in new_set),
                    tuple(p for p in changed if p not in new_set), tuple(sorted(gone)),
                    touched, len(set(verify)), tuple(bad), sync)
+
+
+def _differing(ctx: EchoContext, verify: Iterable[str], recorded: Mapping[str, Row],
+               gone: list[str], *skip: list[str]) -> list[str]:
+    """The notes of ``verify`` (recorded, not gone, not already to read) to read: those
+    whose bytes hash to another value than recorded when the backend hashes without
+    reading texts out (``vault_scan.file_digests``), else all of them."""
+    skipped = set(gone).union(*skip)
+    wanted = [p for p in verify if p in recorded and p not in skipped]
+    digests = file_digests(ctx.vault.storage, wanted)
+    if digests is None:
+        return wanted
+    return [p for p in wanted if digests.get(p) != recorded[p][2]]
 
 
 def entity_drift(ctx: EchoContext, files: Iterable[str]) -> tuple[set[str], set[str]]:
