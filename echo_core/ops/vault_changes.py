@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from echo_core.corpus import in_corpus, index_doc
+from echo_core.corpus import EXCLUDED_FILES, EXCLUDED_PREFIXES, in_corpus, index_doc
 from echo_core.entities import content_hash
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
@@ -42,6 +42,21 @@ def tracked(path: str) -> bool:
     """Whether the manifest follows the note at ``path``: every note the recall index
     covers (entity notes included)."""
     return in_corpus(path)
+
+
+def tracked_stamps(files: Mapping[str, Stamp]) -> dict[str, Stamp]:
+    """``files`` restricted to the ``tracked`` ones (``corpus.in_corpus`` written out
+    with plain string tests: it runs for every note of every sweep)."""
+    excluded, files_out = EXCLUDED_PREFIXES, EXCLUDED_FILES
+    found = {}
+    for path, stamp in files.items():
+        if not path.endswith(".md") or path.startswith(excluded) or path in files_out:
+            continue
+        tail = path[-9:]
+        if tail.lower() == "readme.md" and (len(path) == 9 or path[-10] == "/"):
+            continue
+        found[path] = stamp
+    return found
 
 
 @attrs.frozen
