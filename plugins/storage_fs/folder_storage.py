@@ -345,9 +345,12 @@ class FolderStorage(StorageBase):
         return scan_tree(self._prefix, rel, suffix)
 
     def file_digests(self, paths: Sequence[str]) -> dict[str, str | None]:
-        """The content hash of each file's bytes (None: gone), without decoding it."""
+        """The content hash of each file's bytes (None: gone), without decoding it.
+        Paths must be vault paths (as ``scan_tree`` gives them): one leading out of the
+        vault is refused (exit 2)."""
         for path in paths:
-            normalize_path(path)
+            if path.startswith("/") or "\\" in path or "\0" in path or "/../" in f"/{path}/":
+                normalize_path(path)  # raises, naming the rule
         return file_digests(self._prefix, paths)
 
     def scan_folder(self, folder: str) -> TreeScan:

@@ -76,12 +76,23 @@ def file_digests(root: str, paths: Sequence[str]) -> dict[str, str | None]:
     """``content_hash`` of each file's bytes (the hash of its text when it is UTF-8);
     None for a file gone or unreadable."""
     found: dict[str, str | None] = {}
+    sha256, read, close = hashlib.sha256, os.read, os.close
+    flags = os.O_RDONLY  # links were vetted by the scan that listed these paths
     for rel in paths:
         try:
-            with open(f"{root}/{rel}", "rb") as handle:
-                found[rel] = hashlib.sha256(handle.read()).hexdigest()[:16]
+            fd = os.open(f"{root}/{rel}", flags)
         except OSError:
             found[rel] = None
+            continue
+        try:
+            digest = sha256()
+            while chunk := read(fd, 1 << 20):
+                digest.update(chunk)
+            found[rel] = digest.hexdigest()[:16]
+        except OSError:
+            found[rel] = None
+        finally:
+            close(fd)
     return found
 
 
