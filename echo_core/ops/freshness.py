@@ -84,7 +84,30 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
         return freshen(ctx, None) if local else None
     # a remote backend stats one file per round trip: it has no cheap check, and relies
     # on load's fast sweep and the server's watcher-less hourly sweep instead
-    return freshen(ctx, _budget(ctx)) if local else None
+    if not local or _checked_recently(ctx):
+        return None
+    return freshen(ctx, _budget(ctx))
+
+
+#: state dir -> when this process last ran a bounded check of it (``time.monotonic``)
+_LAST_QUICK: dict[str, float] = {}
+#: A server without a watcher (``ECHO_WATCH=off``, or a backend it cannot watch) checks at
+#: most this often, so a burst of calls pays for one check, not one each.
+QUICK_EVERY = 1.0
+
+
+def _checked_recently(ctx: EchoContext) -> bool:
+    from echo_core.operations.spelling import current_surface
+
+    if current_surface() != "mcp":  # a CLI process or a hook checks every time
+        return False
+    key = str(ctx.state_dir)
+    now = time.monotonic()
+    last = _LAST_QUICK.get(key)
+    if last is not None and now - last < QUICK_EVERY:
+        return True
+    _LAST_QUICK[key] = now
+    return False
 
 
 def _budget(ctx: EchoContext) -> float:
