@@ -53,5 +53,6 @@ class Action(enum.StrEnum):
     REINDEXED = "reindexed"
     RESTORED = "restored"
     DOCTOR = "doctor"
+    LINTED = "linted"
     #: an MCP error result (``echo_core.errors.EchoError`` on the wire), never an envelope's
     ERROR = "error"
