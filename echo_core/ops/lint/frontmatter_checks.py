@@ -7,7 +7,6 @@ import datetime as _dt
 from collections.abc import Iterator
 from typing import Any
 
-from echo_core.ops.frontmatter_backfill import missing_frontmatter
 from echo_core.ops.lint.model import Finding, Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
 
@@ -27,8 +26,7 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
                           "fix the YAML between the --- lines by hand (lint --fix "
                           "does not rewrite a block it cannot read)")
             continue
-        missing = missing_frontmatter(note, kind, snap.manifest,
-                                      created=snap.mtime_date(path), today=snap.today)
+        missing = snap.missing(path)
         if not missing:
             continue
         keys = ", ".join(missing)

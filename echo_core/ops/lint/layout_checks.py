@@ -29,7 +29,7 @@ def retired_root(path: str, snap: VaultSnapshot) -> str | None:
 def check_retired(snap: VaultSnapshot) -> Iterator[Finding]:
     """A note under a path that used to be a route."""
     for path in snap.notes:
-        retired = retired_root(path, snap)
+        retired = retired_root(path, snap) if path.startswith(_retired_heads(snap)) else None
         if retired is not None:
             yield Finding("retired-path", path, f"{retired}/ is a retired route",
                           "move the note to the folder of its kind (see the routing "
@@ -38,6 +38,10 @@ def check_retired(snap: VaultSnapshot) -> Iterator[Finding]:
 
 def _allowed_folders(snap: VaultSnapshot) -> tuple[str, ...]:
     return (*snap.folders, *SYSTEM_FOLDERS)
+
+
+def _retired_heads(snap: VaultSnapshot) -> tuple[str, ...]:
+    return tuple(r.rstrip("/") for r in snap.manifest.retired_paths)
 
 
 def routed(path: str, folders: tuple[str, ...]) -> bool:
@@ -53,8 +57,16 @@ def check_routes(snap: VaultSnapshot) -> Iterator[Finding]:
     """A note outside every kind folder and the system layout (a retired path is
     reported by ``retired-path`` instead, never by both)."""
     folders = _allowed_folders(snap)
+    retired = _retired_heads(snap)
+    by_folder: dict[str, bool] = {}
     for path in snap.notes:
-        if retired_root(path, snap) is None and not routed(path, folders):
+        folder = path.rpartition("/")[0]
+        ok = by_folder.get(folder)
+        if ok is None:  # every note of a folder is routed, or none is (but READMEs)
+            ok = by_folder[folder] = routed(folder + "/note.md", folders)
+        if ok or (path.startswith(retired) and retired_root(path, snap) is not None):
+            continue
+        if not routed(path, folders):
             yield Finding("outside-route", path, "not in any kind's folder nor the "
                           "system layout", "move it to the folder of its kind (e.g. "
                           "resources/concepts/), or into inbox/ for triage")

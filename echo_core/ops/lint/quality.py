@@ -8,7 +8,8 @@ the title and empty headings (0.3), links in or out (0.2), freshness of ``update
 
 from __future__ import annotations
 
-from echo_core.ops.frontmatter_backfill import missing_frontmatter
+import re
+
 from echo_core.ops.lint.frontmatter_checks import as_date
 from echo_core.ops.lint.model import QualityScore
 from echo_core.ops.lint.snapshot import VaultSnapshot
@@ -16,18 +17,18 @@ from echo_core.ops.lint.snapshot import VaultSnapshot
 WEIGHTS = {"frontmatter": 0.3, "body": 0.3, "links": 0.2, "freshness": 0.2}
 STALE_DAYS = 365
 LOWEST_SHOWN = 5
+_TEXT_LINE_RE = re.compile(r"^[ \t]*[^\s#]", re.MULTILINE)
 
 
 def has_body(body: str) -> bool:
     """Whether the body holds text besides headings."""
-    return any(line.strip() and not line.lstrip().startswith("#") for line in body.splitlines())
+    return _TEXT_LINE_RE.search(body) is not None
 
 
 def score_note(path: str, kind: str, snap: VaultSnapshot) -> QualityScore:
     """The score of the entity note at ``path`` (of ``kind``)."""
     note = snap.notes[path]
-    complete = note.frontmatter_error is None and not missing_frontmatter(
-        note, kind, snap.manifest, created=snap.today, today=snap.today)
+    complete = note.frontmatter_error is None and not snap.missing(path)
     linked = bool(snap.links.get(path)) or path in snap.linked_to
     updated = as_date(note.frontmatter.get("updated"))
     age = (snap.today - updated).days if updated is not None else STALE_DAYS

@@ -38,6 +38,7 @@ class LinkResolver:
             if name.endswith(".md"):
                 self._names.setdefault(name[:-3], []).append(path)
         self._entity_names = entity_names
+        self._seen: dict[str, tuple[str, ...]] = {}
 
     @functools.cached_property
     def _by_entity_name(self) -> dict[str, set[str]]:
@@ -45,7 +46,13 @@ class LinkResolver:
 
     def resolve(self, target: str) -> tuple[str, ...]:
         """The paths ``target`` may point to (several when names repeat); empty when it
-        points at nothing."""
+        points at nothing. Answers are remembered (links repeat)."""
+        found = self._seen.get(target)
+        if found is None:
+            found = self._seen[target] = self._resolve(target)
+        return found
+
+    def _resolve(self, target: str) -> tuple[str, ...]:
         folded = target.strip().casefold().lstrip("/")
         if not folded:
             return ()

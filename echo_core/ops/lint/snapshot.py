@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from echo_core.entities import EntityIndex
 from echo_core.errors import EchoError
 from echo_core.models import Entity, Note
-from echo_core.note_entities import entity_of, kind_folders, note_kind
+from echo_core.note_entities import entity_of, file_stem, folder_kind, kind_folders, note_kind
+from echo_core.ops.frontmatter_backfill import missing_frontmatter
 from echo_core.notes import parse_note, wikilinks
 from echo_core.ops.index_sync import read_current
 from echo_core.ops.lint.resolver import LinkResolver
@@ -51,16 +52,35 @@ class VaultSnapshot:
         self.index_error = index_error
         self.unreadable = unreadable
         self.folders = kind_folders(manifest)
+        self._missing: dict[str, dict[str, Any]] = {}
 
     @functools.cached_property
     def kinds(self) -> dict[str, str]:
-        """Entity note path -> its kind (every note in a kind's folder)."""
+        """Entity note path -> its kind (every note in a kind's folder; ``note_kind``,
+        with the folder looked up once per folder, not once per note)."""
         out: dict[str, str] = {}
+        by_folder: dict[str, dict[str, str]] = {}
         for path, note in self.notes.items():
-            kind = note_kind(note, self.folders, self.manifest)
-            if kind is not None:
-                out[path] = kind
+            folder = path.rpartition("/")[0]
+            own = by_folder.get(folder)
+            if own is None:
+                kind = folder_kind(folder + "/note.md", self.folders)
+                by_folder[folder] = own = {folder: kind} if kind is not None else {}
+            if own:
+                found = note_kind(note, own, self.manifest)
+                if found is not None:
+                    out[path] = found
         return out
+
+    def missing(self, path: str) -> dict[str, Any]:
+        """The frontmatter the entity note at ``path`` lacks for its kind
+        (``missing_frontmatter``; created/updated would get the file's date)."""
+        cached = self._missing.get(path)
+        if cached is None:
+            cached = self._missing[path] = missing_frontmatter(
+                self.notes[path], self.kinds[path], self.manifest,
+                created=self.mtime_date(path), today=self.today)
+        return cached
 
     @functools.cached_property
     def links(self) -> dict[str, tuple[str, ...]]:
@@ -74,10 +94,11 @@ class VaultSnapshot:
         """Entity note path -> the entity it describes, as a sweep would derive it (its
         slug: the index's for a path the index knows, else the file stem)."""
         out: dict[str, Entity] = {}
-        for path in self.kinds:
+        for path, kind in self.kinds.items():
             known = self.index.by_path(path) if self.index is not None else None
-            slug = known.slug if known is not None else path.rsplit("/", 1)[-1][:-3]
-            entity = entity_of(self.notes[path], slug, self.folders, self.manifest)
+            slug = known.slug if known is not None else file_stem(path)
+            entity = entity_of(self.notes[path], slug, {path.rpartition("/")[0]: kind},
+                               self.manifest)
             if entity is not None:
                 out[path] = entity
         return out
