@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from echo_core.ops.lint.registry import CHECK_NAMES
 import pytest
 
+from echo_core.ops.lint.registry import CHECK_NAMES
 from tests.capture_kit import VaultBox
 from tests.lint_kit import PLANTED, box_like, run
 

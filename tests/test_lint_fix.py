@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from echo_core.ops.lint.run import lint
-from tests.capture_kit import VaultBox
 from tests.lint_kit import ENGINE, MECHANICAL, PLANTED, SCRATCH, box_like, found, run
 
 BABBAGE = PLANTED["incomplete-frontmatter"]

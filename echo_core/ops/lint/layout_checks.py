@@ -28,8 +28,9 @@ def retired_root(path: str, snap: VaultSnapshot) -> str | None:
 
 def check_retired(snap: VaultSnapshot) -> Iterator[Finding]:
     """A note under a path that used to be a route."""
+    heads = _retired_heads(snap)
     for path in snap.notes:
-        retired = retired_root(path, snap) if path.startswith(_retired_heads(snap)) else None
+        retired = retired_root(path, snap) if path.startswith(heads) else None
         if retired is not None:
             yield Finding("retired-path", path, f"{retired}/ is a retired route",
                           "move the note to the folder of its kind (see the routing "

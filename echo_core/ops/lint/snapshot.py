@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from echo_core.entities import EntityIndex
 from echo_core.errors import EchoError
 from echo_core.models import Entity, Note
+from echo_core.names import name_key
 from echo_core.note_entities import entity_of, file_stem, folder_kind, kind_folders, note_kind
-from echo_core.ops.frontmatter_backfill import missing_frontmatter
 from echo_core.notes import parse_note, wikilinks
+from echo_core.ops.frontmatter_backfill import missing_frontmatter
 from echo_core.ops.index_sync import read_current
 from echo_core.ops.lint.resolver import LinkResolver
 from echo_core.protocols import BackendUnavailable
@@ -109,9 +110,9 @@ class VaultSnapshot:
         return LinkResolver(self.files, self._entity_names)
 
     def _entity_names(self) -> dict[str, set[str]]:
+        """Name key -> entity note paths: the slug, title and aliases of every entity
+        derived from the notes, and the names the stored index gives notes that exist."""
         names: dict[str, set[str]] = {}
-        from echo_core.names import name_key
-
         for path, entity in self.derived.items():
             for name in (entity.slug, entity.title, *entity.aliases):
                 key = name_key(name)
@@ -120,9 +121,9 @@ class VaultSnapshot:
         if self.index is not None:
             for key, slugs in self.index.names_by_key().items():
                 for slug in slugs:
-                    entity = self.index.get(slug)
-                    if entity is not None and entity.path in self.notes:
-                        names.setdefault(key, set()).add(entity.path)
+                    stored = self.index.get(slug)
+                    if stored is not None and stored.path in self.notes:
+                        names.setdefault(key, set()).add(stored.path)
         return names
 
     @functools.cached_property
