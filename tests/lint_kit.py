@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from echo_core.frontmatter import set_frontmatter_key
+from echo_core.models import CaptureRequest
+from echo_core.ops.capture import capture
 from echo_core.ops.index_sync import sync_paths
 from echo_core.ops.lint.model import LintResult
 from echo_core.ops.lint.run import lint
@@ -47,16 +49,17 @@ MECHANICAL = {"incomplete-frontmatter", "expired-working-note", "index-drift"}
 def clean_box(box: VaultBox) -> VaultBox:
     """init + captures of several kinds + links: a vault lint finds nothing in."""
     box.init()
+    ctx = box.ctx()
     for title, kind, body in (
             ("Ada Lovelace", "person", "Wrote the first program for the engine."),
             ("Analytical Engine", "concept", "Babbage's general-purpose machine."),
             ("Grace Hopper", "person", "Wrote the first compiler."),
             ("Test Runner Habits", "semantic", "How tests are run here."),
             ("Deploy Scratch", "working", "Scratch notes for the deploy.")):
-        env = box.capture(title, kind=kind, body=body)
+        env = capture(ctx, CaptureRequest(title=title, kind=kind, body=body))
         assert env.ok, env
     for a, b in ((ADA, ENGINE), (GRACE, ADA)):
-        assert link(box.ctx(), a, b).ok
+        assert link(ctx, a, b).ok
     return box
 
 

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError
 from echo_core.ops.frontmatter_backfill import backfill_frontmatter
 from echo_core.ops.index_sync import sync_paths
 from echo_core.ops.lint.model import Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
+from echo_core.storage_base import none_if_absent
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -33,12 +34,9 @@ def _write_frontmatter(ctx: EchoContext, snap: VaultSnapshot, path: str,
     """Set ``values`` on the note at ``path`` if it is as lint read it; True when done."""
     storage = ctx.vault.storage
     with storage.lock():
-        try:
-            current = storage.read(path)
-        except EchoError as exc:
-            if exc.code == ExitCode.NOT_FOUND:
-                return False
-            raise
+        current = none_if_absent(lambda: storage.read(path))
+        if current is None:
+            return False
         if current != snap.notes[path].text:
             log.info("lint: %s changed since it was read; not repaired", path)
             return False
