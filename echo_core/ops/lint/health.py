@@ -66,7 +66,7 @@ def deep_doctor(ctx: EchoContext, readiness: Envelope[Any]) -> Envelope[DeepDoct
                      "fix that first, then run `echo-memory lint`")
     else:
         try:
-            env = lint(ctx)
+            env = lint(ctx, score=False)
         except (EchoError, BackendUnavailable, OSError) as exc:
             line = Check("lint", "fail", f"lint could not run: {exc}",
                          "run `echo-memory lint` to see the error")

@@ -55,9 +55,9 @@ def _message(result: LintResult, fix: bool, apply: bool) -> str:
 
 
 def lint(ctx: EchoContext, checks: tuple[str, ...] = (), *, fix: bool = False,
-         apply: bool = False) -> Envelope[LintResult]:
+         apply: bool = False, score: bool = True) -> Envelope[LintResult]:
     """Run lint (see the module docstring). ``checks``: names to run (all when empty;
-    an unknown name exits 2)."""
+    an unknown name exits 2); ``score=False`` leaves out the quality scores."""
     start = time.perf_counter()
     chosen = selected(checks)
     snap = read_snapshot(ctx)
@@ -67,8 +67,9 @@ def lint(ctx: EchoContext, checks: tuple[str, ...] = (), *, fix: bool = False,
         repairs = apply_repairs(ctx, snap, repairs)
         snap = read_snapshot(ctx)
         findings = run_checks(snap, chosen)
+    scores = quality_scores(snap) if score else ()
     result = LintResult(len(snap.notes), findings, counts(findings, chosen), repairs,
-                        quality_scores(snap), round(time.perf_counter() - start, 3))
+                        scores, round(time.perf_counter() - start, 3))
     action = Action.DRY_RUN if fix and not apply else Action.LINTED
     warnings = tuple(f"{p} is not UTF-8 text; lint skipped it" for p in snap.unreadable)
     return Envelope(not findings, action, _message(result, fix, apply), result, warnings)
