@@ -54,5 +54,6 @@ class Action(enum.StrEnum):
     SWEPT = "swept"
     RESTORED = "restored"
     DOCTOR = "doctor"
+    LINTED = "linted"
     #: an MCP error result (``echo_core.errors.EchoError`` on the wire), never an envelope's
     ERROR = "error"

@@ -177,11 +177,6 @@ def test_dry_run_capture_writes_nothing(server: EchoMcpServer, box: VaultBox) ->
     assert box.tree_digest() == before
 
 
-def test_health_deep_says_lint_is_not_available_yet(server: EchoMcpServer) -> None:
-    err, data, _ = with_client(server, lambda c: call(c, "echo_health", deep=True))
-    assert not err and any("not available yet" in w for w in data["warnings"])
-
-
 # --- plugin-contributed tools ---------------------------------------------------------
 
 

@@ -100,23 +100,36 @@ never routes it twice.
 """, model_invocable=False)
 
 HEALTH_SKILL = SkillSpec("health", (
-    "Check whether echo-memory is healthy and its notes are consistent. Use when memory "
-    "seems wrong, stale or incomplete, or when the user asks about memory health."), """
+    "Check whether echo-memory is healthy and its notes are consistent: broken links, "
+    "orphans, notes outside the layout, incomplete frontmatter, index drift, stale scope, "
+    "expired working notes, duplicates, contradictions. Use when memory seems wrong, stale "
+    "or incomplete, or when the user asks about memory health."), """
 # Memory health
 
-This version of echo-memory has no `health` (lint) verb yet; the vault checks it will run
-(broken links, orphans, stale scope, expired working notes, index drift) are not installed.
-What you can check today:
+First readiness (config, vault, marker, index, outbox), then the notes themselves:
 
 ```bash
-echo-memory doctor            # config, vault, marker, schema, plugins: ok / warn / fail with fixes
-echo-memory scope show        # how many sessions since the scope was last set
-echo-memory triage list       # how much is waiting in the inbox
+echo-memory doctor            # each check ok / WARN / FAIL, with the fix
+echo-memory lint              # findings grouped by check: path, what is wrong, the fix
+echo-memory lint --json       # the same for machines, plus a quality score per note
+echo-memory lint --check broken-wikilink --check orphan-note   # only some checks
 ```
 
-If recall misses notes you know exist (e.g. after editing notes outside echo-memory), the
-index can be rebuilt with `echo-memory reindex`. Report what you found; do not edit notes
-to "fix" them without the user's go-ahead.
+`lint` exits 1 while findings remain, 0 on a clean vault. Over MCP, `echo_health` with
+`deep: true` runs both and returns the lint findings.
+
+Some findings are mechanical (incomplete frontmatter, an expired working note still
+active, the entity index disagreeing with the notes); lint repairs those itself:
+
+```bash
+echo-memory lint --fix            # dry run: lists each repair, writes nothing
+echo-memory lint --fix --apply    # makes them (one frontmatter line each; history kept)
+```
+
+Show the user the dry run before applying. The other findings need judgement: a broken
+link to correct, an orphan to link (`echo-memory link A B`) or drop, a duplicate pair to
+merge, a contradiction to resolve, a stale scope to renew (`echo-memory scope set`).
+Propose those changes; do not make them without the user's go-ahead.
 """)
 
 SWEEP_SKILL = SkillSpec("sweep", (

@@ -8,7 +8,7 @@ import attrs
 
 from echo_core.models import Envelope
 from echo_core.operations import CliSurface, McpSurface, Operation, lazy_type, param
-from echo_core.verbs.skill_texts import DOCTOR_SKILL, HEALTH_SKILL
+from echo_core.verbs.skill_texts import DOCTOR_SKILL
 
 
 @attrs.frozen(kw_only=True)
@@ -58,9 +58,14 @@ to put a new empty vault in its place unless --new is given."""),
 class DoctorParams:
     """What ``doctor`` / ``echo_health`` take."""
 
-    deep: bool = param(False, help="Ask for deep checks too. Lint-level checks are not "
-                       "available yet, so both modes run the readiness checks; deep=true "
-                       "adds a warning saying so.", cli=None)
+    deep: bool = param(False, help="Also run lint after the readiness checks: broken "
+                       "links, orphans, index drift, stale scope, incomplete frontmatter "
+                       "and the rest; the result adds a lint line, the count per check "
+                       "and every finding (`lint`).", cli=None)
+
+
+#: Lint findings the readable doctor report lists (the structured result has them all).
+_LINT_SHOWN = 20
 
 
 def render_doctor(env: Envelope[Any]) -> str:
@@ -72,29 +77,37 @@ def render_doctor(env: Envelope[Any]) -> str:
         if check.fix and check.status != "ok":
             line += f"\n       fix: {check.fix}"
         lines.append(line)
+    report = getattr(env.data, "lint", None)
+    if report is not None and report.findings:
+        shown = report.findings[:_LINT_SHOWN]
+        lines.extend(f"  {f.check}: {f.path}: {f.problem}" for f in shown)
+        if len(report.findings) > len(shown):
+            lines.append(f"  ... and {len(report.findings) - len(shown)} more")
     lines.append(env.message)
     return "\n".join(lines)
 
 
 def run_doctor(ctx: Any, p: DoctorParams) -> Envelope[Any]:
-    """``ops.doctor.run_doctor``; ``deep`` is reserved for the lint checks (SPEC §5.2)."""
+    """``ops.doctor.run_doctor``; with ``deep`` lint runs after it (SPEC §5.2)."""
     from echo_core.ops.doctor import run_doctor as doctor
 
     envelope = doctor(ctx)
     if p.deep:
-        note = "deep checks (lint) are not available yet; ran the readiness checks only"
-        envelope = attrs.evolve(envelope, warnings=(*envelope.warnings, note))
+        from echo_core.ops.lint.health import deep_doctor
+
+        envelope = deep_doctor(ctx, envelope)
     return envelope
 
 
 DOCTOR = Operation(
     "doctor", "Check readiness: config (and which source won), vault, marker, schema, plugins.",
     ("Check that memory works: config, vault reachable, plugins, marker and schema. Use "
-     "it when memory tools fail or during setup. Returns each check as ok, warn or fail "
-     "with the fix; ok=false when any check fails."),
-    DoctorParams, run_doctor, lazy_type("echo_core.ops.doctor", "DoctorResult"),
+     "it when memory tools fail or during setup; deep=true also checks the notes "
+     "(broken links, orphans, index drift, stale scope, ...). Returns each check as ok, "
+     "warn or fail with the fix; ok=false when any check fails."),
+    DoctorParams, run_doctor, lazy_type("echo_core.ops.lint.health", "DeepDoctorResult"),
     profile="core", render=render_doctor, mcp=McpSurface(tool="echo_health"),
-    skill=(DOCTOR_SKILL, HEALTH_SKILL), needs_vault=False, needs_config=False,
+    skill=DOCTOR_SKILL, needs_vault=False, needs_config=False,
     cli=CliSurface(help="""Check readiness: config (and which source won), vault, marker, schema, plugins.
 
 Every check runs even when an earlier one fails (a broken config file is reported and

@@ -1,0 +1,67 @@
+"""Pairs of entities the duplicate gate would not have let both in (SPEC §2.2).
+
+Two entities of the same kind look like duplicates when a name of one scores >= 0.8
+on token-set similarity against the other's names (title + aliases, stopwords removed)
+and, when they share a single token, that token names no third entity (inside the
+vault both hold it, so "unique" is a document frequency of 2). Dated kinds compare
+only entities of the same date. The gate's rule, applied with the core's own
+``EntityIndex.fuzzy``, so the work stays bounded: candidates come only through tokens
+naming at most ``MAX_DF`` entities (a word in hundreds of names says nothing about
+which one is meant), never from all pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from echo_core.entities import EntityIndex, entity_names
+from echo_core.models import Entity
+from echo_core.ops.lint.model import Finding
+from echo_core.ops.lint.snapshot import VaultSnapshot
+
+THRESHOLD = 0.8
+MAX_DF = 50
+_LIMIT = 10
+
+
+def _same_day(a: Entity, b: Entity, snap: VaultSnapshot) -> bool:
+    route = snap.manifest.kinds.get(a.kind)
+    return route is None or not route.dated or a.slug[:10] == b.slug[:10]
+
+
+def _blocks(index: EntityIndex, name: str, other: Entity) -> bool:
+    shared = index.shared_tokens(name, other)
+    return len(shared) != 1 or index.document_frequency(next(iter(shared))) <= 2
+
+
+def duplicate_pairs(index: EntityIndex, snap: VaultSnapshot) -> Iterator[tuple[Entity, Entity, float]]:
+    """Each pair (by slug order) once, with its best score."""
+    for entity in sorted(index.entities.values(), key=lambda e: e.slug):
+        if entity.path not in snap.notes:
+            continue  # index drift reports it
+        best: dict[str, tuple[Entity, float]] = {}
+        for name in entity_names(entity):
+            for match in index.fuzzy(name, kind=entity.kind, min_score=THRESHOLD,
+                                     limit=_LIMIT, max_df=MAX_DF):
+                other = match.entity
+                if (other.slug <= entity.slug or other.path not in snap.notes
+                        or not _same_day(entity, other, snap)
+                        or not _blocks(index, name, other)):
+                    continue
+                if other.slug not in best or best[other.slug][1] < match.score:
+                    best[other.slug] = (other, match.score)
+        for other, score in sorted(best.values(), key=lambda item: item[0].slug):
+            yield entity, other, score
+
+
+def check_duplicates(snap: VaultSnapshot) -> Iterator[Finding]:
+    """One finding per pair, on the first note (by slug), naming the other."""
+    if snap.index is None:
+        return
+    for a, b, score in duplicate_pairs(snap.index, snap):
+        yield Finding("duplicate-entities", a.path,
+                      f"{a.kind} {a.title!r} looks like {b.title!r} ({b.path}, score "
+                      f"{score:.2f})",
+                      "if they are one thing, merge the text into one note and delete "
+                      "the other (add the lost name to `aliases`); if not, rename one",
+                      other=b.path)

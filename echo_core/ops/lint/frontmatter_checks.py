@@ -1,0 +1,68 @@
+"""Frontmatter a note of its kind should carry, and working notes past their
+``expires`` (SPEC §1.2, §2.7). Both are mechanical: ``lint --fix`` sets the keys."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterator
+from typing import Any
+
+from echo_core.ops.lint.model import Finding, Repair
+from echo_core.ops.lint.snapshot import VaultSnapshot
+
+EXPIRED_STATUS = "expired"
+
+
+def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
+    """An entity note lacking (or leaving empty) a key every note of its kind carries
+    (type, status, created, updated, tags; a working note also expires). The repair
+    adds each missing key, one line each, with the manifest's value (created/updated:
+    the file's date). A block that cannot be parsed is reported, not repaired."""
+    for path, kind in snap.kinds.items():
+        note = snap.notes[path]
+        if note.frontmatter_error is not None:
+            yield Finding("incomplete-frontmatter", path,
+                          f"the frontmatter cannot be read ({note.frontmatter_error})",
+                          "fix the YAML between the --- lines by hand (lint --fix "
+                          "does not rewrite a block it cannot read)")
+            continue
+        missing = snap.missing(path)
+        if not missing:
+            continue
+        keys = ", ".join(missing)
+        yield Finding("incomplete-frontmatter", path, f"a {kind} note lacks {keys}",
+                      "`echo-memory lint --fix --apply` adds them (one line each)",
+                      repair=Repair(path, f"add {keys}", dict(missing)))
+
+
+def as_date(value: Any) -> _dt.date | None:
+    """A frontmatter date (a YAML date, a datetime or an ISO string); None otherwise."""
+    if isinstance(value, _dt.datetime):
+        return value.date()
+    if isinstance(value, _dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return _dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def check_expired_working(snap: VaultSnapshot) -> Iterator[Finding]:
+    """A working note whose ``expires`` is before today while its status is still
+    active. The repair sets ``status: expired`` (one line; the note stays)."""
+    for path, kind in snap.kinds.items():
+        if kind != "working":
+            continue
+        fm = snap.notes[path].frontmatter
+        expires = as_date(fm.get("expires"))
+        if expires is None or expires >= snap.today:
+            continue
+        if str(fm.get("status") or "").strip().casefold() != "active":
+            continue
+        yield Finding("expired-working-note", path,
+                      f"expired on {expires.isoformat()} but status is still active",
+                      "`echo-memory lint --fix --apply` sets status: expired",
+                      repair=Repair(path, f"set status: {EXPIRED_STATUS}",
+                                    {"status": EXPIRED_STATUS}))

@@ -1,0 +1,64 @@
+"""The graph: links that point at nothing, entity notes outside the graph, and
+``superseded_by`` naming no note (SPEC §1.3, §2.6)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from echo_core.ops.lint.model import Finding
+from echo_core.ops.lint.snapshot import SYSTEM_NOTES, VaultSnapshot
+
+_BRACKETS_RE = re.compile(r"^\[\[(.+?)\]\]$")
+
+
+def check_broken_links(snap: VaultSnapshot) -> Iterator[Finding]:
+    """Each ``[[target]]`` (and ``[[t|label]]``, ``[[t#h]]``, embed ``![[file]]``)
+    resolving to no note, file or entity name; links in code are not links. One finding
+    per note and target."""
+    resolve = snap.resolver.resolve
+    for path, targets in snap.links.items():
+        for target in targets:
+            if not resolve(target):
+                yield Finding("broken-wikilink", path, f"[[{target}]] points to no note "
+                              "or file", "correct the link, or create the note it names "
+                              "(e.g. with `echo-memory capture`)")
+
+
+def check_orphans(snap: VaultSnapshot) -> Iterator[Finding]:
+    """An entity note (in a kind's folder) that no other note links to and that has no
+    link of its own: outside the graph, so recall never reaches it as a neighbour. The
+    memory's own notes (operator preferences) are not entities people link."""
+    linked = snap.linked_to
+    for path in snap.kinds:
+        if path in SYSTEM_NOTES or path in linked or snap.links.get(path):
+            continue
+        yield Finding("orphan-note", path, "no note links to it and it links to none",
+                      "link it to a related note (`echo-memory link A B`), or delete it "
+                      "if it is no longer wanted")
+
+
+def superseded_target(value: object) -> str:
+    """The note a ``superseded_by`` value names: ``[[x]]``, a path or a slug."""
+    text = str(value).strip().strip('"').strip()
+    match = _BRACKETS_RE.match(text)
+    if match:
+        text = re.split(r"[|#]", match.group(1), maxsplit=1)[0]
+    return text.strip()
+
+
+def check_superseded_by(snap: VaultSnapshot) -> Iterator[Finding]:
+    """A ``superseded_by`` that names no note (its successor is gone or mistyped)."""
+    for path, note in snap.notes.items():
+        raw = note.frontmatter.get("superseded_by")
+        if raw is None or raw == "":
+            continue
+        values = raw if isinstance(raw, list) else [raw]
+        for value in values:
+            target = superseded_target(value)
+            if not target or not snap.resolver.resolve(target):
+                yield Finding("dangling-superseded-by", path,
+                              f"superseded_by {target!r} names no note",
+                              "point superseded_by at the note that replaced it "
+                              "(`echo-memory fm PATH superseded_by '\"[[slug]]\"'`), or "
+                              "remove the key")
