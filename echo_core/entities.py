@@ -322,7 +322,14 @@ class EntityStore:
         if self._index is not None and signature == self._signature:
             return self._index
         index = EntityIndex()
-        texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        try:
+            texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        except EchoError as exc:
+            if exc.code != ExitCode.FAILURE:  # absent vault, lock, outage: as they are
+                raise
+            raise EchoError(f"the entity index cannot be read ({exc.message}); run "
+                            "`echo-memory sweep --apply`: it sets the damaged file aside "
+                            "and rebuilds the index from the notes") from exc
         snapshot = texts.get(SNAPSHOT_PATH)
         op_ids: dict[str, None] = {}
         if snapshot:
