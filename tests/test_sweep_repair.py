@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from echo_core.errors import EchoError
+from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.resolve import resolve
 from echo_core.ops.sweep import full_sweep
-from echo_core.models import CaptureRequest
 from echo_core.vault import MARKER_PATH
 from tests.capture_kit import VaultBox
 from tests.cli_inproc import run_main

@@ -79,6 +79,8 @@ def alias_proposals(ctx: EchoContext, entities: Sequence[Entity]) -> tuple[Alias
             kind, mention, slug = found
             counts[(kind, name_key(mention), slug)] += 1
             spelling[(name_key(mention), slug)] = mention
+    if not counts:
+        return ()
     index = EntityIndex(entities)
     proposals: dict[tuple[str, str], AliasProposal] = {}
     for (kind, key, slug), n in sorted(counts.items()):

@@ -11,6 +11,7 @@ only for notes the sweep will change, so a large vault costs little memory.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,24 @@ def link_targets(text: str) -> list[str]:
     return [t.split("#", 1)[0].strip() for t in wikilinks(text)]
 
 
+_RELATED = re.compile(rf"^## {RELATED_HEADING}[ \t]*\r?$", re.MULTILINE)
+_NEXT_HEADING = re.compile(r"^#{1,2}[ \t]", re.MULTILINE)
+
+
+def related_section(text: str) -> str:
+    """The text under ``## Related`` ("" when none). Without a code fence in the note
+    a regex finds it (the common case, many times faster); else ``section_body``."""
+    if "## " + RELATED_HEADING not in text:
+        return ""
+    if "```" in text or "~~~" in text:
+        return section_body(text, RELATED_HEADING) or ""
+    found = _RELATED.search(text)
+    if found is None:
+        return ""
+    end = _NEXT_HEADING.search(text, found.end())
+    return text[found.end():end.start() if end else len(text)]
+
+
 def _mtime_date(mtime_ns: int) -> _dt.date:
     return _dt.date.fromtimestamp(mtime_ns / 1e9)
 
@@ -82,9 +101,11 @@ class _Reader:
         doc = index_doc(note)
         if entity is None:
             return NoteFacts(path, doc=doc)
-        related = (tuple(link_targets(body)) if (body := section_body(text, RELATED_HEADING))
-                   else ())
-        links = frozenset(link_targets(text)) if "[[" in text else frozenset()
+        related = tuple(link_targets(body)) if (body := related_section(text)) else ()
+        links = (frozenset() if "[[" not in text else
+                 frozenset(t.split("#", 1)[0].strip() for t in doc.links) if doc is not None
+                 and note.frontmatter.get("type") != "daily" and "[[" not in text[:len(text) - len(note.body)]
+                 else frozenset(link_targets(text)))
         expires = note.frontmatter.get("expires") not in (None, "")
         fill, problem, filled = self._fill(note, entity.kind, mtime_ns)
         return NoteFacts(path, entity, fill, problem, related, links,
