@@ -101,3 +101,28 @@ def test_sweep_cli_repairs_a_vault_that_lost_its_marker(
     done = run_main(["sweep", "--apply", "--json", "--vault", str(vault_dir)], capsys, monkeypatch)
     assert done.code == 0 and json.loads(done.out)["marker"]["action"] == "rewritten"
     assert run_main(["resolve", "x", "--vault", str(vault_dir)], capsys, monkeypatch).code == 0
+
+
+def test_a_journal_with_unreadable_lines_is_set_aside_and_folded(tmp_path: Path) -> None:
+    box = VaultBox(tmp_path).init()
+    assert box.capture("Ada Lovelace", kind="person").ok
+    journal = box.vault / "_agent/index/entities.journal.ndjson"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    text = "\n".join([lines[0], "{not json", *lines[1:]]) + "\n"
+    journal.write_text(text, encoding="utf-8")
+    env = full_sweep(box.ctx(), apply=True)
+    assert [s.path for s in env.data.set_aside] == ["_agent/index/entities.journal.ndjson"]
+    assert (box.vault / env.data.set_aside[0].to).read_text(encoding="utf-8") == text
+    assert journal.read_text(encoding="utf-8") == ""
+    assert resolve(box.ctx(), "Ada Lovelace").data.slug == "ada-lovelace"  # slug kept
+
+
+def test_doctor_names_sweep_for_a_corrupt_index_and_is_ok_after_it(tmp_path: Path) -> None:
+    from echo_core.ops.doctor import run_doctor
+
+    box = VaultBox(tmp_path).init()
+    _damage(box.vault / INDEX, "truncated")
+    check = {c.name: c for c in run_doctor(box.ctx()).data.checks}["entity-index"]
+    assert check.status == "fail" and "echo-memory sweep --apply" in check.fix
+    full_sweep(box.ctx(), apply=True)
+    assert {c.name: c for c in run_doctor(box.ctx()).data.checks}["entity-index"].status == "ok"
