@@ -3,9 +3,9 @@
     python bench/perf_full_sweep.py [--sizes 10000 100000] [--keep DIR]
 
 Per size: a vault from ``bench.synthetic_vault.build_recall_vault`` (entity notes,
-session logs, journal notes, frontmatter, wikilinks), with a tenth of its entity notes
-stripped of their frontmatter and the entity index deleted, so the sweep has real work:
-every entity re-derived, frontmatter backfilled, the index rebuilt. Reported: the whole
+session logs, journal notes, frontmatter, wikilinks), hand-edited (``hand_edit``: 1% of
+the notes stripped of their frontmatter, the entity index deleted), so the sweep has
+real work: every entity derived anew, frontmatter backfilled, both indexes rebuilt. Reported: the whole
 ``full_sweep(ctx, apply=True)`` in notes/s, its phases (read+parse, plan, note writes,
 entity index, recall index), a second (no-change) apply, and a dry run.
 """
@@ -27,14 +27,21 @@ from bench.synthetic_vault import build_recall_vault
 from echo_core.ops.sweep import full_sweep
 
 
-def strip_some(vault: Path, every: int = 10) -> int:
-    """Remove the frontmatter of every ``every``-th entity note and the entity index."""
+def hand_edit(vault: Path, every: int = 100) -> int:
+    """Leave the vault as a person's edits would: the generator's one-way ``## Related``
+    links dropped (else a first sweep writes a backlink into a third of the notes, which
+    times fsync, not the sweep), every ``every``-th entity note stripped of its
+    frontmatter, the entity index deleted. Returns how many notes were stripped."""
     stripped = 0
-    for i, path in enumerate(sorted((vault / "resources").rglob("*.md"))):
+    for i, path in enumerate(sorted(p for p in vault.rglob("*.md") if p.name != "README.md")):
         text = path.read_text(encoding="utf-8")
-        if i % every == 0 and text.startswith("---\n"):
-            path.write_text(text.split("---\n", 2)[2], encoding="utf-8")
+        head, sep, _links = text.partition("## Related\n")
+        new = head + sep
+        if i % every == 0 and new.startswith("---\n") and "/_agent/" not in path.as_posix():
+            new = new.split("---\n", 2)[2]
             stripped += 1
+        if new != text:
+            path.write_text(new, encoding="utf-8")
     (vault / "_agent/index/entities.json").unlink()
     return stripped
 
@@ -43,7 +50,7 @@ def run_size(size: int, work: Path) -> None:
     vault, state = work / "vault", work / "state"
     t0 = time.perf_counter()
     build_recall_vault(vault, work / "gen-state", size)
-    stripped = strip_some(vault)
+    stripped = hand_edit(vault)
     print(f"\n{size} notes (generated in {time.perf_counter() - t0:.1f} s; {stripped} "
           "stripped of frontmatter, entity index deleted)")
     env = bench_env(work)
