@@ -70,9 +70,9 @@ def entity_from_json(slug: str, raw: Any) -> Entity:
                       title=str(raw["title"]), aliases=tuple(str(a) for a in raw.get("aliases", ())),
                       h=str(raw.get("h", "")))
     except (KeyError, TypeError) as exc:
-        raise EchoError(f"entity index entry {slug!r} is malformed ({exc}); restore "
-                        f"{SNAPSHOT_PATH} from a backup (the zips `echo-memory backup` "
-                        "writes hold it)") from exc
+        raise EchoError(f"entity index entry {slug!r} is malformed ({exc}); run "
+                        "`echo-memory sweep --apply`: it sets the damaged file aside and "
+                        "rebuilds the index from the notes") from exc
 
 
 @attrs.frozen
@@ -325,7 +325,14 @@ class EntityStore:
         if self._index is not None and signature == self._signature:
             return self._index
         index = EntityIndex()
-        texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        try:
+            texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        except EchoError as exc:
+            if exc.code != ExitCode.FAILURE:  # absent vault, lock, outage: as they are
+                raise
+            raise EchoError(f"the entity index cannot be read ({exc.message}); run "
+                            "`echo-memory sweep --apply`: it sets the damaged file aside "
+                            "and rebuilds the index from the notes") from exc
         snapshot = texts.get(SNAPSHOT_PATH)
         op_ids: dict[str, None] = {}
         if snapshot:
@@ -361,8 +368,9 @@ class EntityStore:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise EchoError(f"{SNAPSHOT_PATH} is not valid JSON ({exc}); restore it from "
-                            "a backup (the zips `echo-memory backup` writes hold it)") from exc
+            raise EchoError(f"{SNAPSHOT_PATH} is not valid JSON ({exc}); run "
+                            "`echo-memory sweep --apply`: it sets the damaged file aside and "
+                            "rebuilds the index from the notes") from exc
         version = data.get("schema_version") if isinstance(data, dict) else None
         if not isinstance(version, int) or version > SCHEMA_VERSION:
             raise NotConfiguredError(f"{SNAPSHOT_PATH} has schema_version {version!r}; this "

@@ -78,8 +78,8 @@ def lost_marker_error(ctx: EchoContext) -> NotConfiguredError:
     return NotConfiguredError(
         f"vault {ctx.config.vault.value} has lost its marker {MARKER_PATH}: this machine used "
         "a vault there before. Check that the right folder or drive is there (a mount point "
-        "without its drive looks like this) and restore the marker from a backup "
-        "(`echo-memory backup`) or your sync history")
+        "without its drive looks like this); if it is, `echo-memory sweep --apply` rewrites "
+        "the marker")
 
 
 def vault_gone_text(ctx: EchoContext) -> str:

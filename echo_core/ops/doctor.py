@@ -86,8 +86,8 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
         raise
     except EchoError:
         fix = ("this machine used a vault there: check that the right folder or drive is "
-               "there, then restore the marker from a backup (`echo-memory backup` zips) or "
-               "your sync history" if was_seen(ctx) else
+               "there; if it is, `echo-memory sweep --apply` rewrites the marker"
+               if was_seen(ctx) else
                f"run `echo-memory init --vault {ctx.config.vault.value}` if this is the "
                "folder meant for memory; else fix the vault setting")
         checks.append(Check("marker", "fail", f"no {MARKER_PATH}", fix))
@@ -98,9 +98,9 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
         checks.append(Check("schema", "ok", f"schema_version {schema}"))
     else:
         checks.append(Check("schema", "warn", f"schema_version {schema!r}, expected {expected}",
-                            f"this version has no migration for it: keep a copy (`echo-memory backup`) "
-                            f"and set schema_version: {expected} in {MARKER_PATH} only if "
-                            "the layout matches"))
+                            f"a newer schema: upgrade echo-memory; an older or missing one: "
+                            f"`echo-memory sweep --apply` stamps schema_version {expected} "
+                            "(there is no migration: keep a copy first, `echo-memory backup`)"))
     checks.append(_index_check(ctx))
     pending = pending_intents(ctx)
     if pending:
@@ -123,7 +123,8 @@ def _index_check(ctx: EchoContext) -> Check:
         raise
     except EchoError as exc:
         return Check("entity-index", "fail", exc.message,
-                     "restore _agent/index/ from a backup (`echo-memory backup` zips hold it)")
+                     "run `echo-memory sweep --apply`: it sets the damaged file aside and "
+                     "rebuilds the index from the notes")
     return Check("entity-index", "ok", f"{count} entities")
 
 

@@ -64,6 +64,15 @@ class InitResult:
     scaffold: bool = True
 
 
+def marker_text(schema: int, created: str) -> str:
+    """The vault marker (``MARKER_PATH``): its schema and the day the vault was made
+    (``init`` writes it; ``sweep`` rewrites a missing or damaged one)."""
+    return (f"---\ntype: marker\nschema_version: {schema}\ncreated: {created}\n---\n"
+            "# echo-memory vault\n\nThis folder is an echo-memory vault: plain markdown "
+            "notes an agent and a person share.\nDo not delete this file; it marks the "
+            "vault and records its schema.\n")
+
+
 def memory_files(ctx: EchoContext) -> dict[str, str]:
     """The files the memory needs, path -> initial content (dates from the clock); all
     under ``_agent/``."""
@@ -71,12 +80,7 @@ def memory_files(ctx: EchoContext) -> dict[str, str]:
     now = ctx.now().isoformat(timespec="seconds")
     schema = ctx.manifest.schema_version
     return {
-        MARKER_PATH: (
-            f"---\ntype: marker\nschema_version: {schema}\ncreated: {today}\n---\n"
-            "# echo-memory vault\n\nThis folder is an echo-memory vault: plain markdown "
-            "notes an agent and a person share.\nDo not delete this file; it marks the "
-            "vault and records its schema.\n"
-        ),
+        MARKER_PATH: marker_text(schema, today),
         "_agent/context/current-context.md": (
             f"---\ntype: context\nscope_updated: {today}\n---\n# Current Context\n\n"
             "## Scope\n\n(no scope set yet)\n\n## Scope History\n"

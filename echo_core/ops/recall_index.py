@@ -18,9 +18,9 @@ import attrs
 from echo_core.actions import Action
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
-from echo_core.protocols import IndexDoc
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
+from echo_core.protocols import IndexDoc
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -36,12 +36,12 @@ class ReindexResult:
     skipped: tuple[str, ...] = ()
 
 
-def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = None,
+def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = None, *,
                   docs: Iterable[IndexDoc] | None = None) -> ReindexResult:
     """Rebuild the active ranker from the whole corpus (notes that fail to parse are
-    skipped and listed), or from ``docs`` when the caller has read the corpus already:
-    a persistent ranker under the vault lock, a plain one by replacing the process's
-    shared ranker with a freshly built one."""
+    skipped and listed), or from ``docs`` when the caller has already read it (the full
+    sweep): a persistent ranker under the vault lock, a plain one by replacing the
+    process's shared ranker with a freshly built one."""
     upkeep = ctx.ranker_upkeep
     skipped: list[str] = []
     start = time.perf_counter()

@@ -8,7 +8,6 @@ import attrs
 
 from echo_core.models import Envelope
 from echo_core.operations import Bounds, CliParam, CliSurface, McpParam, Operation, SkillSpec, param
-from echo_core.verbs.skill_texts import SWEEP_SKILL
 
 MAX_QUERY = 2000
 
@@ -137,7 +136,6 @@ REINDEX = Operation(
      "notes that exist (after bulk edits outside echo-memory). Returns how many notes were "
      "indexed."),
     ReindexParams, run_reindex, _reindex_result, access="write", mcp=None,
-    skill=SWEEP_SKILL,
     cli=CliSurface(help="""Rebuild the recall index from every note in the vault (with a progress bar).
 
 Rarely needed: the index keeps itself current as notes are written and rebuilds

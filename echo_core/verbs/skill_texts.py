@@ -133,19 +133,37 @@ Propose those changes; do not make them without the user's go-ahead.
 """)
 
 SWEEP_SKILL = SkillSpec("sweep", (
-    "Maintenance sweep of the echo-memory vault: rebuild indexes and repair metadata. "
-    "Run only when the user asks for memory maintenance."), """
+    "Maintenance sweep of the echo-memory vault: rebuild the entity and recall indexes "
+    "from the notes, add missing frontmatter and reciprocal links, repair a damaged index "
+    "or marker. Run only when the user asks for memory maintenance or repair."), """
 # Sweep
 
-This version of echo-memory has no `sweep` verb yet (frontmatter backfill, reciprocal
-links and alias learning are not installed). The maintenance that exists:
+A full sweep makes everything derived from the notes agree with them: notes written or
+deleted by hand become (or stop being) entities, required frontmatter is added one line
+per key, `## Related` links are made reciprocal, a damaged `entities.json` is set aside
+and rebuilt, a missing marker is rewritten. It is a dry run unless `--apply` is given.
+
+1. Preview and read the report (grouped by kind of change):
 
 ```bash
-echo-memory reindex     # rebuild the recall index from every note (safe, read-only on notes)
-echo-memory doctor      # readiness report with fixes
+echo-memory sweep
+echo-memory sweep --json      # the same, for reading field by field
 ```
 
-Run `reindex` when recall misses notes that exist, e.g. after bulk edits in Obsidian.
+2. Show the user what would change (frontmatter added to their notes, links added,
+   entities dropped because their note is gone). Notes listed under "left alone" have
+   frontmatter the sweep will not rewrite: point the user at them.
+
+3. With the user's go-ahead, apply, then check:
+
+```bash
+echo-memory sweep --apply
+echo-memory sweep             # a second run reports nothing to change
+```
+
+Every note the sweep rewrites keeps its earlier text (`echo-memory history PATH`).
+`echo-memory sweep --fast` is the cheap, index-only check for changed notes; it writes
+no note and needs no `--apply`.
 """, model_invocable=False)
 
 DOCTOR_SKILL = SkillSpec("doctor", (

@@ -1,0 +1,119 @@
+"""``full_sweep``: make the vault's metadata and indexes agree with its notes (SPEC §5.1).
+
+Dry run (the default) reads the vault once and reports every change; ``apply=True``
+makes them, holding the vault lock from the first read to the last write so no capture
+lands between what was read and what is written:
+
+1. the marker: rewritten when missing or damaged, its schema stamped (``marker``);
+2. frontmatter: each entity note gets the keys its kind requires and it lacks, one line
+   each (``created`` = the file's date); a block it cannot edit line-wise is reported,
+   not touched;
+3. reciprocal links: B lists A under ``## Related`` when A's ``## Related`` links B;
+4. alias proposals learned from resolve misses (SPEC §5.5), added with ``apply``;
+5. the entity index, rebuilt from the notes (damaged files set aside first), written as
+   a fresh snapshot with an empty journal;
+6. the recall index, rebuilt from the texts already read.
+
+Notes are rewritten through ``ctx.vault``: each prior text is kept in the note history.
+Errors: 78 for a folder that is no vault (``vault_check``) or an index or marker of a
+newer schema; 75 when the vault lock is held too long.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import TYPE_CHECKING
+
+import attrs
+
+from echo_core.actions import Action
+from echo_core.models import Envelope
+from echo_core.operations.spelling import spell
+from echo_core.ops.recall_index import rebuild_index
+from echo_core.ops.sweep.aliases import alias_proposals, apply_aliases, consume_misses
+from echo_core.ops.sweep.apply import (
+    planned_set_aside,
+    write_entity_index,
+    write_marker,
+    write_notes,
+)
+from echo_core.ops.sweep.index_files import read_old_index
+from echo_core.ops.sweep.marker import plan_marker
+from echo_core.ops.sweep.model import SweepPhases, SweepResult
+from echo_core.ops.sweep.note_facts import read_vault
+from echo_core.ops.sweep.plan import entity_changes, make_plan
+from echo_core.ops.sweep.vault_check import require_repairable
+from echo_core.vault_seen import mark_seen
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+
+LOCK_TIMEOUT = 60.0
+
+
+def _index_problem(damaged: dict[str, str], missing: bool) -> str:
+    if damaged:
+        return "; ".join(f"{path}: {why}" for path, why in sorted(damaged.items()))
+    return "no entity index (it is rebuilt from the notes)" if missing else ""
+
+
+def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult]:
+    """The full sweep (module docstring); ``apply=False`` changes nothing."""
+    require_repairable(ctx)
+    start = time.perf_counter()
+    storage = ctx.vault.storage
+    lock = storage.lock(timeout=LOCK_TIMEOUT) if apply else contextlib.nullcontext()
+    with lock:
+        marker = plan_marker(storage, ctx.manifest.schema_version, ctx.today())
+        facts = read_vault(ctx)
+        old = read_old_index(storage)
+        scanned = time.perf_counter()
+        plan = make_plan(ctx, facts, old.index)
+        aliases = alias_proposals(ctx, plan.entities.entities)
+        aside = planned_set_aside(ctx, old)
+        planned = time.perf_counter()
+        phases = SweepPhases(scan=scanned - start, plan=planned - scanned)
+        indexed = len(plan.docs)
+        if apply:
+            write_marker(ctx, marker)
+            write_notes(ctx, plan)
+            plan = apply_aliases(ctx, plan, aliases)
+            written = time.perf_counter()
+            if aliases or entity_changes(plan) or not old.clean:
+                write_entity_index(ctx, plan, aside)
+            consume_misses(ctx, aliases)
+            stored = time.perf_counter()
+            indexed = rebuild_index(ctx, docs=plan.docs).indexed
+            phases = attrs.evolve(phases, write=written - planned, entities=stored - written,
+                                  recall=time.perf_counter() - stored)
+            mark_seen(ctx)
+    entities = plan.entities
+    result = SweepResult(
+        applied=apply, notes=len(facts.notes), entities=len(entities.entities),
+        entities_added=entities.added, entities_updated=entities.updated,
+        entities_dropped=entities.dropped, frontmatter=plan.fills, skipped=plan.skipped,
+        links=plan.links, marker=marker.repair, set_aside=aside,
+        index_problem=_index_problem(old.damaged, old.missing), aliases=aliases,
+        recall_indexed=indexed, unreadable=facts.unreadable,
+        seconds=time.perf_counter() - start, phases=phases)
+    return Envelope(True, _action(result), _message(result), result,
+                    tuple(f"could not read {p}: left as it is" for p in facts.unreadable))
+
+
+def _action(result: SweepResult) -> Action:
+    if not result.applied:
+        return Action.DRY_RUN
+    return Action.UPDATED if result.changes else Action.UNCHANGED
+
+
+def _message(result: SweepResult) -> str:
+    rate = result.notes / result.seconds if result.seconds else 0.0
+    done = f"{result.notes} notes in {result.seconds:.2f} s ({rate:,.0f} notes/s)"
+    if result.applied:
+        return (f"swept {done}: {result.changes} changes made, {result.entities} "
+                f"entities, recall index rebuilt ({result.recall_indexed} notes)")
+    if not result.changes:
+        return f"dry run over {done}: nothing to change"
+    return (f"dry run over {done}: {result.changes} changes would be made; nothing was "
+            f"written (run again with {spell('apply')} to make them)")

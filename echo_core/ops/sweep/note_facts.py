@@ -1,0 +1,147 @@
+"""Reading every note of the vault once, and what the sweep needs to know of each.
+
+``read_vault(ctx)`` lists the vault with file stats (one walk), reads every markdown
+file in batches (``read_many``) and parses each once into ``NoteFacts``: the entity it
+is (``echo_core.note_entities``; slug left blank), the frontmatter keys it lacks for its
+kind (``ops.frontmatter_backfill``) and its text with them added, its ``## Related``
+links and every link it has, whether it expires, and its recall document. Texts are kept
+only for notes the sweep will change, so a large vault costs little memory.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from echo_core.corpus import index_doc
+from echo_core.errors import EchoError
+from echo_core.models import Entity, Note
+from echo_core.note_entities import entity_of, kind_folders
+from echo_core.notes import parse_note, section_body, wikilinks
+from echo_core.ops.frontmatter_backfill import backfill_frontmatter, missing_frontmatter
+from echo_core.ops.index_sync import read_current
+from echo_core.ops.links import RELATED_HEADING
+from echo_core.protocols import IndexDoc
+from echo_core.vault_scan import scan_tree
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.routing import RoutingManifest
+
+BATCH = 512
+
+
+@attrs.frozen
+class NoteFacts:
+    """One note as the sweep sees it (module docstring). ``text`` and ``filled`` (the
+    text with the missing keys added) are kept only when ``fill`` is not empty."""
+
+    path: str
+    entity: Entity | None = None
+    fill: dict[str, Any] = attrs.field(factory=dict)
+    fill_problem: str = ""
+    related: tuple[str, ...] = ()
+    links: frozenset[str] = frozenset()
+    expires: bool = False
+    doc: IndexDoc | None = None
+    text: str | None = None
+    filled: str | None = None
+
+
+@attrs.frozen
+class VaultFacts:
+    """Every markdown note's facts by path, and the files that could not be read."""
+
+    notes: dict[str, NoteFacts]
+    unreadable: tuple[str, ...] = ()
+
+
+def link_targets(text: str) -> list[str]:
+    """The note names ``text``'s wikilinks point at (``#heading`` parts dropped)."""
+    return [t.split("#", 1)[0].strip() for t in wikilinks(text)]
+
+
+_RELATED = re.compile(rf"^## {RELATED_HEADING}[ \t]*\r?$", re.MULTILINE)
+_NEXT_HEADING = re.compile(r"^#{1,2}[ \t]", re.MULTILINE)
+
+
+def related_section(text: str) -> str:
+    """The text under ``## Related`` ("" when none). Without a code fence in the note
+    a regex finds it (the common case, many times faster); else ``section_body``."""
+    if "## " + RELATED_HEADING not in text:
+        return ""
+    if "```" in text or "~~~" in text:
+        return section_body(text, RELATED_HEADING) or ""
+    found = _RELATED.search(text)
+    if found is None:
+        return ""
+    end = _NEXT_HEADING.search(text, found.end())
+    return text[found.end():end.start() if end else len(text)]
+
+
+def _mtime_date(mtime_ns: int) -> _dt.date:
+    return _dt.date.fromtimestamp(mtime_ns / 1e9)
+
+
+class _Reader:
+    """Turns one note's text into its facts (the per-vault constants bound once)."""
+
+    def __init__(self, ctx: EchoContext) -> None:
+        self.manifest: RoutingManifest = ctx.manifest
+        self.folders = kind_folders(self.manifest)
+        self.today = ctx.today()
+
+    def facts(self, path: str, text: str, mtime_ns: int) -> NoteFacts:
+        note = parse_note(path, text)
+        entity = entity_of(note, "", self.folders, self.manifest)
+        doc = index_doc(note)
+        if entity is None:
+            return NoteFacts(path, doc=doc)
+        related = tuple(link_targets(body)) if (body := related_section(text)) else ()
+        links = (frozenset() if "[[" not in text else
+                 frozenset(t.split("#", 1)[0].strip() for t in doc.links) if doc is not None
+                 and note.frontmatter.get("type") != "daily" and "[[" not in text[:len(text) - len(note.body)]
+                 else frozenset(link_targets(text)))
+        expires = note.frontmatter.get("expires") not in (None, "")
+        fill, problem, filled = self._fill(note, entity.kind, mtime_ns)
+        return NoteFacts(path, entity, fill, problem, related, links,
+                         expires or "expires" in fill, doc,
+                         text if fill else None, filled)
+
+    def _fill(self, note: Note, kind: str, mtime_ns: int) -> tuple[dict[str, Any], str, str | None]:
+        """The missing keys, why they cannot be added ("" when they can), the new text."""
+        if note.frontmatter_error:
+            return {}, f"frontmatter cannot be parsed ({note.frontmatter_error})", None
+        fill = missing_frontmatter(note, kind, self.manifest, created=_mtime_date(mtime_ns),
+                                   today=self.today)
+        if not fill:
+            return {}, "", None
+        try:
+            return fill, "", backfill_frontmatter(note.text, fill)
+        except EchoError as exc:
+            return {}, f"frontmatter cannot be edited line-wise ({exc.message})", None
+
+
+def _batches(paths: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(paths), BATCH):
+        yield paths[start:start + BATCH]
+
+
+def read_vault(ctx: EchoContext) -> VaultFacts:
+    """Every markdown note's facts (module docstring)."""
+    files = scan_tree(ctx.vault.storage).files
+    paths = sorted(p for p in files if p.endswith(".md"))
+    reader = _Reader(ctx)
+    notes: dict[str, NoteFacts] = {}
+    unreadable: list[str] = []
+    for chunk in _batches(paths):
+        texts, bad = read_current(ctx, chunk)
+        unreadable += bad
+        for path, text in texts.items():
+            if text is not None:
+                notes[path] = reader.facts(path, text, files[path][1])
+    return VaultFacts(notes, tuple(unreadable))

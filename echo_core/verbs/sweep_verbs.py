@@ -1,0 +1,84 @@
+"""``sweep`` (the MCP ``echo_sweep``), declared once (SPEC §5.1): the full sweep, or
+with ``fast`` the index-only fast sweep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from echo_core.models import Envelope
+from echo_core.operations import CliParam, CliSurface, Operation, param
+from echo_core.verbs.skill_texts import SWEEP_SKILL
+
+
+@attrs.frozen(kw_only=True)
+class SweepParams:
+    """What ``sweep`` / ``echo_sweep`` take."""
+
+    apply: bool = param(False, help="Make the changes (full sweep); false (default) only "
+                        "reports what would change.", cli=CliParam(
+                            help="Make the changes (default: a dry run that writes nothing)."))
+    fast: bool = param(False, help="Run the fast, index-only sweep instead: re-index notes "
+                       "that are new, changed or gone; no apply needed.")
+    all_shards: bool = param(False, help="With fast: verify every note's hash, not only "
+                             "today's shard.")
+
+
+def render_sweep(env: Envelope[Any]) -> str:
+    """``ops.sweep.render.render_sweep``."""
+    from echo_core.ops.sweep.render import render_sweep as render
+
+    return render(env)
+
+
+def run_sweep(ctx: Any, p: SweepParams) -> Envelope[Any]:
+    """``ops.fast_sweep.fast_sweep`` with ``fast``, else ``ops.sweep.full_sweep``."""
+    if p.fast:
+        from echo_core.ops.fast_sweep import fast_sweep  # type: ignore[import-not-found,unused-ignore]
+
+        envelope: Envelope[Any] = fast_sweep(ctx, all_shards=p.all_shards)
+        return envelope
+    from echo_core.ops.sweep import full_sweep
+
+    return full_sweep(ctx, apply=p.apply)
+
+
+def _sweep_result() -> type:
+    from echo_core.ops.sweep import SweepResult
+
+    return SweepResult
+
+
+SWEEP = Operation(
+    "sweep", "Make the indexes, frontmatter and links agree with the notes (dry run).",
+    ("Repair the vault from its notes: rebuild the entity and recall indexes, add missing "
+     "frontmatter and reciprocal links, rewrite a damaged marker. Use it after notes were "
+     "edited, added or deleted by hand, or when an index is damaged; preview first, then "
+     "call again with apply=true. Returns every change, grouped by kind."),
+    SweepParams, run_sweep, _sweep_result, access="write", render=render_sweep,
+    skill=SWEEP_SKILL, needs_vault=False,
+    cli=CliSurface(help="""Make the indexes, frontmatter and links agree with the notes (dry run).
+
+The full sweep reads every note once and reports each change it would make:
+the entity index rebuilt from the notes (every note in a kind folder is an
+entity: kind from the folder unless `type` says, title from the first heading
+or the file name, aliases from `aliases`); frontmatter keys the kind requires
+added one line each; missing reciprocal `## Related` links; a missing or damaged
+marker rewritten, the schema stamped; aliases learned from resolve misses; the
+recall index rebuilt. A damaged entities.json or journal is set aside as
+<file>.corrupt-<time> (never deleted). Without --apply nothing is written.
+
+--fast runs the index-only sweep instead: notes new, changed or gone since the
+last one (plus today's verification shard; --all-shards checks every note) are
+re-indexed or dropped from both indexes. It writes no note, so no --apply.
+
+\b
+Examples:
+  echo-memory sweep               # what would change
+  echo-memory sweep --apply       # make it so
+  echo-memory sweep --fast --json
+
+Exit 0 when the sweep ran (dry run or not), 75 when the vault lock is held
+(retry), 78 when the folder is not a vault or is of a newer schema."""),
+)
