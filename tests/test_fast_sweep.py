@@ -206,3 +206,16 @@ def test_a_watcher_event_for_an_unchanged_note_writes_no_index(box: VaultBox) ->
     assert (box.vault / JOURNAL_PATH).read_bytes() != journal
     again = fast_sweep(box.ctx()).data
     assert (again.new, again.changed, again.gone) == ((), (), ())
+
+
+def test_after_a_full_sweep_the_fast_sweep_has_nothing_to_read(box: VaultBox) -> None:
+    from echo_core.ops.sweep.full import full_sweep
+
+    _people(box)
+    (box.vault / "resources/concepts").mkdir(parents=True, exist_ok=True)
+    (box.vault / "resources/concepts/bare.md").write_text("no frontmatter here\n", "utf-8")
+    assert full_sweep(box.ctx(), apply=True).ok
+    assert last_sweeps(box.ctx())["full"] is not None
+    done = fast_sweep(box.ctx()).data
+    assert not done.baseline
+    assert (done.new, done.changed, done.gone, done.touched) == ((), (), (), 0)

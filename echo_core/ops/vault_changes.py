@@ -15,6 +15,7 @@ are rebuilt from one read of every note, so whatever happened before is covered.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -231,3 +232,22 @@ def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
     stamps = file_stamps(ctx.vault.storage, wanted)
     recorded = manifest_of(ctx).rows(wanted)
     return apply_stamps(ctx, stamps, recorded, verify=[p for p in wanted if stamps.get(p)])
+
+
+def record_baseline(ctx: EchoContext, digests: Mapping[str, str]) -> None:
+    """Record the whole vault as both indexes now stand (the full sweep just rebuilt
+    them from the notes whose ``content_hash`` ``digests`` holds): every note's stamp from
+    a fresh listing, its hash from ``digests`` (a note missing there is re-read by the
+    next fast sweep)."""
+    from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
+    from echo_core.vault_scan import scan_tree
+
+    storage = ctx.vault.storage
+    scan = scan_tree(storage, ".md")
+    rows: dict[str, Row] = {}
+    for path, (size, mtime) in tracked_stamps(scan.files).items():
+        rows[path] = (size, mtime, digests.get(path, ""))
+    at = ctx.now().isoformat(timespec="seconds")
+    seen = json.dumps([file_signature(storage, SNAPSHOT_PATH), file_signature(storage, JOURNAL_PATH)])
+    manifest_of(ctx).replace(rows, scan.folders, baseline=at, full_sweep=at, fast_sweep=at,
+                             entities_seen=seen)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.entities import content_hash
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
 from echo_core.ops.recall_index import rebuild_index
@@ -41,8 +42,9 @@ from echo_core.ops.sweep.apply import (
 from echo_core.ops.sweep.index_files import read_old_index
 from echo_core.ops.sweep.marker import plan_marker
 from echo_core.ops.sweep.model import SweepPhases, SweepResult
-from echo_core.ops.sweep.note_facts import read_vault
-from echo_core.ops.sweep.plan import entity_changes, make_plan
+from echo_core.ops.sweep.note_facts import VaultFacts, read_vault
+from echo_core.ops.sweep.plan import SweepPlan, entity_changes, make_plan
+from echo_core.ops.vault_changes import record_baseline
 from echo_core.ops.sweep.vault_check import require_repairable
 from echo_core.vault_seen import mark_seen
 
@@ -85,6 +87,7 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult
             consume_misses(ctx, aliases)
             stored = time.perf_counter()
             indexed = rebuild_index(ctx, docs=plan.docs).indexed
+            record_baseline(ctx, _final_digests(facts, plan))
             phases = attrs.evolve(phases, write=written - planned, entities=stored - written,
                                   recall=time.perf_counter() - stored)
             mark_seen(ctx)
@@ -99,6 +102,13 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult
         seconds=time.perf_counter() - start, phases=phases)
     return Envelope(True, _action(result), _message(result), result,
                     tuple(f"could not read {p}: left as it is" for p in facts.unreadable))
+
+
+def _final_digests(facts: VaultFacts, plan: SweepPlan) -> dict[str, str]:
+    """Each note's content hash once the plan is written (the manifest's baseline)."""
+    digests = {path: note.digest for path, note in facts.notes.items()}
+    digests.update({write.path: content_hash(write.text) for write in plan.writes})
+    return digests
 
 
 def _action(result: SweepResult) -> Action:

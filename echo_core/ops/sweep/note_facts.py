@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.corpus import index_doc
+from echo_core.entities import content_hash
 from echo_core.errors import EchoError
 from echo_core.models import Entity, Note
 from echo_core.note_entities import entity_of, kind_folders
@@ -50,6 +51,7 @@ class NoteFacts:
     doc: IndexDoc | None = None
     text: str | None = None
     filled: str | None = None
+    digest: str = ""
 
 
 @attrs.frozen
@@ -100,7 +102,7 @@ class _Reader:
         entity = entity_of(note, "", self.folders, self.manifest)
         doc = index_doc(note)
         if entity is None:
-            return NoteFacts(path, doc=doc)
+            return NoteFacts(path, doc=doc, digest=content_hash(text))
         related = tuple(link_targets(body)) if (body := related_section(text)) else ()
         links = (frozenset() if "[[" not in text else
                  frozenset(t.split("#", 1)[0].strip() for t in doc.links) if doc is not None
@@ -110,7 +112,7 @@ class _Reader:
         fill, problem, filled = self._fill(note, entity.kind, mtime_ns)
         return NoteFacts(path, entity, fill, problem, related, links,
                          expires or "expires" in fill, doc,
-                         text if fill else None, filled)
+                         text if fill else None, filled, content_hash(text))
 
     def _fill(self, note: Note, kind: str, mtime_ns: int) -> tuple[dict[str, Any], str, str | None]:
         """The missing keys, why they cannot be added ("" when they can), the new text."""
@@ -133,7 +135,7 @@ def _batches(paths: list[str]) -> Iterator[list[str]]:
 
 def read_vault(ctx: EchoContext) -> VaultFacts:
     """Every markdown note's facts (module docstring)."""
-    files = scan_tree(ctx.vault.storage).files
+    files = scan_tree(ctx.vault.storage, ".md").files
     paths = sorted(p for p in files if p.endswith(".md"))
     reader = _Reader(ctx)
     notes: dict[str, NoteFacts] = {}
