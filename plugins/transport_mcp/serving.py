@@ -4,7 +4,9 @@ Both: configure logging on stderr (``echo_memory.mcp`` at INFO: one line per cal
 SDK and uvicorn at WARNING, no access log), build one ``ToolRunner`` whose worker
 contexts share the CLI's plugin host, build the server, print the banner on stderr, warm
 up (one context, the recall index rebuilt if absent — so parallel first calls do not all
-rebuild it), then serve until interrupted. Stdout is never written (stdio speaks MCP).
+rebuild it), start the upkeep (``upkeep``: the vault watcher and the scheduled jobs, in
+this process also when ``--workers`` runs several), then serve until interrupted; the
+upkeep's threads are stopped on the way out. Stdout is never written (stdio speaks MCP).
 
 HTTP refuses a non-loopback bind unless ``ECHO_MCP_TOKEN`` is set (``EchoError`` 2): a
 generated token file is fine on this machine, an exposed port needs a chosen secret.
@@ -35,6 +37,7 @@ from echo_core import (
 from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, resolve_token
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
 from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
+from plugins.transport_mcp.upkeep import check_settings, start_upkeep
 
 log = logging.getLogger("echo_memory.mcp")
 READ_WORKERS_ENV = "ECHO_MCP_READ_WORKERS"
@@ -170,6 +173,7 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             f"{TOKEN_ENV} to a long random secret (e.g. `openssl rand -hex 32`) and pass it "
             "to clients, or bind to 127.0.0.1")
     profile_from_env(env)  # an unknown profile fails before anything starts
+    check_settings(env)  # so do a bad ECHO_WATCH or job interval
     from plugins.transport_mcp.processes import check_port_free
 
     check_port_free(host, port)  # a busy port fails before the banner, not inside uvicorn
@@ -193,9 +197,11 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             "token_file": str(token.path) if token.path else None,
             "read_token": read_token_command(token), "claude_code": command},
            as_json)
+    upkeep = None
     try:
         log.info("warm-up: %s", warm_up(server.runner))
         freeze_heap()
+        upkeep = start_upkeep(plugin_host, env, server.runner.context)
         import uvicorn
 
         if workers == 1:
@@ -209,6 +215,8 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             spec = {"host": host, "port": port, "vault": vault, "state_dir": state_dir}
             Supervisor(serve_worker, spec, workers).run()
     finally:
+        if upkeep is not None:
+            upkeep.close()
         server.runner.close()
 
 
@@ -240,6 +248,7 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
                 vault: str | None = None, state_dir: str | None = None,
                 as_json: bool = False) -> None:
     """Serve MCP over stdin/stdout until the client closes it (see module docstring)."""
+    check_settings(env)
     configure_logging()
     server = _server(plugin_host, env, vault, state_dir)
     flags = "".join(f" --{name} {value}" for name, value in
@@ -249,13 +258,17 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
              f"({profile_from_env(env)} profile)"), f"register with Claude Code: {command}"],
            {"transport": "stdio", "tools": list(server.tool_names), "claude_code": command},
            as_json)
+    upkeep = None
     try:
         log.info("warm-up: %s", warm_up(server.runner))
         freeze_heap()
+        upkeep = start_upkeep(plugin_host, env, server.runner.context)
         import anyio
 
         anyio.run(server.run_stdio_async)
     except KeyboardInterrupt:
         pass
     finally:
+        if upkeep is not None:
+            upkeep.close()
         server.runner.close()
