@@ -7,6 +7,8 @@ logging and failure isolation with injected jobs."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -23,7 +25,6 @@ from echo_core.errors import EchoError
 from plugins.transport_mcp.jobs import Job, JobScheduler
 from plugins.transport_mcp.upkeep import check_settings, plan_upkeep
 from plugins.transport_mcp.vault_watch import VaultWatcher, WatchBatch, batch_of, ignored
-from tests.capture_kit import VaultBox
 from tests.conftest import CLI, REPO
 from tests.mcp_kit import ADA, ENGINE, call, seeded_box, subprocess_env
 from tests.test_mcp_transports import TOKEN, RunningServer, start_server, with_http
@@ -134,6 +135,17 @@ def test_stdio_with_polling_sees_a_new_note_within_2s(tmp_path: Path) -> None:
 
     anyio.run(main)
     assert "polling every 300 ms" in log.read_text("utf-8")
+
+
+def test_the_cli_and_serve_help_never_import_watchfiles() -> None:
+    probe = ("import sys\nfrom plugins.transport_cli.app import main\n"
+             "for argv in (['--help'], ['serve', '--help']):\n"
+             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+             "print('WATCHFILES=' + str('watchfiles' in sys.modules), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=REPO, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "ECHO_WATCH=auto" in done.stdout and "WATCHFILES=False" in done.stderr
 
 
 # -- the watcher's parts ---------------------------------------------------------------
@@ -302,3 +314,26 @@ def test_the_scheduler_thread_runs_jobs_and_stops_cleanly() -> None:
     assert not scheduler.alive
     assert scheduler.records["failing"].failures >= 3
     assert [t for t in threading.enumerate() if t.name == "echo-serve-jobs"] == []
+
+
+def test_a_folder_moved_out_and_back_in_leaves_and_rejoins_both_indexes(tmp_path: Path) -> None:
+    from echo_core import recall
+    from plugins.transport_mcp.upkeep import NoteSync
+
+    box = seeded_box(tmp_path)
+    ctx = box.ctx()
+    sync = NoteSync(lambda: ctx)
+    people = box.vault / "resources/people"
+    aside = tmp_path / "people-aside"
+
+    def state() -> tuple[bool, bool]:
+        hits = {h.path for h in recall(ctx, "analytical engine punched cards").data.primary}
+        return ADA in hits, ctx.entities.load().by_path(ADA) is not None
+
+    assert state() == (True, True)
+    people.rename(aside)  # the watcher names only the folder
+    sync.apply(batch_of(box.vault, {(3, str(people))}))
+    assert state() == (False, False)
+    aside.rename(people)
+    sync.apply(batch_of(box.vault, {(1, str(people))}))
+    assert state() == (True, True)

@@ -107,7 +107,7 @@ class JobScheduler:
         started = time.perf_counter()
         try:
             outcome = job.run()
-        except Exception as exc:  # noqa: BLE001 - one job never stops the others
+        except Exception as exc:  # one job never stops the others
             record.failures += 1
             record.last = f"{type(exc).__name__}: {exc}"
             log.warning("job=%s failed ms=%.0f: %s", job.name, _ms(started), record.last,

@@ -25,6 +25,7 @@ without inotify) or ``off``. ``watchfiles`` is imported only when the watcher st
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -195,13 +196,13 @@ class VaultWatcher:
                 batch = batch_of(self.root, changes)
                 if batch:
                     self.batches += 1
-                    self._guarded("applying changes", lambda: self._apply(batch))
+                    self._guarded("applying changes", functools.partial(self._apply, batch))
 
     @staticmethod
     def _guarded(what: str, work: Callable[[], None]) -> None:
         try:
             work()
-        except Exception as exc:  # noqa: BLE001 - one bad batch never stops the watcher
+        except Exception as exc:
             log.warning("vault watch: %s failed (%s: %s)", what, type(exc).__name__, exc,
                         exc_info=exc)
 
