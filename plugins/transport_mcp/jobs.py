@@ -15,13 +15,13 @@ thread, for tests; ``stop()`` ends the thread (a running job finishes first).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 
 import attrs
 
 from echo_core import EchoError
+from plugins.transport_mcp.background import BackgroundThread
 
 log = logging.getLogger("echo_memory.mcp")
 
@@ -46,17 +46,18 @@ class JobRecord:
     last: str = ""
 
 
-class JobScheduler:
+class JobScheduler(BackgroundThread):
     """Runs ``jobs`` on their intervals (see module docstring)."""
+
+    thread_name = "echo-serve-jobs"
 
     def __init__(self, jobs: Sequence[Job], *,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         self.jobs = tuple(jobs)
         self.records = {job.name: JobRecord() for job in self.jobs}
         self._clock = clock
         self._due: dict[str, float] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.schedule_from(clock())
 
     def schedule_from(self, start: float) -> None:
@@ -65,23 +66,11 @@ class JobScheduler:
                                         else job.first_after) for job in self.jobs}
 
     def start(self) -> None:
-        """Start the scheduler thread (once; no thread when there is no job)."""
-        if self._thread is None and self.jobs:
+        """Start the scheduler thread (once; no thread when there is no job). ``stop()``
+        ends it after the running job (if any)."""
+        if self.jobs and not self.alive:
             self.schedule_from(self._clock())
-            self._thread = threading.Thread(target=self._loop, name="echo-serve-jobs",
-                                            daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop after the running job (if any); wait up to ``timeout`` seconds."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    @property
-    def alive(self) -> bool:
-        """True while the scheduler thread runs."""
-        return self._thread is not None and self._thread.is_alive()
+            super().start()
 
     def next_due(self) -> float | None:
         """The clock reading when the next job is due (None: no job)."""
@@ -91,7 +80,7 @@ class JobScheduler:
         """Run every job due at ``now`` (in declaration order); the names run."""
         ran: list[str] = []
         for job in self.jobs:
-            if self._stop.is_set():
+            if self.stopping.is_set():
                 break
             if self._due[job.name] <= now:
                 self.run_job(job)
@@ -117,12 +106,13 @@ class JobScheduler:
         log.info("job=%s ok ms=%.0f: %s", job.name, _ms(started), outcome)
         return True
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
+    def run(self) -> None:
+        """The scheduler thread: sleep until the next job is due, run what is due."""
+        while not self.stopping.is_set():
             due = self.next_due()
             if due is None:
                 return
-            if self._stop.wait(max(0.0, due - self._clock())):
+            if self.stopping.wait(max(0.0, due - self._clock())):
                 return
             self.run_due(self._clock())
 

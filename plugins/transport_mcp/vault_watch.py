@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from echo_core import usage_error
+from plugins.transport_mcp.background import BackgroundThread
 
 log = logging.getLogger("echo_memory.mcp")
 WATCH_ENV = "ECHO_WATCH"
@@ -113,15 +114,18 @@ def _keep(_change: Any, raw: str) -> bool:
     return not (name.startswith(".") or name.endswith(TEMP_SUFFIXES))
 
 
-class VaultWatcher:
+class VaultWatcher(BackgroundThread):
     """Watches ``root`` in a daemon thread and calls ``apply(batch)`` for each batch of
     changes (see module docstring). ``ready`` is set once the watches are in place;
-    ``batches`` counts the batches handed to ``apply``."""
+    ``batches`` counts the batches handed to ``apply``; ``stop()`` ends it."""
+
+    thread_name = "echo-vault-watch"
 
     def __init__(self, root: Path, apply: Callable[[WatchBatch], None], *,
                  polling: bool = False, on_resume: Callable[[], None] | None = None,
                  debounce_ms: int = DEBOUNCE_MS, poll_ms: int = POLL_MS,
                  first_backoff_s: float = 1.0) -> None:
+        super().__init__()
         self.root = root
         self.polling = polling
         self.ready = threading.Event()
@@ -132,35 +136,16 @@ class VaultWatcher:
         self._debounce_ms = debounce_ms
         self._poll_ms = poll_ms
         self._first_backoff = first_backoff_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     @property
     def how(self) -> str:
         """How changes are seen: ``polling every N ms`` or ``file system events``."""
         return f"polling every {self._poll_ms} ms" if self.polling else "file system events"
 
-    def start(self) -> None:
-        """Start the watcher thread (once)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="echo-vault-watch",
-                                            daemon=True)
-            self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop watching and wait up to ``timeout`` seconds for the thread to end."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    @property
-    def alive(self) -> bool:
-        """True while the watcher thread runs."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def _run(self) -> None:
+    def run(self) -> None:
+        """The watcher thread: watch, and start again after a failure (module docstring)."""
         backoff = self._first_backoff
-        while not self._stop.is_set():
+        while not self.stopping.is_set():
             try:
                 self._watch()
             except Exception as exc:  # noqa: BLE001 - the watcher never takes the server down
@@ -169,7 +154,7 @@ class VaultWatcher:
                 self.ready.clear()
                 log.warning("vault watch: stopped (%s: %s); starting again in %.0f s",
                             type(exc).__name__, exc, backoff)
-                if self._stop.wait(backoff):
+                if self.stopping.wait(backoff):
                     return
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 self.restarts += 1
@@ -183,7 +168,7 @@ class VaultWatcher:
             raise FileNotFoundError(f"vault folder {self.root} is not there")
         resumed = self.restarts > 0
         for changes in watch(self.root, watch_filter=_keep, debounce=self._debounce_ms,
-                             step=STEP_MS, stop_event=self._stop, rust_timeout=READY_TIMEOUT_MS,
+                             step=STEP_MS, stop_event=self.stopping, rust_timeout=READY_TIMEOUT_MS,
                              yield_on_timeout=True, raise_interrupt=False,
                              force_polling=self.polling, poll_delay_ms=self._poll_ms,
                              ignore_permission_denied=True):
