@@ -51,6 +51,7 @@ class Action(enum.StrEnum):
     BACKED_UP = "backed-up"
     BUILT = "built"
     REINDEXED = "reindexed"
+    SWEPT = "swept"
     RESTORED = "restored"
     DOCTOR = "doctor"
     #: an MCP error result (``echo_core.errors.EchoError`` on the wire), never an envelope's

@@ -152,6 +152,11 @@ class EntityNames:
                 f"({','.join('?' * len(chunk))})", chunk)])
         return {row[0]: _row_entity(row) for row in rows}
 
+    def all_paths(self) -> set[str]:
+        """The note path of every entity (what a sweep compares with the vault)."""
+        return set(self._query(lambda db: [row[0] for row in db.execute(
+            "SELECT path FROM entities")]))
+
     def paths_of(self, slugs: Iterable[str]) -> dict[str, str]:
         """The note path of each of those ``slugs`` that exists (``get_many`` without
         building entities: what link resolution needs)."""

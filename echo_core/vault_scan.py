@@ -31,6 +31,19 @@ def scan_tree(storage: Storage) -> TreeScan:
     return TreeScan({p: s for p, s in stats.items() if s is not None})
 
 
+def scan_tree_under(storage: Storage, folder: str) -> TreeScan:
+    """``scan_tree`` of one folder (recursive); needs a backend with folder stamps."""
+    found: TreeScan = storage.scan_tree(folder)  # type: ignore[attr-defined]
+    return found
+
+
+def scan_folder(storage: Storage, folder: str) -> TreeScan:
+    """The files directly in ``folder`` and its direct sub-folders; needs a backend with
+    folder stamps (``has_folder_stamps``)."""
+    found: TreeScan = storage.scan_folder(folder)  # type: ignore[attr-defined]
+    return found
+
+
 def has_folder_stamps(storage: Storage) -> bool:
     """Whether the backend stamps folders (adding or removing a file changes its
     folder's stamp): then a short check can skip folders whose stamp is unchanged."""

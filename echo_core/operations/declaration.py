@@ -113,7 +113,10 @@ class Operation(Generic[P]):
     ``echo_core.operations.preflight``), so a missing or mistyped vault path gets the same
     message and exit code from every verb; False for a verb that makes or diagnoses
     vaults (init, doctor). ``needs_config``: False lets the verb run with a broken config
-    file (defaults in its place, ``ctx.config.problem`` saying what is wrong): doctor."""
+    file (defaults in its place, ``ctx.config.problem`` saying what is wrong): doctor.
+    ``fresh``: the verb answers from the indexes, so surfaces first let them catch up
+    with notes changed outside echo-memory (``echo_core.ops.freshness``): ``"quick"``
+    (a bounded check), ``"full"`` (every note stat-ed: ``load``), ``None`` (no check)."""
 
     name: str
     summary: str
@@ -130,6 +133,7 @@ class Operation(Generic[P]):
     skill: SkillSpec | tuple[SkillSpec, ...] | None = None
     needs_vault: bool = True
     needs_config: bool = True
+    fresh: Literal["quick", "full"] | None = None
 
     def result_type(self) -> type | None:
         """The result class (``result`` may be a function returning it, so declarations

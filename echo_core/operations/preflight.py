@@ -6,7 +6,9 @@ instead of ``op.run``. Before the run: a broken config file fails every operatio
 ``echo_core.vault_seen.require_vault`` (a path that is not a vault: exit 78, one message
 for every verb). During the run: a missing vault folder the operation meets becomes
 ``vault_missing_error`` (69 "mount or restore" for a folder this machine used, 78 "not a
-vault" otherwise), so no verb reports it in its own words.
+vault" otherwise), so no verb reports it in its own words. An operation declared
+``fresh`` first lets the indexes catch up with notes edited outside echo-memory
+(``echo_core.ops.freshness.freshen_for``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def run_operation(op: Operation[Any], ctx: Any, params: Any) -> Envelope[Any]:
     the way is reported as ``vault_missing_error`` (a ``BackendUnavailable`` or 78)."""
     check_before_run(op, ctx)
     try:
+        if op.fresh is not None:
+            from echo_core.ops.freshness import freshen_for
+
+            freshen_for(ctx, op.fresh)
         return op.run(ctx, params)
     except VaultMissing as down:
         if not op.needs_vault:

@@ -79,16 +79,17 @@ def read_current(ctx: EchoContext, paths: Sequence[str]) -> tuple[dict[str, str 
 
 
 def sync_paths(ctx: EchoContext, paths: Iterable[str], *, lock_timeout: float = 5.0,
-               texts: dict[str, str | None] | None = None) -> IndexSync:
+               texts: dict[str, str | None] | None = None, recall: bool = True) -> IndexSync:
     """Make both indexes agree with the notes at ``paths`` as they are now (``texts``
-    when the caller already read them: path -> text, None for a note gone)."""
+    when the caller already read them: path -> text, None for a note gone); with
+    ``recall=False`` only the entity index (the caller rebuilt the recall index)."""
     wanted = sorted(dict.fromkeys(p for p in paths if p.endswith(".md")))
     bad: list[str] = []
     if texts is None:
         texts, bad = read_current(ctx, wanted)
     else:
         texts = {p: texts.get(p) for p in wanted}
-    reindexed, dropped = _sync_recall(ctx, texts)
+    reindexed, dropped = _sync_recall(ctx, texts) if recall else ([], [])
     try:
         put, removed = _sync_entities(ctx, texts, lock_timeout)
         pending = False

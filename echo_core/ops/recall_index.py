@@ -10,7 +10,7 @@ silent wait."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -18,6 +18,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
+from echo_core.protocols import IndexDoc
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
 
@@ -35,14 +36,17 @@ class ReindexResult:
     skipped: tuple[str, ...] = ()
 
 
-def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = None) -> ReindexResult:
+def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = None,
+                  docs: Iterable[IndexDoc] | None = None) -> ReindexResult:
     """Rebuild the active ranker from the whole corpus (notes that fail to parse are
-    skipped and listed): a persistent ranker under the vault lock, a plain one by
-    replacing the process's shared ranker with a freshly built one."""
+    skipped and listed), or from ``docs`` when the caller has read the corpus already:
+    a persistent ranker under the vault lock, a plain one by replacing the process's
+    shared ranker with a freshly built one."""
     upkeep = ctx.ranker_upkeep
     skipped: list[str] = []
     start = time.perf_counter()
-    docs = iter_corpus(ctx.vault.storage, on_error=lambda path, exc: skipped.append(path))
+    if docs is None:
+        docs = iter_corpus(ctx.vault.storage, on_error=lambda path, exc: skipped.append(path))
     if upkeep.persistent is not None:
         with ctx.vault.storage.lock(timeout=60.0):  # no write may slip past the rebuild
             count = upkeep.persistent.rebuild(docs, progress)

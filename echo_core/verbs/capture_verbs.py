@@ -185,4 +185,5 @@ An existing entity (same name, alias or slug) gets a dated bullet with the whole
 A new name too close to an existing one of the same kind (the same words, or a name
 misspelt by a letter) stops at the duplicate gate (exit 76): re-run with --merge-into
 SLUG to update it, or --force to create anyway."""),
+    fresh="quick",
 )

@@ -58,6 +58,7 @@ RESOLVE = Operation(
 
 A miss prints a suggested slug and the closest candidates; the exit code is 0 either
 way (check "match" in --json output)."""),
+    fresh="quick",
 )
 
 
@@ -88,4 +89,5 @@ LINK = Operation(
 
 A and B are note paths (ending in .md) or entity names/slugs. Running it again
 changes nothing."""),
+    fresh="quick",
 )

@@ -127,6 +127,7 @@ Examples:
 Words are stemmed (deploys, deployed, deployment all match), entity aliases expand
 the query, and fresher, active notes rank a little higher."""),
     skill=RECALL_SKILL,
+    fresh="quick",
 )
 
 REINDEX = Operation(

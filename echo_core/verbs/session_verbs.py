@@ -78,6 +78,7 @@ First replays writes queued while the vault was unreachable (the outbox, as `flu
 does); otherwise it only reads. Exit 78 when the vault is not initialised (run
 `echo-memory init`); exit 69 when it is unreachable (the message says to proceed
 without memory)."""),
+    fresh="full",
 )
 
 

@@ -190,4 +190,5 @@ stay in the inbox: deleting them is a separate, explicit step.
 
 Exit 2 when the file itself is invalid (the message names the field, e.g.
 proposals[1].colour); gated and error items are reported and exit 0."""),
+    fresh="quick",
 )

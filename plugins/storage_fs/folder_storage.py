@@ -37,7 +37,7 @@ from echo_core import (
     usage_error,
     with_line,
 )
-from plugins.storage_fs.tree_scan import file_stamps, folder_stamps, scan_tree
+from plugins.storage_fs.tree_scan import file_stamps, folder_stamps, scan_folder, scan_tree
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
 #: Where atomic writes stage their temp files (one small folder to sweep, not every one).
@@ -343,6 +343,11 @@ class FolderStorage(StorageBase):
         rel = normalize_path(prefix, allow_root=True)
         self._require_root()
         return scan_tree(self._prefix, rel)
+
+    def scan_folder(self, folder: str) -> TreeScan:
+        """The files directly in ``folder`` and its direct sub-folders, with stamps."""
+        rel = normalize_path(folder, allow_root=True)
+        return scan_folder(self._prefix, rel)
 
     def folder_stamps(self, folders: Sequence[str]) -> dict[str, int | None]:
         """The mtime (ns) of each folder (``""`` the root), None for one gone."""

@@ -60,6 +60,38 @@ def scan_tree(root: str, rel: str = "") -> TreeScan:
     return TreeScan(files, folders)
 
 
+def scan_folder(root: str, rel: str) -> TreeScan:
+    """The files directly in folder ``rel`` (not below) and its direct sub-folders with
+    their mtimes (the folder itself included); an absent folder gives an empty scan."""
+    files: dict[str, tuple[int, int]] = {}
+    folders: dict[str, int] = {}
+    real_root = Path(os.path.realpath(root))
+    where = f"{root}/{rel}" if rel else root
+    prefix = f"{rel}/" if rel else ""
+    try:
+        folders[rel] = os.stat(where).st_mtime_ns
+        entries = os.scandir(where)
+    except OSError:
+        return TreeScan(files, folders={})
+    with entries:
+        for entry in entries:
+            if _hidden(entry.name):
+                continue
+            try:
+                linked = entry.is_symlink()
+                st = entry.stat()
+            except OSError:
+                continue
+            path = prefix + entry.name
+            if _stat.S_ISDIR(st.st_mode):
+                if not linked:
+                    folders[path] = st.st_mtime_ns
+            elif _stat.S_ISREG(st.st_mode) and (
+                    not linked or real_root in Path(os.path.realpath(entry.path)).parents):
+                files[path] = (st.st_size, st.st_mtime_ns)
+    return TreeScan(files, folders)
+
+
 def folder_stamps(root: str, folders: Sequence[str]) -> dict[str, int | None]:
     """The ``mtime_ns`` of each folder (``""`` is the root); None for one gone."""
     found: dict[str, int | None] = {}

@@ -1,0 +1,191 @@
+"""A short-lived process sees hand edits before it answers (SPEC §5.1, live freshness).
+
+``freshen(ctx)`` runs before an operation that reads the indexes (recall, resolve,
+capture, link, load and the hooks that call them). It compares the vault with the
+manifest cheaply, bounded by a time budget:
+
+1. every recorded folder's mtime: a folder whose mtime moved gained, lost or renamed an
+   entry, so only its own entries are listed (a new sub-folder is walked whole, a folder
+   gone drops every note under it) — this finds new, deleted and atomically saved notes
+   at any vault size;
+2. then a rotating window of recorded notes is stat-ed, from where the last process
+   stopped, until the budget is spent (a small vault is covered whole on every call; a
+   100k-note vault over a few calls) — this finds notes edited in place, which change
+   no folder.
+
+What it finds is synced to both indexes (``vault_changes.apply_stamps``). ``load`` runs
+the unbounded form (every note stat-ed) or, when due, the fast sweep, so every change is
+seen by the next session start at the latest. A vault with no manifest yet gets its
+baseline (the first fast sweep). A failure here never fails the operation: it is logged
+and the operation answers from the indexes as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from echo_core.ops.vault_changes import Changes, Stamp, apply_stamps, manifest_of, tracked
+from echo_core.protocols import BackendUnavailable
+from echo_core.vault_scan import (
+    file_stamps,
+    folder_stamps,
+    has_folder_stamps,
+    scan_folder,
+    scan_tree,
+    scan_tree_under,
+)
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.vault_manifest import VaultManifest
+
+log = logging.getLogger("echo_memory")
+
+#: Seconds a bounded check spends stat-ing the rotating window (the folder pass is
+#: always done whole: it is what finds new and deleted notes).
+DEFAULT_BUDGET = 0.012
+WINDOW = 256
+#: How long a bounded check waits for the vault lock to update the entity index before
+#: leaving that part to the next check (a capture in another process holds it briefly).
+QUICK_LOCK_TIMEOUT = 0.5
+
+
+def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
+    """What a surface runs before an operation declared ``fresh=mode``: ``"quick"`` the
+    bounded check; ``"full"`` (load) the fast sweep when one is due (SPEC §5.1), else
+    every note stat-ed. Nothing when ``ECHO_FRESHNESS=off`` or a watcher keeps this
+    process's indexes current (``ctx.live_watched``)."""
+    if ctx.env.get("ECHO_FRESHNESS", "").strip().lower() in ("off", "0", "no", "false"):
+        return None
+    if getattr(ctx, "live_watched", False):
+        return None
+    if mode == "full":
+        try:
+            from echo_core.ops.fast_sweep import fast_sweep, sweep_due
+
+            if sweep_due(ctx):
+                fast_sweep(ctx)
+                return Changes()
+        except BackendUnavailable:
+            return None
+        except Exception as exc:  # noqa: BLE001 - freshness never fails an operation
+            log.warning("the fast sweep before load failed (%s); run `echo-memory sweep "
+                        "--fast` to see why", exc)
+            log.debug("fast sweep failure", exc_info=True)
+            return None
+        return freshen(ctx, None)
+    return freshen(ctx)
+
+
+def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET) -> Changes | None:
+    """The bounded check of the module docstring (``budget=None``: every note stat-ed);
+    None when it could not run (logged)."""
+    try:
+        return _freshen(ctx, budget)
+    except BackendUnavailable:
+        return None  # the operation meets the vault's absence itself
+    except Exception as exc:  # noqa: BLE001 - freshness never fails an operation
+        log.warning("could not check for notes changed outside echo-memory (%s); answering "
+                    "from the indexes as they are", exc)
+        log.debug("freshness check failure", exc_info=True)
+        return None
+
+
+def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
+    manifest = manifest_of(ctx)
+    if not manifest.has_baseline():
+        from echo_core.ops.fast_sweep import fast_sweep
+
+        fast_sweep(ctx)
+        return Changes()
+    storage = ctx.vault.storage
+    if budget is None:
+        scan = scan_tree(storage)
+        stamps: dict[str, Stamp | None] = {p: s for p, s in scan.files.items() if tracked(p)}
+        recorded = manifest.notes()
+        stamps.update({p: None for p in recorded if p not in stamps})
+        folders: dict[str, int | None] = dict(scan.folders)
+        folders.update({f: None for f in manifest.folders() if f not in scan.folders})
+        return apply_stamps(ctx, stamps, recorded, folders=folders)
+    deadline = time.perf_counter() + budget
+    stamps, folders = _folder_pass(ctx, manifest) if has_folder_stamps(storage) else ({}, {})
+    cursor = _window_pass(ctx, manifest, stamps, deadline)
+    recorded = manifest.rows(stamps)
+    if not folders and all(_same(stamps[p], recorded.get(p)) for p in stamps):
+        manifest.set(cursor=str(cursor))  # nothing moved: only where to go on next time
+        return Changes()
+    return apply_stamps(ctx, stamps, recorded, folders=folders, facts={"cursor": str(cursor)},
+                        lock_timeout=QUICK_LOCK_TIMEOUT)
+
+
+def _same(stamp: Stamp | None, row: tuple[int, int, str] | None) -> bool:
+    if stamp is None or row is None:
+        return stamp is None and row is None
+    return (stamp[0], stamp[1]) == (row[0], row[1]) and bool(row[2])
+
+
+def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
+                 ) -> tuple[dict[str, Stamp | None], dict[str, int | None]]:
+    """Stamps of the notes in folders whose mtime moved, and those folders' new stamps."""
+    storage = ctx.vault.storage
+    recorded = manifest.folders()
+    now = folder_stamps(storage, sorted(recorded))
+    stamps: dict[str, Stamp | None] = {}
+    folders: dict[str, int | None] = {}
+    for folder, mtime in now.items():
+        if mtime == recorded[folder]:
+            continue
+        if mtime is None:  # gone, with everything under it
+            folders.update({f: None for f in recorded if _inside(f, folder)})
+            stamps.update(dict.fromkeys(manifest.under(folder)))
+            continue
+        listing = scan_folder(storage, folder)
+        folders.update(listing.folders)
+        for path, stamp in listing.files.items():
+            if tracked(path):
+                stamps[path] = stamp
+        for path in manifest.under(folder):
+            if path not in listing.files and path.rpartition("/")[0] == folder:
+                stamps[path] = None
+        for sub in listing.folders:
+            if sub != folder and sub not in recorded:  # new: walk it whole
+                deep = scan_tree_under(storage, sub)
+                folders.update(deep.folders)
+                stamps.update({p: s for p, s in deep.files.items() if tracked(p)})
+    return stamps, folders
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or not folder or path.startswith(folder + "/")
+
+
+def _window_pass(ctx: EchoContext, manifest: VaultManifest,
+                 stamps: dict[str, Stamp | None], deadline: float) -> int:
+    """Stat recorded notes from the saved cursor until ``deadline`` (or all of them);
+    add those whose stamp moved to ``stamps``; the cursor to save."""
+    storage = ctx.vault.storage
+    try:
+        cursor = int(manifest.get("cursor") or 0)
+    except ValueError:
+        cursor = 0
+    start_at, wrapped = cursor, False
+    while time.perf_counter() < deadline:
+        rows = manifest.window(cursor, WINDOW)
+        if wrapped:
+            rows = [r for r in rows if r[0] <= start_at]
+        if not rows:
+            if wrapped or start_at == 0:
+                break
+            cursor, wrapped = 0, True
+            continue
+        now = file_stamps(storage, [r[1] for r in rows])
+        for _id, path, size, mtime in rows:
+            stamp = now.get(path)
+            if path not in stamps and (stamp is None or (stamp[0], stamp[1]) != (size, mtime)):
+                stamps[path] = stamp
+        cursor = rows[-1][0]
+        if wrapped and cursor >= start_at:
+            break
+    return cursor

@@ -1,0 +1,182 @@
+"""Finding the notes that changed since the indexes last agreed with them, and syncing.
+
+The engine the fast sweep and the freshness check share. Given what the backend says
+now about some notes (``stamps``: path -> ``(size, mtime_ns)``, None for gone) and what
+the manifest recorded, ``apply_stamps`` reads only the notes that are new, whose stamp
+moved, or that the caller asks to verify by hash; a note whose text is the recorded one
+(a touch, a sync tool rewriting the same bytes) only gets its stamp updated. The notes
+that really changed go to ``index_sync.sync_paths``, and the manifest records each note
+once both indexes took it (a note the entity index could not take now is left for the
+next check).
+
+``baseline`` records the whole vault when the manifest has nothing yet: both indexes
+are rebuilt from one read of every note, so whatever happened before is covered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from echo_core.corpus import in_corpus, index_doc
+from echo_core.entities import content_hash
+from echo_core.note_entities import folder_kind, kind_folders
+from echo_core.notes import parse_note
+from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
+from echo_core.vault_manifest import Row, VaultManifest
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.protocols import IndexDoc
+
+Stamp = tuple[int, int]
+READ_BATCH = 256
+
+
+def tracked(path: str) -> bool:
+    """Whether the manifest follows the note at ``path``: every note the recall index
+    covers (entity notes included)."""
+    return in_corpus(path)
+
+
+@attrs.frozen
+class Changes:
+    """What one check found and did."""
+
+    new: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
+    touched: int = 0
+    verified: int = 0
+    unreadable: tuple[str, ...] = ()
+    sync: IndexSync = IndexSync()
+
+    @property
+    def found(self) -> int:
+        """Notes new, changed or gone."""
+        return len(self.new) + len(self.changed) + len(self.gone)
+
+
+def manifest_of(ctx: EchoContext) -> VaultManifest:
+    """The context's manifest (one per context, opened on first use)."""
+    manifest = ctx.__dict__.get("_vault_manifest")
+    if manifest is None:
+        manifest = VaultManifest(ctx.state_dir)
+        ctx.__dict__["_vault_manifest"] = manifest
+    assert isinstance(manifest, VaultManifest)
+    return manifest
+
+
+def _read(ctx: EchoContext, paths: list[str]) -> tuple[dict[str, str | None], list[str]]:
+    texts: dict[str, str | None] = {}
+    bad: list[str] = []
+    for start in range(0, len(paths), READ_BATCH):
+        got, failed = read_current(ctx, paths[start:start + READ_BATCH])
+        texts.update(got)
+        bad.extend(failed)
+    return texts, bad
+
+
+def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
+                 recorded: Mapping[str, Row], verify: Iterable[str] = (),
+                 folders: Mapping[str, int | None] | None = None,
+                 facts: Mapping[str, str] | None = None, drop: Iterable[str] = (),
+                 lock_timeout: float = 5.0) -> Changes:
+    """Sync the notes ``stamps`` shows new, moved or gone against ``recorded`` (their
+    manifest rows), plus ``verify`` (paths to re-hash even with an unchanged stamp) and
+    ``drop`` (paths no note is at, to forget whatever the manifest says); record the
+    outcome, ``folders`` stamps and ``facts`` in the manifest."""
+    new, moved = [], []
+    gone = [p for p in drop if p not in recorded]
+    for path, stamp in stamps.items():
+        row = recorded.get(path)
+        if stamp is None:
+            if row is not None:
+                gone.append(path)
+        elif row is None:
+            new.append(path)
+        elif (stamp[0], stamp[1]) != (row[0], row[1]) or not row[2]:
+            moved.append(path)
+    checks = sorted({*new, *moved, *(p for p in verify if p in recorded and p not in gone)})
+    texts, bad = _read(ctx, checks)
+    changed: list[str] = []
+    rows: dict[str, Row | None] = {}
+    touched = 0
+    for path in checks:
+        text = texts.get(path)
+        if text is None:  # gone between the listing and the read
+            if path in recorded:
+                gone.append(path)
+            continue
+        digest = content_hash(text)
+        stamp = stamps.get(path) or recorded[path][:2]
+        row = recorded.get(path)
+        if row is not None and row[2] == digest:
+            if (stamp[0], stamp[1]) != (row[0], row[1]):
+                rows[path] = (stamp[0], stamp[1], digest)
+                touched += 1
+            continue
+        rows[path] = (stamp[0], stamp[1], digest)
+        changed.append(path)
+    to_sync = {p: texts.get(p) for p in changed}
+    to_sync.update(dict.fromkeys(gone))
+    sync = (sync_paths(ctx, to_sync, texts=to_sync, lock_timeout=lock_timeout)
+            if to_sync else IndexSync())
+    for path in gone:
+        rows[path] = None
+    if sync.entities_pending:  # the entity index did not take them: find them again
+        rows = {p: r for p, r in rows.items() if p not in to_sync}
+        folders = {}
+    bad_set = set(bad)
+    manifest_of(ctx).update({p: r for p, r in rows.items() if p not in bad_set},
+                            folders or {}, **(facts or {}))
+    new_set = set(new)
+    return Changes(tuple(p for p in changed if p in new_set),
+                   tuple(p for p in changed if p not in new_set), tuple(sorted(gone)),
+                   touched, len(set(verify)), tuple(bad), sync)
+
+
+def entity_drift(ctx: EchoContext, files: Iterable[str]) -> tuple[set[str], set[str]]:
+    """Notes in a kind folder the entity index has no entry for, and entries whose note
+    is not among ``files``: what to sync however the manifest looks."""
+    present = set(files)
+    indexed = ctx.entity_names.all_paths()
+    folders = kind_folders(ctx.manifest)
+    missing = {p for p in present if p not in indexed and folder_kind(p, folders) is not None}
+    return missing, indexed - present
+
+
+def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str, int],
+             at: str) -> Changes:
+    """Rebuild both indexes from one read of every note in ``stamps`` and record them all
+    (the manifest had nothing: nothing it says can be trusted)."""
+    from echo_core.ops.recall_index import rebuild_index
+
+    paths = sorted(stamps)
+    texts, bad = _read(ctx, paths)
+    docs: list[IndexDoc] = []
+    rows: dict[str, Row] = {}
+    for path in paths:
+        text = texts.get(path)
+        if text is None:
+            continue
+        rows[path] = (*stamps[path], content_hash(text))
+        try:
+            doc = index_doc(parse_note(path, text))
+        except Exception:  # noqa: BLE001 - one bad note never stops a rebuild
+            continue
+        if doc is not None:
+            docs.append(doc)
+    rebuild_index(ctx, docs=docs)
+    gone = sorted(ctx.entity_names.all_paths() - set(rows))
+    kinds = kind_folders(ctx.manifest)
+    entity_texts: dict[str, str | None] = {
+        p: t for p, t in texts.items() if folder_kind(p, kinds) is not None}
+    entity_texts.update(dict.fromkeys(gone))
+    sync = sync_paths(ctx, entity_texts, texts=entity_texts, recall=False)
+    if sync.entities_pending:
+        return Changes(unreadable=tuple(bad), sync=sync)
+    manifest_of(ctx).replace(rows, folders, baseline=at, fast_sweep=at)
+    return Changes(new=tuple(sorted(rows)), gone=tuple(gone), unreadable=tuple(bad), sync=sync)

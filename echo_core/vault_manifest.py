@@ -1,0 +1,188 @@
+"""The per-machine record of what the indexes were last made to agree with.
+
+One SQLite file in the state dir (``vault-manifest.sqlite``) holding, for every note the
+indexes cover, its size, mtime and content hash as of the last time both indexes were
+synced with it, plus every folder's mtime and a few facts (when the last fast and full
+sweeps ran, where the rotating check stopped). The fast sweep and the freshness check
+compare the vault with it to find notes that are new, gone or changed without reading
+the unchanged ones (``echo_core.ops.fast_sweep``, ``echo_core.ops.freshness``).
+
+It is a cache: deleting it costs one rebuild of the indexes (the next check finds no
+baseline). Many processes share it (WAL, a busy timeout); a row is written only after
+the indexes took the change it records, so a crash leaves the change to be found again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+FILE_NAME = "vault-manifest.sqlite"
+SCHEMA = 1
+BUSY_TIMEOUT = 10.0
+_CHUNK = 500
+
+#: path -> (size, mtime_ns, content hash or "" when not read yet)
+Row = tuple[int, int, str]
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,
+                                 size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+                                 hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS folders(path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+class VaultManifest:
+    """The manifest file of one vault's state dir (opened on first use, thread-safe)."""
+
+    def __init__(self, state_dir: str | Path) -> None:
+        self.path = Path(state_dir) / FILE_NAME
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+
+    # -- connection ------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None,
+                                 check_same_thread=False)
+            try:
+                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+                    db.execute("BEGIN IMMEDIATE")
+                    if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+                        for table in ("notes", "folders", "meta"):
+                            db.execute(f"DROP TABLE IF EXISTS {table}")
+                        for statement in _DDL.split(";"):
+                            if statement.strip():
+                                db.execute(statement)
+                        db.execute(f"PRAGMA user_version = {SCHEMA}")
+                    db.execute("COMMIT")
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+            except sqlite3.DatabaseError:
+                db.close()
+                self._discard()
+                raise
+            self._db = db
+        return self._db
+
+    def _discard(self) -> None:
+        """Remove an unreadable file (a cache: the next sweep rebuilds from the vault)."""
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(OSError):
+                Path(f"{self.path}{suffix}").unlink()
+
+    def close(self) -> None:
+        """Close the connection (reopened on next use)."""
+        with self._lock:
+            if self._db is not None:
+                with suppress(sqlite3.Error):
+                    self._db.close()
+                self._db = None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            db = self._connect()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    # -- meta ------------------------------------------------------------------------
+
+    def get(self, key: str) -> str | None:
+        """A recorded fact (None when absent)."""
+        with self._lock:
+            row = self._connect().execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set(self, **facts: str) -> None:
+        """Record facts."""
+        with self._write() as db:
+            db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", facts.items())
+
+    def has_baseline(self) -> bool:
+        """Whether a sweep has recorded the whole vault here once."""
+        return self.get("baseline") is not None
+
+    # -- notes and folders -------------------------------------------------------------
+
+    def notes(self) -> dict[str, Row]:
+        """Every recorded note."""
+        with self._lock:
+            rows = self._connect().execute("SELECT path, size, mtime, hash FROM notes")
+            return {path: (size, mtime, digest) for path, size, mtime, digest in rows}
+
+    def rows(self, paths: Iterable[str]) -> dict[str, Row]:
+        """The recorded rows of those paths (absent ones left out)."""
+        wanted = list(paths)
+        found: dict[str, Row] = {}
+        with self._lock:
+            db = self._connect()
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start:start + _CHUNK]
+                for path, size, mtime, digest in db.execute(
+                        "SELECT path, size, mtime, hash FROM notes WHERE path IN "
+                        f"({','.join('?' * len(chunk))})", chunk):
+                    found[path] = (size, mtime, digest)
+        return found
+
+    def under(self, folder: str) -> list[str]:
+        """Recorded note paths inside ``folder`` (any depth; ``""`` is everything)."""
+        with self._lock:
+            db = self._connect()
+            if not folder:
+                return [p for (p,) in db.execute("SELECT path FROM notes")]
+            low = folder + "/"
+            return [p for (p,) in db.execute(
+                "SELECT path FROM notes WHERE path >= ? AND path < ?", (low, folder + "0"))]
+
+    def window(self, after: int, limit: int) -> list[tuple[int, str, int, int]]:
+        """Up to ``limit`` notes with id > ``after`` in id order: (id, path, size, mtime)."""
+        with self._lock:
+            return list(self._connect().execute(
+                "SELECT id, path, size, mtime FROM notes WHERE id > ? ORDER BY id LIMIT ?",
+                (after, limit)))
+
+    def folders(self) -> dict[str, int]:
+        """Every recorded folder and its mtime."""
+        with self._lock:
+            return dict(self._connect().execute("SELECT path, mtime FROM folders"))
+
+    def update(self, notes: Mapping[str, Row | None] = {},  # noqa: B006 - read only
+               folders: Mapping[str, int | None] = {},  # noqa: B006 - read only
+               **facts: str) -> None:
+        """Upsert (a row) or forget (None) notes and folders, and record facts, in one
+        transaction."""
+        with self._write() as db:
+            gone = [(p,) for p, row in notes.items() if row is None]
+            db.executemany("DELETE FROM notes WHERE path = ?", gone)
+            db.executemany(
+                "INSERT INTO notes(path, size, mtime, hash) VALUES (?, ?, ?, ?) ON CONFLICT(path) "
+                "DO UPDATE SET size = excluded.size, mtime = excluded.mtime, hash = excluded.hash",
+                [(p, *row) for p, row in notes.items() if row is not None])
+            db.executemany("DELETE FROM folders WHERE path = ?",
+                           [(p,) for p, m in folders.items() if m is None])
+            db.executemany("INSERT OR REPLACE INTO folders(path, mtime) VALUES (?, ?)",
+                           [(p, m) for p, m in folders.items() if m is not None])
+            db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", facts.items())
+
+    def replace(self, notes: Mapping[str, Row], folders: Mapping[str, int], **facts: str) -> None:
+        """Make the record exactly ``notes`` and ``folders`` (a baseline), plus facts."""
+        with self._write() as db:
+            db.execute("DELETE FROM notes")
+            db.execute("DELETE FROM folders")
+            db.executemany("INSERT INTO notes(path, size, mtime, hash) VALUES (?, ?, ?, ?)",
+                           [(p, *row) for p, row in sorted(notes.items())])
+            db.executemany("INSERT INTO folders(path, mtime) VALUES (?, ?)", sorted(folders.items()))
+            db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", facts.items())
