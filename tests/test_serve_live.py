@@ -24,7 +24,13 @@ from mcp.client.stdio import stdio_client
 from echo_core.errors import EchoError
 from plugins.transport_mcp.jobs import Job, JobScheduler
 from plugins.transport_mcp.upkeep import check_settings, plan_upkeep
-from plugins.transport_mcp.vault_watch import VaultWatcher, WatchBatch, batch_of, ignored
+from plugins.transport_mcp.vault_watch import (
+    LiveFlag,
+    VaultWatcher,
+    WatchBatch,
+    batch_of,
+    ignored,
+)
 from tests.conftest import CLI, REPO
 from tests.mcp_kit import ADA, ENGINE, call, seeded_box, subprocess_env
 from tests.test_mcp_transports import TOKEN, RunningServer, start_server, with_http
@@ -77,7 +83,9 @@ async def new_note_is_seen(client: Client, vault: Path) -> None:
 @pytest.fixture
 def live_server(tmp_path: Path) -> Iterator[RunningServer]:
     box = seeded_box(tmp_path)
-    server = start_server(box, tmp_path / "serve.log", ECHO_MCP_TOKEN=TOKEN)
+    # the per-call freshness check off: only the watcher can bring the changes in
+    server = start_server(box, tmp_path / "serve.log", ECHO_MCP_TOKEN=TOKEN,
+                          ECHO_FRESHNESS="off")
     wait_for_log(server, "vault watch: watching")
     yield server
     server.stop()
@@ -122,7 +130,7 @@ def test_stdio_with_polling_sees_a_new_note_within_2s(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=CLI[0], args=[*CLI[1:], "serve", "--stdio", "--vault", str(box.vault),
                               "--state-dir", str(box.state)],
-        env=subprocess_env(box, ECHO_WATCH="poll"), cwd=str(REPO))
+        env=subprocess_env(box, ECHO_WATCH="poll", ECHO_FRESHNESS="off"), cwd=str(REPO))
 
     async def main() -> None:
         with log.open("w") as errlog:
@@ -223,6 +231,19 @@ def test_the_watcher_starts_again_after_a_failure_and_catches_up(
     finally:
         watcher.stop()
     assert not watcher.alive and _watch_threads() == []
+
+
+def test_the_live_flag_is_true_only_while_the_watcher_watches(tmp_path: Path) -> None:
+    live = LiveFlag()
+    assert not live
+    watcher = VaultWatcher(tmp_path, lambda batch: None)
+    live.watcher = watcher
+    assert not live  # not watching yet: the per-call freshness check still runs
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10) and live
+    finally:
+        watcher.stop()
 
 
 def test_a_bad_watch_or_interval_setting_is_a_usage_error() -> None:

@@ -248,17 +248,6 @@ def _entity_index_mtime(ctx: EchoContext) -> float | None:
     return max(found, default=None)
 
 
-def _last_sweeps(ctx: EchoContext) -> dict[str, _dt.datetime | None] | None:
-    """When the last fast / full sweep ran on this machine; None when this version keeps
-    no record of sweeps."""
-    try:
-        from echo_core.ops.fast_sweep import (  # type: ignore[import-not-found,unused-ignore]
-            last_sweeps,
-        )
-    except ImportError:
-        return None
-    found: dict[str, _dt.datetime | None] = last_sweeps(ctx)
-    return found
 
 
 def _sweep_days(ctx: EchoContext) -> float:
@@ -292,16 +281,15 @@ def _freshness_check(ctx: EchoContext) -> Check | None:
     entities = _entity_index_mtime(ctx)
     if entities is not None:
         parts.append(f"entity index updated {age_text(max(0.0, wall - entities))} ago")
+    from echo_core.ops.fast_sweep import last_sweeps
+
     try:
-        sweeps = _last_sweeps(ctx)
+        sweeps = last_sweeps(ctx)
     except (EchoError, OSError, ValueError) as exc:
         detail = exc.message if isinstance(exc, EchoError) else str(exc)
         parts.append(f"the sweep record cannot be read ({detail})")
         return Check("index-freshness", "warn", "; ".join(parts),
                      "run `echo-memory sweep --fast` (it records a new one)")
-    if sweeps is None:
-        parts.append("no sweep recorded")
-        return Check("index-freshness", "ok", "; ".join(parts))
     stale = ""
     days = _sweep_days(ctx)
     for kind in ("fast", "full"):

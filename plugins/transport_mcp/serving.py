@@ -38,6 +38,7 @@ from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, re
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
 from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
 from plugins.transport_mcp.upkeep import check_settings, start_upkeep
+from plugins.transport_mcp.vault_watch import LiveFlag
 
 log = logging.getLogger("echo_memory.mcp")
 READ_WORKERS_ENV = "ECHO_MCP_READ_WORKERS"
@@ -57,12 +58,16 @@ def configure_logging(stream: TextIO | None = None) -> None:
 
 
 def make_runner(host: PluginHost, env: Mapping[str, str], vault: str | None,
-                state_dir: str | None) -> ToolRunner:
+                state_dir: str | None, live: LiveFlag | None = None) -> ToolRunner:
     """A runner whose worker contexts are built like the CLI's (flags > env > config);
-    reads inline or in threads per ``reads_inline``."""
+    reads inline or in threads per ``reads_inline``. With ``live``, each context's
+    ``live_watched`` is that flag (true while this process's vault watcher watches)."""
 
     def factory() -> EchoContext:
-        return create_context(vault=vault, state_dir=state_dir, env=env, host=host)
+        ctx = create_context(vault=vault, state_dir=state_dir, env=env, host=host)
+        if live is not None:
+            setattr(ctx, "live_watched", live)  # noqa: B010 - read by getattr in the core
+        return ctx
 
     config = resolve_config(vault=vault, state_dir=state_dir, env=env)
     return ToolRunner(factory, read_workers=_workers(env, READ_WORKERS_ENV, DEFAULT_READ_WORKERS),
@@ -144,13 +149,13 @@ def _print(lines: list[str], payload: dict[str, Any], as_json: bool) -> None:
 
 
 def _server(plugin_host: PluginHost, env: Mapping[str, str], vault: str | None,
-            state_dir: str | None) -> EchoMcpServer:
+            state_dir: str | None, live: LiveFlag | None = None) -> EchoMcpServer:
     try:
         import mcp  # noqa: F401
     except ImportError:
         raise EchoError("the MCP server needs the MCP SDK: pip install 'echo-memory[mcp]'",
                         ExitCode.NOT_CONFIGURED) from None
-    runner = make_runner(plugin_host, env, vault, state_dir)
+    runner = make_runner(plugin_host, env, vault, state_dir, live)
     try:
         return build_server(plugin_host, runner, env=env)
     except BaseException:
@@ -180,7 +185,8 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
     configure_logging()
     config = resolve_config(vault=vault, state_dir=state_dir, env=env)
     token = resolve_token(env, config.state_base.value)
-    server = _server(plugin_host, env, vault, state_dir)
+    live = LiveFlag()
+    server = _server(plugin_host, env, vault, state_dir, live)
     base = f"http://{_url_host(host)}:{port}"
     url = f"{base}/mcp"
     command = claude_command(url, token)
@@ -201,7 +207,7 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
     try:
         log.info("warm-up: %s", warm_up(server.runner))
         freeze_heap()
-        upkeep = start_upkeep(plugin_host, env, server.runner.context)
+        upkeep = start_upkeep(plugin_host, env, server.runner.context, live)
         import uvicorn
 
         if workers == 1:
@@ -250,7 +256,8 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
     """Serve MCP over stdin/stdout until the client closes it (see module docstring)."""
     check_settings(env)
     configure_logging()
-    server = _server(plugin_host, env, vault, state_dir)
+    live = LiveFlag()
+    server = _server(plugin_host, env, vault, state_dir, live)
     flags = "".join(f" --{name} {value}" for name, value in
                     (("vault", vault), ("state-dir", state_dir)) if value)
     command = f"claude mcp add echo -- echo-memory serve --stdio{flags}"
@@ -262,7 +269,7 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
     try:
         log.info("warm-up: %s", warm_up(server.runner))
         freeze_heap()
-        upkeep = start_upkeep(plugin_host, env, server.runner.context)
+        upkeep = start_upkeep(plugin_host, env, server.runner.context, live)
         import anyio
 
         anyio.run(server.run_stdio_async)

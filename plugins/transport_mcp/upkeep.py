@@ -14,6 +14,8 @@ scheduled jobs (SPEC §5.1 live freshness; issue 14).
   ``ECHO_SERVE_DECAY_HOURS`` (default 24) when an operation named ``decay`` is
   registered, else a log line says it is not scheduled.
 
+While the watcher watches, the server's contexts skip the per-call freshness check
+(``LiveFlag`` as their ``live_watched``): the watcher already applies what it would find.
 Threads get their contexts from ``runner.context()`` (one per thread, built on first
 use), so nothing is shared with the threads that serve calls. ``ServerUpkeep.close()``
 stops both and waits for their threads. Nothing here raises into the server once
@@ -31,7 +33,13 @@ import attrs
 
 from echo_core import EchoContext, EchoError, PluginHost, sync_paths, usage_error
 from plugins.transport_mcp.jobs import Job, JobScheduler
-from plugins.transport_mcp.vault_watch import VaultWatcher, WatchBatch, folder_root, watch_mode
+from plugins.transport_mcp.vault_watch import (
+    LiveFlag,
+    VaultWatcher,
+    WatchBatch,
+    folder_root,
+    watch_mode,
+)
 
 log = logging.getLogger("echo_memory.mcp")
 SWEEP_MINUTES_ENV = "ECHO_SERVE_SWEEP_MINUTES"
@@ -86,14 +94,10 @@ class NoteSync:
 
 
 def fast_sweep_job(context: ContextOf) -> str:
-    """One fast sweep on ``context()``; its message. Raises when this version has none."""
-    try:
-        from echo_core import fast_sweep  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        raise EchoError("this echo-memory has no fast sweep (echo_core.fast_sweep); the "
-                        "watcher still applies edits as they happen") from None
-    envelope = fast_sweep(context())
-    return str(envelope.message)
+    """One fast sweep on ``context()``; its message."""
+    from echo_core import fast_sweep
+
+    return fast_sweep(context()).message
 
 
 def decay_job(context: ContextOf) -> str:
@@ -210,8 +214,12 @@ def _watcher(context: ContextOf, mode: str, scheduler: JobScheduler,
                         on_resume=catch_up)
 
 
-def start_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf) -> ServerUpkeep:
-    """``plan_upkeep``, started."""
+def start_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf,
+                 live: LiveFlag | None = None) -> ServerUpkeep:
+    """``plan_upkeep``, started; ``live`` (the contexts' ``live_watched``) is bound to the
+    watcher."""
     upkeep = plan_upkeep(host, env, context)
+    if live is not None:
+        live.watcher = upkeep.watcher
     upkeep.start()
     return upkeep

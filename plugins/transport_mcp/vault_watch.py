@@ -192,6 +192,18 @@ class VaultWatcher(BackgroundThread):
                         exc_info=exc)
 
 
+class LiveFlag:
+    """``ctx.live_watched`` of the server's contexts: true while ``watcher`` (set once it
+    starts) watches, so the per-call freshness check (``echo_core``'s ``freshen_for``) is
+    skipped then, and runs again while the watcher is down or restarting."""
+
+    def __init__(self) -> None:
+        self.watcher: VaultWatcher | None = None
+
+    def __bool__(self) -> bool:
+        return self.watcher is not None and self.watcher.ready.is_set()
+
+
 def wait_ready(watcher: VaultWatcher, timeout: float) -> bool:
     """Wait until ``watcher`` watches (or ``timeout`` seconds); True when it does."""
     deadline = time.monotonic() + timeout
