@@ -358,3 +358,23 @@ def test_a_folder_moved_out_and_back_in_leaves_and_rejoins_both_indexes(tmp_path
     aside.rename(people)
     sync.apply(batch_of(box.vault, {(1, str(people))}))
     assert state() == (True, True)
+
+
+def test_a_watcher_batch_and_a_job_never_run_at_once(tmp_path: Path) -> None:
+    from plugins.transport_mcp.upkeep import NoteSync, serve_jobs
+
+    box = seeded_box(tmp_path)
+    ctx = box.ctx()
+    serial = threading.Lock()
+    [sweep] = serve_jobs(ctx.host, {}, lambda: ctx, serial)
+    (box.vault / NEW_NOTE).write_text(NEW_TEXT, "utf-8")
+    for work in (lambda: NoteSync(lambda: ctx, serial).apply(WatchBatch((NEW_NOTE,))),
+                 sweep.run):
+        with serial:  # the other one runs
+            worker = threading.Thread(target=work)
+            worker.start()
+            worker.join(0.2)
+            assert worker.is_alive()
+        worker.join(10)
+        assert not worker.is_alive()
+    assert ctx.entities.load().by_path(NEW_NOTE) is not None

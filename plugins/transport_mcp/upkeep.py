@@ -16,6 +16,8 @@ scheduled jobs (SPEC §5.1 live freshness; issue 14).
 
 While the watcher watches, the server's contexts skip the per-call freshness check
 (``LiveFlag`` as their ``live_watched``): the watcher already applies what it would find.
+A watcher batch and a job never run at once (one lock): a sweep that rebuilds an index
+from its own listing cannot undo a change the watcher synced meanwhile.
 Threads get their contexts from ``runner.context()`` (one per thread, built on first
 use), so nothing is shared with the threads that serve calls. ``ServerUpkeep.close()``
 stops both and waits for their threads. Nothing here raises into the server once
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 
@@ -55,8 +58,9 @@ class NoteSync:
     """Applies a ``WatchBatch`` to both indexes through ``sync_paths`` (on ``context()``,
     the calling thread's own) and logs one line per batch."""
 
-    def __init__(self, context: ContextOf) -> None:
+    def __init__(self, context: ContextOf, serial: threading.Lock | None = None) -> None:
         self._context = context
+        self._serial = serial or threading.Lock()
 
     def paths_of(self, ctx: EchoContext, batch: WatchBatch) -> list[str]:
         """The notes of ``batch``: its ``.md`` paths, plus for each folder the notes in it
@@ -77,13 +81,16 @@ class NoteSync:
         return sorted(paths)
 
     def apply(self, batch: WatchBatch) -> None:
-        """Sync the notes of ``batch`` (errors propagate: the watcher logs them)."""
-        started = time.perf_counter()
-        ctx = self._context()
-        paths = self.paths_of(ctx, batch)
-        if not paths:
-            return
-        done = sync_paths(ctx, paths)
+        """Sync the notes of ``batch`` (errors propagate: the watcher logs them); never
+        while a job runs (``serial``: a sweep rebuilding an index from an earlier listing
+        would otherwise undo a change synced meanwhile)."""
+        with self._serial:
+            started = time.perf_counter()
+            ctx = self._context()
+            paths = self.paths_of(ctx, batch)
+            if not paths:
+                return
+            done = sync_paths(ctx, paths)
         log.info("vault watch: %d changed note(s) synced ms=%.0f: recall +%d -%d, "
                  "entities +%d -%d%s%s", len(paths), (time.perf_counter() - started) * 1000,
                  len(done.reindexed), len(done.dropped), len(done.entities_put),
@@ -127,16 +134,25 @@ def check_settings(env: Mapping[str, str]) -> None:
     _number(env, DECAY_HOURS_ENV, DEFAULT_DECAY_HOURS)
 
 
-def serve_jobs(host: PluginHost, env: Mapping[str, str], context: ContextOf) -> list[Job]:
-    """The scheduled jobs (see module docstring); a bad interval setting is 2."""
+def serve_jobs(host: PluginHost, env: Mapping[str, str], context: ContextOf,
+               serial: threading.Lock | None = None) -> list[Job]:
+    """The scheduled jobs (see module docstring), each run holding ``serial`` (shared with
+    the watcher's ``NoteSync``); a bad interval setting is 2."""
+    held = serial or threading.Lock()
+
+    def holding(work: Callable[[ContextOf], str]) -> Callable[[], str]:
+        def run() -> str:
+            with held:
+                return work(context)
+        return run
+
     jobs: list[Job] = []
     minutes = _number(env, SWEEP_MINUTES_ENV, DEFAULT_SWEEP_MINUTES)
     if minutes > 0:
-        jobs.append(Job("fast-sweep", minutes * 60, lambda: fast_sweep_job(context),
-                        first_after=0.0))
+        jobs.append(Job("fast-sweep", minutes * 60, holding(fast_sweep_job), first_after=0.0))
     hours = _number(env, DECAY_HOURS_ENV, DEFAULT_DECAY_HOURS)
     if hours > 0 and _has_operation(host, DECAY_OPERATION):
-        jobs.append(Job("decay", hours * 3600, lambda: decay_job(context)))
+        jobs.append(Job("decay", hours * 3600, holding(decay_job)))
     return jobs
 
 
@@ -173,7 +189,8 @@ def plan_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf) ->
     """The watcher and jobs for this server, not started (settings checked: 2 when bad).
     ``context`` gives the calling thread's own context."""
     mode = watch_mode(env)
-    jobs = serve_jobs(host, env, context)
+    serial = threading.Lock()
+    jobs = serve_jobs(host, env, context, serial)
     scheduler = JobScheduler(jobs)
     names = {job.name: job for job in jobs}
     sweep = names.get("fast-sweep")
@@ -185,11 +202,11 @@ def plan_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf) ->
     if mode == "off":
         log.info("vault watch: off (ECHO_WATCH=off)")
     else:
-        watcher = _watcher(context, mode, scheduler, sweep)
+        watcher = _watcher(NoteSync(context, serial), context, mode, scheduler, sweep)
     return ServerUpkeep(scheduler, watcher)
 
 
-def _watcher(context: ContextOf, mode: str, scheduler: JobScheduler,
+def _watcher(sync: NoteSync, context: ContextOf, mode: str, scheduler: JobScheduler,
              sweep: Job | None) -> VaultWatcher | None:
     try:
         identity = context().storage.identity
@@ -210,7 +227,7 @@ def _watcher(context: ContextOf, mode: str, scheduler: JobScheduler,
         if sweep is not None:
             scheduler.run_job(sweep)
 
-    return VaultWatcher(root, NoteSync(context).apply, polling=mode == "poll",
+    return VaultWatcher(root, sync.apply, polling=mode == "poll",
                         on_resume=catch_up)
 
 
