@@ -4,7 +4,8 @@
 need (exact names, name tokens, document frequency). ``EntityStore`` persists it in the
 vault as a schema-versioned snapshot (``_agent/index/entities.json``) plus an append-only
 journal (``entities.journal.ndjson``) so an update costs one appended line, not a rewrite
-of every entry; the journal is folded into the snapshot every ``COMPACT_AFTER`` lines.
+of every entry; the journal is folded into the snapshot once it has ``COMPACT_AFTER``
+lines and is 1/``JOURNAL_SHARE`` of the snapshot's size.
 Callers hold the vault lock around ``load`` + ``apply`` (a fresh re-read under the lock).
 """
 
@@ -27,6 +28,8 @@ SCHEMA_VERSION = 1
 SNAPSHOT_PATH = "_agent/index/entities.json"
 JOURNAL_PATH = "_agent/index/entities.journal.ndjson"
 COMPACT_AFTER = 400
+#: ... and once the journal is at least this fraction (1/n) of the snapshot's size.
+JOURNAL_SHARE = 8
 #: Operation ids a snapshot keeps (newest last) so that a queued replay of an operation
 #: that already landed is recognised after the journal was folded (``EntityStore.has_op``).
 KEPT_OP_IDS = 2000
@@ -402,11 +405,14 @@ class EntityStore:
             if not records:
                 records.append({"op": "mark"})
             records[-1]["op_id"] = op_id  # on the last line: all lines landed before it
-        for record in records:
-            self._append(record)
+        if len(records) > 1:
+            self._append_all(records)
+        else:
+            for record in records:
+                self._append(record)
         if op_id is not None:
             self._op_ids[op_id] = None
-        if self._journal_lines >= COMPACT_AFTER:
+        if self._compaction_due():
             self.compact(index)
         self._signature = self._current_signature()
         return index
@@ -417,16 +423,94 @@ class EntityStore:
         self.storage.append_line(JOURNAL_PATH, json.dumps(record, ensure_ascii=False, sort_keys=True))
         self._journal_lines += 1
 
+    def _compaction_due(self) -> bool:
+        """Fold once the journal has ``COMPACT_AFTER`` lines and is at least
+        1/``JOURNAL_SHARE`` of the snapshot's size: a large index is rewritten after as many
+        changes as it is large, not every few hundred (each fold rewrites every entry)."""
+        if self._journal_lines < COMPACT_AFTER:
+            return False
+        snapshot = self._stat(SNAPSHOT_PATH)
+        journal = self._stat(JOURNAL_PATH)
+        if snapshot is None or journal is None:
+            return True
+        return journal[0] * JOURNAL_SHARE >= snapshot[0]
+
+    def _append_all(self, records: list[dict[str, Any]]) -> None:
+        """Append several records in one atomic rewrite of the journal (a bulk change
+        costs one write, not one per line; a crash leaves all of them or none)."""
+        try:
+            current = self.storage.read(JOURNAL_PATH)
+        except EchoError as exc:
+            if exc.code != ExitCode.NOT_FOUND:
+                raise
+            current = ""
+        if current and not current.endswith("\n"):
+            current = current[:current.rfind("\n") + 1]  # a torn last line never landed
+        self._journal_lines = sum(1 for line in current.splitlines() if line.strip())
+        lines = []
+        for record in records:
+            self._journal_lines += 1
+            record["seq"] = self._journal_lines
+            lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        self.storage.write(JOURNAL_PATH, current + "".join(lines))
+
     def compact(self, index: EntityIndex) -> None:
         """Fold the journal into the snapshot (snapshot first: a crash between the two
         writes only replays puts and deletes that are already in it)."""
         kept = list(self._op_ids)[-KEPT_OP_IDS:]
-        data: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "entities": {s: entity_to_json(e) for s, e in sorted(index.entities.items())}}
-        if kept:
-            data["op_ids"] = kept
-        self.storage.write(SNAPSHOT_PATH, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        self._write_snapshot({s: entity_to_json(e) for s, e in index.entities.items()}, kept)
+        self._signature = self._current_signature()
+
+    def _write_snapshot(self, entities: dict[str, Any], kept: Sequence[str]) -> None:
+        """Write the snapshot (one entry per line, sorted: readable and diffable, and
+        encoded by the C encoder) and empty the journal."""
+        self.storage.write(SNAPSHOT_PATH, snapshot_text(entities, kept))
         self.storage.write(JOURNAL_PATH, "")
         self._journal_lines = 0
-        self._signature = self._current_signature()
+
+    def append(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = ()) -> None:
+        """Record changes without building the index in memory (caller holds the vault
+        lock and checked the changes against a current view, e.g. the name cache): the
+        way a sweep records many changes to a large index. Folds the journal once it is
+        long (``compact_raw``)."""
+        records: list[dict[str, Any]] = [
+            {"op": "put", "slug": e.slug, "e": entity_to_json(e)} for e in puts]
+        records += [{"op": "del", "slug": slug} for slug in deletes]
+        if not records:
+            return
+        self._append_all(records)
+        self._index = None
+        if self._compaction_due():
+            self.compact_raw()
+
+    def compact_raw(self) -> None:
+        """``compact`` from the stored texts, entries kept as parsed JSON (no index built:
+        a fraction of the cost on a large index)."""
+        texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        entities: dict[str, Any] = {}
+        kept: list[str] = []
+        if texts.get(SNAPSHOT_PATH):
+            entities, kept = self._parse_snapshot(texts[SNAPSHOT_PATH] or "")
+        for line in (texts.get(JOURNAL_PATH) or "").splitlines():
+            record = _journal_json(line)
+            if record is None:
+                continue
+            if record.get("op") == "put" and isinstance(record.get("e"), dict):
+                entities[str(record["slug"])] = record["e"]
+            elif record.get("op") == "del":
+                entities.pop(str(record.get("slug")), None)
+            if isinstance(record.get("op_id"), str):
+                kept.append(record["op_id"])
+        self._write_snapshot(entities, kept[-KEPT_OP_IDS:])
+        self._index = None
+
+
+def snapshot_text(entities: dict[str, Any], kept: Sequence[str]) -> str:
+    """The snapshot file's text for those entries (slug -> stored form) and kept op ids."""
+    rows = ",\n".join(f"  {json.dumps(slug, ensure_ascii=False)}: "
+                      f"{json.dumps(entities[slug], ensure_ascii=False, sort_keys=True)}"
+                      for slug in sorted(entities))
+    text = f'{{\n "schema_version": {SCHEMA_VERSION},\n "entities": {{\n{rows}\n }}'
+    if kept:
+        text += f',\n "op_ids": {json.dumps(list(kept), ensure_ascii=False)}'
+    return text + "\n}\n"

@@ -60,7 +60,7 @@ from echo_core.protocols import Storage
 log = logging.getLogger("echo_memory")
 
 #: Bumped when the tables change; a cache of another version is rebuilt.
-CACHE_SCHEMA = 2  # 2: name keys keep the marks of non-Latin letters
+CACHE_SCHEMA = 3  # 2: name keys keep the marks of non-Latin letters; 3: path index
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).
 BUSY_TIMEOUT = 30.0
@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS entities(
     id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
     kind TEXT NOT NULL, title TEXT NOT NULL, aliases TEXT NOT NULL, h TEXT NOT NULL,
     names TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS entities_path ON entities(path);
 CREATE TABLE IF NOT EXISTS name_keys(
     key TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(key, id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS name_tokens(
@@ -151,6 +152,24 @@ class EntityNames:
                 f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE slug IN "
                 f"({','.join('?' * len(chunk))})", chunk)])
         return {row[0]: _row_entity(row) for row in rows}
+
+    def by_paths(self, paths: Iterable[str]) -> dict[str, Entity]:
+        """The entity of each of those note paths that has one."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return {}
+        if len(wanted) > 2000:  # many: one pass over the table beats thousands of probes
+            keep = set(wanted)
+            rows = self._query(lambda db: [
+                row for row in db.execute(f"SELECT {_ENTITY_COLUMNS} FROM entities")
+                if row[1] in keep])
+        else:
+            rows = self._query(lambda db: [
+                row for chunk in _chunks(wanted)
+                for row in db.execute(
+                    f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE path IN "
+                    f"({','.join('?' * len(chunk))})", chunk)])
+        return {row[1]: _row_entity(row) for row in rows}
 
     def all_paths(self) -> set[str]:
         """The note path of every entity (what a sweep compares with the vault)."""

@@ -201,6 +201,29 @@ class RankerUpkeep:
         else:
             self._persistent().remove(path)
 
+    def notes_changed(self, written: Sequence[Note], deleted: Sequence[str]) -> None:
+        """``note_written`` for each of ``written`` and ``note_deleted`` for each of
+        ``deleted``; a persistent ranker offering ``upsert_many`` / ``remove_many`` gets
+        them in one call each (one commit for a sweep's changes)."""
+        ranker = self.persistent
+        batch_upsert = getattr(ranker, "upsert_many", None)
+        batch_remove = getattr(ranker, "remove_many", None)
+        if ranker is None or not callable(batch_upsert) or not callable(batch_remove):
+            for note in written:
+                self.note_written(note)
+            for path in deleted:
+                self.note_deleted(path)
+            return
+        docs, gone = [], list(deleted)
+        for note in written:
+            doc = index_doc(note)
+            if doc is None:
+                gone.append(note.path)
+            else:
+                docs.append(doc)
+        batch_remove(gone)
+        batch_upsert(docs)
+
     def ensure_current(self) -> bool:
         """Make a plain ranker current (built once per process, then caught up with other
         processes' changes); True when a build ran. A persistent ranker is left to

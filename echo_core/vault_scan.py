@@ -20,20 +20,20 @@ def _ns(mtime: float) -> int:
     return int(round(mtime * 1e9))
 
 
-def scan_tree(storage: Storage) -> TreeScan:
-    """Every file of the vault with its ``(size, mtime_ns)``, and folder stamps when the
-    backend has them."""
+def scan_tree(storage: Storage, suffix: str = "") -> TreeScan:
+    """Every file of the vault (ending with ``suffix`` when given) with its
+    ``(size, mtime_ns)``, and folder stamps when the backend has them."""
     native = getattr(storage, "scan_tree", None)
     if callable(native):
-        found: TreeScan = native("")
+        found: TreeScan = native("", suffix)
         return found
-    stats = file_stamps(storage, storage.list(""))
+    stats = file_stamps(storage, [p for p in storage.list("") if p.endswith(suffix)])
     return TreeScan({p: s for p, s in stats.items() if s is not None})
 
 
-def scan_tree_under(storage: Storage, folder: str) -> TreeScan:
+def scan_tree_under(storage: Storage, folder: str, suffix: str = "") -> TreeScan:
     """``scan_tree`` of one folder (recursive); needs a backend with folder stamps."""
-    found: TreeScan = storage.scan_tree(folder)  # type: ignore[attr-defined]
+    found: TreeScan = storage.scan_tree(folder, suffix)  # type: ignore[attr-defined]
     return found
 
 
@@ -75,4 +75,14 @@ def file_stamps(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[int, 
             found[path] = None
             continue
         found[path] = (st.size, _ns(st.mtime))
+    return found
+
+
+def file_digests(storage: Storage, paths: Sequence[str]) -> dict[str, str | None] | None:
+    """The content hash of each file (as ``entities.content_hash`` of its text) when the
+    backend can hash without decoding (None otherwise: read the texts instead)."""
+    native = getattr(storage, "file_digests", None)
+    if not callable(native):
+        return None
+    found: dict[str, str | None] = native(paths)
     return found

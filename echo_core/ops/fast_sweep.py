@@ -18,6 +18,7 @@ older than ``ECHO_FAST_SWEEP_DAYS`` (default 7).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import time
 import zlib
 from typing import TYPE_CHECKING
@@ -26,7 +27,15 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.models import Envelope
-from echo_core.ops.vault_changes import Changes, apply_stamps, baseline, entity_drift, manifest_of, tracked
+from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
+from echo_core.ops.vault_changes import (
+    Changes,
+    apply_stamps,
+    baseline,
+    entity_drift,
+    manifest_of,
+    tracked_stamps,
+)
 from echo_core.vault_scan import scan_tree
 
 if TYPE_CHECKING:
@@ -63,8 +72,8 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
     """Run the fast sweep (module docstring) and report what it did."""
     start = time.perf_counter()
     storage = ctx.vault.storage
-    scan = scan_tree(storage)
-    stamps = {p: s for p, s in scan.files.items() if tracked(p)}
+    scan = scan_tree(storage, ".md")
+    stamps = tracked_stamps(scan.files)
     manifest = manifest_of(ctx)
     at = ctx.now().isoformat(timespec="seconds")
     first = not manifest.has_baseline()
@@ -72,18 +81,33 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
         changes = baseline(ctx, stamps, scan.folders, at)
     else:
         recorded = manifest.notes()
-        weekday = ctx.today().weekday()
-        verify = [p for p in stamps if all_shards or in_shard(p, weekday)]
+        weekday = ctx.today().weekday() % SHARDS
+        crc = zlib.crc32
+        verify = list(stamps) if all_shards else [
+            p for p in stamps if crc(p.encode("utf-8")) % SHARDS == weekday]
         current: dict[str, tuple[int, int] | None] = dict(stamps)
         current.update({p: None for p in recorded if p not in stamps})
-        missing, orphaned = entity_drift(ctx, stamps)
-        drift = [p for p in missing if p in recorded] + [p for p in orphaned if p in recorded]
+        missing: set[str] = set()
+        orphaned: set[str] = set()
+        if manifest.get("entities_seen") != _store_signature(ctx):  # someone changed it
+            missing, orphaned = entity_drift(ctx, stamps)
+        kept = _without(recorded, [p for p in missing if p in recorded])  # read them again
         folders = {**scan.folders, **{f: None for f in manifest.folders() if f not in scan.folders}}
-        changes = apply_stamps(ctx, current, _without(recorded, drift), verify, folders,
-                               {"fast_sweep": at}, drop=sorted(orphaned - recorded.keys()))
+        changes = apply_stamps(ctx, current, kept, verify, folders, {"fast_sweep": at},
+                               drop=sorted(orphaned - kept.keys()))
+    if not changes.sync.entities_pending:
+        manifest.set(entities_seen=_store_signature(ctx))
     seconds = time.perf_counter() - start
     return Envelope(True, Action.SWEPT, _message(changes, len(stamps), first, seconds),
                     _result(changes, len(stamps), first, seconds))
+
+
+def _store_signature(ctx: EchoContext) -> str:
+    """The entity store's files' sizes and mtimes: unchanged since the last sweep means
+    nobody changed the index since it was made to agree with the vault (the drift check
+    can be skipped)."""
+    storage = ctx.vault.storage
+    return json.dumps([file_signature(storage, SNAPSHOT_PATH), file_signature(storage, JOURNAL_PATH)])
 
 
 def _without(recorded: dict[str, tuple[int, int, str]], paths: list[str]) -> dict[str, tuple[int, int, str]]:

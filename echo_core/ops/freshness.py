@@ -15,7 +15,9 @@ manifest cheaply, bounded by a time budget:
 
 What it finds is synced to both indexes (``vault_changes.apply_stamps``). ``load`` runs
 the unbounded form (every note stat-ed) or, when due, the fast sweep, so every change is
-seen by the next session start at the latest. A vault with no manifest yet gets its
+seen by the next session start at the latest. A backend without folder stamps (a remote
+one, where each stat is a round trip) gets no per-operation check: load's fast sweep when
+due, the server's hourly sweep and ``sweep --fast`` keep it current. A vault with no manifest yet gets its
 baseline (the first fast sweep). A failure here never fails the operation: it is logged
 and the operation answers from the indexes as they are.
 """
@@ -61,6 +63,10 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
         return None
     if getattr(ctx, "live_watched", False):
         return None
+    try:
+        local = has_folder_stamps(ctx.vault.storage)
+    except Exception:  # noqa: BLE001 - the operation reports a backend it cannot open
+        return None
     if mode == "full":
         try:
             from echo_core.ops.fast_sweep import fast_sweep, sweep_due
@@ -75,8 +81,19 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
                         "--fast` to see why", exc)
             log.debug("fast sweep failure", exc_info=True)
             return None
-        return freshen(ctx, None)
-    return freshen(ctx)
+        return freshen(ctx, None) if local else None
+    # a remote backend stats one file per round trip: it has no cheap check, and relies
+    # on load's fast sweep and the server's watcher-less hourly sweep instead
+    return freshen(ctx, _budget(ctx)) if local else None
+
+
+def _budget(ctx: EchoContext) -> float:
+    """``ECHO_FRESH_BUDGET_MS`` (milliseconds for the rotating window), else the default."""
+    raw = ctx.env.get("ECHO_FRESH_BUDGET_MS", "").strip()
+    try:
+        return max(0.0, float(raw) / 1000) if raw else DEFAULT_BUDGET
+    except ValueError:
+        return DEFAULT_BUDGET
 
 
 def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET) -> Changes | None:
@@ -102,7 +119,7 @@ def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
         return Changes()
     storage = ctx.vault.storage
     if budget is None:
-        scan = scan_tree(storage)
+        scan = scan_tree(storage, ".md")
         stamps: dict[str, Stamp | None] = {p: s for p, s in scan.files.items() if tracked(p)}
         recorded = manifest.notes()
         stamps.update({p: None for p in recorded if p not in stamps})
@@ -151,7 +168,7 @@ def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
                 stamps[path] = None
         for sub in listing.folders:
             if sub != folder and sub not in recorded:  # new: walk it whole
-                deep = scan_tree_under(storage, sub)
+                deep = scan_tree_under(storage, sub, ".md")
                 folders.update(deep.folders)
                 stamps.update({p: s for p, s in deep.files.items() if tracked(p)})
     return stamps, folders

@@ -22,7 +22,7 @@ import attrs
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Entity
-from echo_core.note_entities import entity_of_text, kind_folders, unique_slug
+from echo_core.note_entities import entity_of_text, file_stem, kind_folders, unique_slug
 from echo_core.notes import parse_note
 from echo_core.protocols import BackendUnavailable
 
@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from echo_core.entities import EntityIndex
 
 log = logging.getLogger("echo_memory")
+
+#: Up to this many notes, the entity diff is computed once without the vault lock first
+#: (no lock taken when nothing changes); a larger batch goes straight to the lock.
+PRECHECK_MAX = 64
 
 
 @attrs.frozen
@@ -110,19 +114,21 @@ def _sync_recall(ctx: EchoContext, texts: dict[str, str | None]) -> tuple[list[s
     except EchoError as exc:
         log.debug("recall index not synced: %s", exc.message)
         return [], []
-    reindexed: list[str] = []
-    dropped: list[str] = []
+    notes = []
     for path, text in texts.items():
-        try:
-            if text is None:
-                upkeep.note_deleted(path)
-                dropped.append(path)
-            else:
-                upkeep.note_written(parse_note(path, text))
-                reindexed.append(path)
-        except Exception:  # noqa: BLE001 - one note never stops the others
-            log.warning("recall index: %s was not re-indexed", path, exc_info=True)
-    return reindexed, dropped
+        if text is not None:
+            try:
+                notes.append(parse_note(path, text))
+            except Exception:  # noqa: BLE001 - one note never stops the others
+                log.warning("recall index: %s was not re-indexed (unparsable)", path)
+    dropped = [p for p, t in texts.items() if t is None]
+    try:
+        upkeep.notes_changed(notes, dropped)
+    except Exception:  # noqa: BLE001 - the index is a shadow: `reindex` rebuilds it
+        log.warning("recall index: %d changed notes were not re-indexed (run `echo-memory "
+                    "reindex`)", len(notes) + len(dropped), exc_info=True)
+        return [], []
+    return [n.path for n in notes], dropped
 
 
 def entity_changes(index: EntityIndex, texts: dict[str, str | None],
@@ -154,17 +160,35 @@ def entity_changes(index: EntityIndex, texts: dict[str, str | None],
     return puts, deletes
 
 
+class _NamesView:
+    """What ``entity_changes`` looks up (``by_path``, ``get``), answered from the name
+    cache for the paths at hand: no full index is built, however large."""
+
+    def __init__(self, ctx: EchoContext, paths: Iterable[str]) -> None:
+        self._names = ctx.entity_names
+        self._by_path = self._names.by_paths(paths)
+        self._stems = {file_stem(p) for p in paths}
+        self._taken = set(self._names.get_many(self._stems))
+
+    def by_path(self, path: str) -> Entity | None:
+        return self._by_path.get(path)
+
+    def get(self, slug: str) -> Entity | None:
+        if slug in self._stems and slug not in self._taken:
+            return None  # asked already, in one query for all the stems
+        return self._names.get(slug)
+
+
 def _sync_entities(ctx: EchoContext, texts: dict[str, str | None],
                    lock_timeout: float) -> tuple[list[str], list[str]]:
-    """Apply ``entity_changes`` under the vault lock; the slugs put and removed."""
-    store = ctx.entities
-    index = store.load()  # a first look without the lock: most syncs change no entity
-    puts, deletes = entity_changes(index, texts, ctx)
-    if not puts and not deletes:
-        return [], []
+    """Apply ``entity_changes`` under the vault lock (looked up in the name cache, and
+    looked up again under the lock: another process may have changed the index); the
+    slugs put and removed."""
+    if len(texts) <= PRECHECK_MAX:  # most syncs change no entity: look before locking
+        puts, deletes = entity_changes(_NamesView(ctx, texts), texts, ctx)  # type: ignore[arg-type]
+        if not puts and not deletes:
+            return [], []
     with ctx.vault.storage.lock(timeout=lock_timeout):
-        index = store.load()
-        puts, deletes = entity_changes(index, texts, ctx)
-        if puts or deletes:
-            store.apply(puts, deletes)
+        puts, deletes = entity_changes(_NamesView(ctx, texts), texts, ctx)  # type: ignore[arg-type]
+        ctx.entities.append(puts, deletes)
     return [e.slug for e in puts], deletes

@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from echo_core.corpus import in_corpus, index_doc
+from echo_core.corpus import EXCLUDED_FILES, EXCLUDED_PREFIXES, in_corpus, index_doc
 from echo_core.entities import content_hash
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
+from echo_core.progress import report as report_progress
+from echo_core.progress import wanted as progress_wanted
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.vault_manifest import Row, VaultManifest
+from echo_core.vault_scan import file_digests
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -39,6 +42,21 @@ def tracked(path: str) -> bool:
     """Whether the manifest follows the note at ``path``: every note the recall index
     covers (entity notes included)."""
     return in_corpus(path)
+
+
+def tracked_stamps(files: Mapping[str, Stamp]) -> dict[str, Stamp]:
+    """``files`` restricted to the ``tracked`` ones (``corpus.in_corpus`` written out
+    with plain string tests: it runs for every note of every sweep)."""
+    excluded, files_out = EXCLUDED_PREFIXES, EXCLUDED_FILES
+    found = {}
+    for path, stamp in files.items():
+        if not path.endswith(".md") or path.startswith(excluded) or path in files_out:
+            continue
+        tail = path[-9:]
+        if tail.lower() == "readme.md" and (len(path) == 9 or path[-10] == "/"):
+            continue
+        found[path] = stamp
+    return found
 
 
 @attrs.frozen
@@ -99,7 +117,7 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
             new.append(path)
         elif (stamp[0], stamp[1]) != (row[0], row[1]) or not row[2]:
             moved.append(path)
-    checks = sorted({*new, *moved, *(p for p in verify if p in recorded and p not in gone)})
+    checks = sorted({*new, *moved, *_differing(ctx, verify, recorded, gone, new, moved)})
     texts, bad = _read(ctx, checks)
     changed: list[str] = []
     rows: dict[str, Row | None] = {}
@@ -138,6 +156,19 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
                    touched, len(set(verify)), tuple(bad), sync)
 
 
+def _differing(ctx: EchoContext, verify: Iterable[str], recorded: Mapping[str, Row],
+               gone: list[str], *skip: list[str]) -> list[str]:
+    """The notes of ``verify`` (recorded, not gone, not already to read) to read: those
+    whose bytes hash to another value than recorded when the backend hashes without
+    reading texts out (``vault_scan.file_digests``), else all of them."""
+    skipped = set(gone).union(*skip)
+    wanted = [p for p in verify if p in recorded and p not in skipped]
+    digests = file_digests(ctx.vault.storage, wanted)
+    if digests is None:
+        return wanted
+    return [p for p in wanted if digests.get(p) != recorded[p][2]]
+
+
 def entity_drift(ctx: EchoContext, files: Iterable[str]) -> tuple[set[str], set[str]]:
     """Notes in a kind folder the entity index has no entry for, and entries whose note
     is not among ``files``: what to sync however the manifest looks."""
@@ -169,7 +200,13 @@ def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str
             continue
         if doc is not None:
             docs.append(doc)
-    rebuild_index(ctx, docs=docs)
+    if progress_wanted():  # a first build on a terminal draws its bar, as reindex does
+        total = len(docs)
+        report_progress(0, total)
+        rebuild_index(ctx, lambda done: report_progress(min(done, total), total), docs=docs)
+        report_progress(total, total)
+    else:
+        rebuild_index(ctx, docs=docs)
     gone = sorted(ctx.entity_names.all_paths() - set(rows))
     kinds = kind_folders(ctx.manifest)
     entity_texts: dict[str, str | None] = {
@@ -180,3 +217,17 @@ def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str
         return Changes(unreadable=tuple(bad), sync=sync)
     manifest_of(ctx).replace(rows, folders, baseline=at, fast_sweep=at)
     return Changes(new=tuple(sorted(rows)), gone=tuple(gone), unreadable=tuple(bad), sync=sync)
+
+
+def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
+    """Sync notes a watcher says changed (created, modified or deleted) and record them:
+    each is stat-ed and, when present, re-hashed, so an event for a note whose text did
+    not change (a touch, an editor's save of the same text) costs no index write."""
+    from echo_core.vault_scan import file_stamps
+
+    wanted = sorted({p for p in paths if tracked(p)})
+    if not wanted:
+        return Changes()
+    stamps = file_stamps(ctx.vault.storage, wanted)
+    recorded = manifest_of(ctx).rows(wanted)
+    return apply_stamps(ctx, stamps, recorded, verify=[p for p in wanted if stamps.get(p)])

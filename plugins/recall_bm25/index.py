@@ -139,18 +139,30 @@ class Bm25Index:
 
     def upsert(self, doc: IndexDoc) -> None:
         """Add or replace ``doc.path``; may trigger a merge (see the module docstring)."""
-        tokens = self._tokenizer.tokenize(doc.text)
-        by_key: dict[int, int] = {}
-        for term, n in Counter(tokens).items():
-            key = term_key(term)
-            by_key[key] = min(by_key.get(key, 0) + n, TF_MAX)
+        self.upsert_many([doc])
+
+    def upsert_many(self, docs: Sequence[IndexDoc]) -> None:
+        """``upsert`` each of ``docs`` in one write transaction (a sweep re-indexing many
+        notes pays one commit); may trigger a merge once they are in."""
+        prepared = []
+        for doc in docs:
+            tokens = self._tokenizer.tokenize(doc.text)
+            by_key: dict[int, int] = {}
+            for term, n in Counter(tokens).items():
+                key = term_key(term)
+                by_key[key] = min(by_key.get(key, 0) + n, TF_MAX)
+            prepared.append((doc, len(tokens), by_key))
+        if not prepared:
+            return
         with self._lock:
             store = self._delta()
             with store.write():
                 base, _ = self._sync_for_write(store)
-                self._supersede(store, base, doc.path)
-                store.insert_doc(doc.path, len(tokens), clean_weight(doc.weight),
-                                 date_ordinal(doc.updated), list(by_key), list(by_key.values()))
+                for doc, length, by_key in prepared:
+                    self._supersede(store, base, doc.path)
+                    store.insert_doc(doc.path, length, clean_weight(doc.weight),
+                                     date_ordinal(doc.updated), list(by_key),
+                                     list(by_key.values()))
                 state = store.state()
             self._snap = None
             if state.n_delta > max(self._merge_min, self._merge_fraction * base.n_docs):
@@ -158,11 +170,18 @@ class Bm25Index:
 
     def remove(self, path: str) -> None:
         """Forget ``path`` (a no-op when it is not indexed)."""
+        self.remove_many([path])
+
+    def remove_many(self, paths: Sequence[str]) -> None:
+        """``remove`` each of ``paths`` in one write transaction."""
+        if not paths:
+            return
         with self._lock:
             store = self._delta()
             with store.write():
                 base, _ = self._sync_for_write(store)
-                self._supersede(store, base, path)
+                for path in paths:
+                    self._supersede(store, base, path)
             self._snap = None
 
     @staticmethod

@@ -7,6 +7,7 @@ descended, a linked file kept when it resolves to a file inside the vault.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat as _stat
 from collections.abc import Sequence
@@ -19,45 +20,80 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def scan_tree(root: str, rel: str = "") -> TreeScan:
+def scan_tree(root: str, rel: str = "", suffix: str = "") -> TreeScan:
     """Files and folders under ``rel`` of the vault at ``root`` (an absolute path string);
-    an absent folder gives an empty scan."""
+    with ``suffix`` only files whose name ends with it are listed (and stat-ed); an
+    absent folder gives an empty scan."""
     files: dict[str, tuple[int, int]] = {}
     folders: dict[str, int] = {}
     real_root = Path(os.path.realpath(root))
-    skip = len(root) + 1
     start = f"{root}/{rel}" if rel else root
     try:
         folders[rel] = os.stat(start).st_mtime_ns
     except OSError:
         return TreeScan(files, folders={})
-    stack = [start]
+    is_dir, is_reg, is_link = _stat.S_ISDIR, _stat.S_ISREG, _stat.S_ISLNK
+    stack = [(start, f"{rel}/" if rel else "")]
     while stack:
+        where, prefix = stack.pop()
         try:
-            entries = os.scandir(stack.pop())
+            entries = os.scandir(where)
         except OSError:
             continue
         with entries:
             for entry in entries:
-                if _hidden(entry.name):
+                name = entry.name
+                if name[0] == ".":
                     continue
                 try:
-                    linked = entry.is_symlink()
-                    st = entry.stat()
+                    found: os.stat_result | None = entry.stat(follow_symlinks=False)
+                    if found is not None and is_link(found.st_mode):
+                        found = _linked_file(entry.path, real_root)
                 except OSError:
                     continue
-                path = entry.path[skip:].replace(os.sep, "/")
-                if _stat.S_ISDIR(st.st_mode):
-                    if not linked:
-                        folders[path] = st.st_mtime_ns
-                        stack.append(entry.path)
+                if found is None:
                     continue
-                if not _stat.S_ISREG(st.st_mode):
-                    continue
-                if linked and real_root not in Path(os.path.realpath(entry.path)).parents:
-                    continue
-                files[path] = (st.st_size, st.st_mtime_ns)
+                st = found
+                mode = st.st_mode
+                if is_dir(mode):
+                    folders[prefix + name] = st.st_mtime_ns
+                    stack.append((entry.path, f"{prefix}{name}/"))
+                elif is_reg(mode) and (not suffix or name.endswith(suffix)):
+                    files[prefix + name] = (st.st_size, st.st_mtime_ns)
     return TreeScan(files, folders)
+
+
+def _linked_file(path: str, real_root: Path) -> os.stat_result | None:
+    """The stat of the file a link leads to when it stays inside the vault (a linked
+    folder is never descended: None)."""
+    st = os.stat(path)
+    if not _stat.S_ISREG(st.st_mode) or real_root not in Path(os.path.realpath(path)).parents:
+        return None
+    return st
+
+
+def file_digests(root: str, paths: Sequence[str]) -> dict[str, str | None]:
+    """``content_hash`` of each file's bytes (the hash of its text when it is UTF-8);
+    None for a file gone or unreadable."""
+    found: dict[str, str | None] = {}
+    sha256, read, close = hashlib.sha256, os.read, os.close
+    flags = os.O_RDONLY  # links were vetted by the scan that listed these paths
+    for rel in paths:
+        try:
+            fd = os.open(f"{root}/{rel}", flags)
+        except OSError:
+            found[rel] = None
+            continue
+        try:
+            digest = sha256()
+            while chunk := read(fd, 1 << 20):
+                digest.update(chunk)
+            found[rel] = digest.hexdigest()[:16]
+        except OSError:
+            found[rel] = None
+        finally:
+            close(fd)
+    return found
 
 
 def scan_folder(root: str, rel: str) -> TreeScan:
