@@ -8,12 +8,16 @@ that exists), and the outbox and plugins are reported either way.
 
 from __future__ import annotations
 
+import datetime as _dt
 import sys
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.actions import Action
+from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Envelope
 from echo_core.ops.write_intent import pending_intents
@@ -24,6 +28,22 @@ from echo_core.vault_seen import vault_gone_text, was_seen
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
+    from echo_core.registrations import RegistrationProblem
+
+FAST_SWEEP_DAYS_ENV = "ECHO_FAST_SWEEP_DAYS"
+DEFAULT_FAST_SWEEP_DAYS = 7.0
+#: What a name taken twice in each registration hook is, and what becomes of it: the
+#: registry's operations keep the first; ``collect`` refuses the whole hook, so whatever
+#: uses it fails; the CLI makes a command two plugins add refuse to run.
+CONFLICT_KINDS: dict[str, tuple[str, str]] = {
+    "register_rankers": ("ranker", "recall and reindex fail"),
+    "register_tokenizers": ("tokenizer", "recall and reindex fail"),
+    "register_expanders": ("expander", "recall fails"),
+    "register_storage": ("storage scheme", "every verb that opens a vault fails"),
+    "register_queues": ("queue", "writes to an unreachable vault fail instead of queueing"),
+    "register_build_targets": ("build target", "`echo-memory build` fails"),
+    "register_commands": ("command", "the command refuses to run"),
+}
 
 
 @attrs.frozen
@@ -128,11 +148,8 @@ def _index_check(ctx: EchoContext) -> Check:
     return Check("entity-index", "ok", f"{count} entities")
 
 
-def _plugins_check(ctx: EchoContext) -> Check:
+def _plugins_check(ctx: EchoContext, problems: list[RegistrationProblem]) -> Check:
     """Fails on a registration problem (a name two plugins take); warns on failed plugins."""
-    from echo_core.operations.registry import registration_problems
-
-    problems = registration_problems(ctx.host)
     failed = ctx.host.failed()
     failures = f"{len(failed)} failed: " + ", ".join(f"{r.name}: {r.error}" for r in failed)
     if problems:
@@ -144,6 +161,26 @@ def _plugins_check(ctx: EchoContext) -> Check:
         return Check("plugins", "warn", failures,
                      "run `echo-memory plugins` for details; fix or disable them")
     return Check("plugins", "ok", f"{len(ctx.host.plugin_names())} loaded")
+
+
+def _conflict_check(problem: RegistrationProblem) -> Check:
+    """One ``plugin-conflict`` line: what is taken twice, by which plugins, what is used."""
+    first, second = (problem.plugins + ("", ""))[:2]
+    fix = (f"disable one (ECHO_DISABLE_PLUGINS={second or first} or config 'disabled'), or "
+           "uninstall it; `echo-memory plugins` lists every problem")
+    if problem.hook == "register_operations" and problem.name:
+        return Check("plugin-conflict", "warn",
+                     f"operation {problem.name!r} is registered by plugin {first!r} and plugin "
+                     f"{second!r}; in use: {first!r}'s (its hook ran first), {second!r}'s is "
+                     "ignored", fix)
+    if problem.hook in CONFLICT_KINDS:
+        kind, effect = CONFLICT_KINDS[problem.hook]
+        return Check("plugin-conflict", "warn",
+                     f"{kind} {problem.name!r} is registered by plugin {first!r} and plugin "
+                     f"{second!r}; in use: neither ({effect} until one is disabled)", fix)
+    return Check("plugin-conflict", "warn", problem.message, fix)
+
+
 
 
 def _disabled_check(ctx: EchoContext) -> Check | None:
@@ -184,6 +221,94 @@ def _outbox_check(ctx: EchoContext) -> Check:
     return Check("outbox", "ok", "empty")
 
 
+def age_text(seconds: float) -> str:
+    """``seconds`` as people say it: 40 s, 12 min, 5.0 h, 3.0 d."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def _newest_mtime(folder: Path) -> float | None:
+    try:
+        return max((p.stat().st_mtime for p in folder.rglob("*") if p.is_file()), default=None)
+    except OSError:
+        return None
+
+
+def _entity_index_mtime(ctx: EchoContext) -> float | None:
+    found: list[float] = []
+    for path in (SNAPSHOT_PATH, JOURNAL_PATH):
+        try:
+            found.append(ctx.storage.stat(path).mtime)
+        except (EchoError, BackendUnavailable, OSError):
+            continue
+    return max(found, default=None)
+
+
+
+
+def _sweep_days(ctx: EchoContext) -> float:
+    try:
+        return float(ctx.env.get(FAST_SWEEP_DAYS_ENV, DEFAULT_FAST_SWEEP_DAYS))
+    except ValueError:
+        return DEFAULT_FAST_SWEEP_DAYS
+
+
+def _since(ctx: EchoContext, when: _dt.datetime) -> float:
+    now = ctx.now()
+    if (when.tzinfo is None) != (now.tzinfo is None):
+        when = when.replace(tzinfo=now.tzinfo)
+    return max(0.0, (now - when).total_seconds())
+
+
+def _freshness_check(ctx: EchoContext) -> Check | None:
+    """``index-freshness``: how old the recall index (its files in the state dir) and the
+    entity index are, and when the last fast and full sweeps ran; warns when the last fast
+    sweep is older than ``ECHO_FAST_SWEEP_DAYS`` (7). None when the state dir cannot be
+    had (the vault check says why)."""
+    wall = time.time()
+    parts: list[str] = []
+    try:
+        state_dir = ctx.state_dir
+    except (EchoError, BackendUnavailable, OSError):
+        return None
+    recall = _newest_mtime(state_dir / "recall")
+    parts.append("no recall index yet (the first recall builds it)" if recall is None
+                 else f"recall index updated {age_text(max(0.0, wall - recall))} ago")
+    entities = _entity_index_mtime(ctx)
+    if entities is not None:
+        parts.append(f"entity index updated {age_text(max(0.0, wall - entities))} ago")
+    from echo_core.ops.fast_sweep import last_sweeps
+
+    try:
+        sweeps = last_sweeps(ctx)
+    except (EchoError, OSError, ValueError) as exc:
+        detail = exc.message if isinstance(exc, EchoError) else str(exc)
+        parts.append(f"the sweep record cannot be read ({detail})")
+        return Check("index-freshness", "warn", "; ".join(parts),
+                     "run `echo-memory sweep --fast` (it records a new one)")
+    stale = ""
+    days = _sweep_days(ctx)
+    for kind in ("fast", "full"):
+        when = sweeps.get(kind)
+        if when is None:
+            parts.append(f"no {kind} sweep recorded")
+            continue
+        age = _since(ctx, when)
+        parts.append(f"last {kind} sweep {age_text(age)} ago")
+        if kind == "fast" and age > days * 86400:
+            stale = f"the last fast sweep is older than {days:g} days ({FAST_SWEEP_DAYS_ENV})"
+    if stale:
+        return Check("index-freshness", "warn", f"{'; '.join(parts)}: {stale}",
+                     "run `echo-memory sweep --fast` (load runs it too; the running server "
+                     "does every hour)")
+    return Check("index-freshness", "ok", "; ".join(parts))
+
+
 def _config_check(ctx: EchoContext) -> Check:
     cfg = ctx.config
     if cfg.problem:
@@ -205,12 +330,20 @@ def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
         Check("vault-setting", "ok", f"{cfg.vault.value} (from {cfg.vault.source})"),
         Check("state-dir", "ok", f"{cfg.state_base.value} (from {cfg.state_base.source})"),
     ]
-    checks.append(_plugins_check(ctx))
+    from echo_core.operations.registry import registration_problems
+
+    problems = registration_problems(ctx.host)
+    checks.append(_plugins_check(ctx, problems))
+    # one line per name two plugins take, saying which is used (the plugins line fails)
+    checks.extend(_conflict_check(p) for p in problems if p.kind == "duplicate")
     disabled = _disabled_check(ctx)
     if disabled is not None:
         checks.append(disabled)
     checks.extend(_vault_checks(ctx))
     checks.append(_outbox_check(ctx))
+    freshness = _freshness_check(ctx)
+    if freshness is not None:
+        checks.append(freshness)
     ok = all(c.status != "fail" for c in checks)
     bad = [c.name for c in checks if c.status != "ok"]
     message = "all checks passed" if not bad else f"attention: {', '.join(bad)}"

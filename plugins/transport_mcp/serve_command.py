@@ -33,6 +33,13 @@ def serve(host: str, port: int, workers: int, stdio: bool) -> None:
     a pool of ECHO_MCP_READ_WORKERS threads, the default for remote backends); writes run
     in ECHO_MCP_WRITE_WORKERS threads (both default 4).
 
+    A folder vault is watched: a note edited, added or deleted by hand (Obsidian, git,
+    an editor) reaches recall and resolve within about a second. ECHO_WATCH=auto
+    (default: file system events), poll (check every 0.3 s: network drives, containers
+    without inotify) or off. A fast sweep runs at start and every
+    ECHO_SERVE_SWEEP_MINUTES (default 60; 0: never), a decay pass (once a plugin adds
+    one) every ECHO_SERVE_DECAY_HOURS (default 24); each job run is logged.
+
     \b
     Examples:
       echo-memory serve                      http://127.0.0.1:8765/mcp

@@ -4,7 +4,9 @@ Both: configure logging on stderr (``echo_memory.mcp`` at INFO: one line per cal
 SDK and uvicorn at WARNING, no access log), build one ``ToolRunner`` whose worker
 contexts share the CLI's plugin host, build the server, print the banner on stderr, warm
 up (one context, the recall index rebuilt if absent — so parallel first calls do not all
-rebuild it), then serve until interrupted. Stdout is never written (stdio speaks MCP).
+rebuild it), start the upkeep (``upkeep``: the vault watcher and the scheduled jobs, in
+this process also when ``--workers`` runs several), then serve until interrupted; the
+upkeep's threads are stopped on the way out. Stdout is never written (stdio speaks MCP).
 
 HTTP refuses a non-loopback bind unless ``ECHO_MCP_TOKEN`` is set (``EchoError`` 2): a
 generated token file is fine on this machine, an exposed port needs a chosen secret.
@@ -35,6 +37,8 @@ from echo_core import (
 from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, resolve_token
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
 from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
+from plugins.transport_mcp.upkeep import check_settings, start_upkeep
+from plugins.transport_mcp.vault_watch import LiveFlag
 
 log = logging.getLogger("echo_memory.mcp")
 READ_WORKERS_ENV = "ECHO_MCP_READ_WORKERS"
@@ -54,12 +58,16 @@ def configure_logging(stream: TextIO | None = None) -> None:
 
 
 def make_runner(host: PluginHost, env: Mapping[str, str], vault: str | None,
-                state_dir: str | None) -> ToolRunner:
+                state_dir: str | None, live: LiveFlag | None = None) -> ToolRunner:
     """A runner whose worker contexts are built like the CLI's (flags > env > config);
-    reads inline or in threads per ``reads_inline``."""
+    reads inline or in threads per ``reads_inline``. With ``live``, each context's
+    ``live_watched`` is that flag (true while this process's vault watcher watches)."""
 
     def factory() -> EchoContext:
-        return create_context(vault=vault, state_dir=state_dir, env=env, host=host)
+        ctx = create_context(vault=vault, state_dir=state_dir, env=env, host=host)
+        if live is not None:
+            setattr(ctx, "live_watched", live)  # noqa: B010 - read by getattr in the core
+        return ctx
 
     config = resolve_config(vault=vault, state_dir=state_dir, env=env)
     return ToolRunner(factory, read_workers=_workers(env, READ_WORKERS_ENV, DEFAULT_READ_WORKERS),
@@ -141,13 +149,13 @@ def _print(lines: list[str], payload: dict[str, Any], as_json: bool) -> None:
 
 
 def _server(plugin_host: PluginHost, env: Mapping[str, str], vault: str | None,
-            state_dir: str | None) -> EchoMcpServer:
+            state_dir: str | None, live: LiveFlag | None = None) -> EchoMcpServer:
     try:
         import mcp  # noqa: F401
     except ImportError:
         raise EchoError("the MCP server needs the MCP SDK: pip install 'echo-memory[mcp]'",
                         ExitCode.NOT_CONFIGURED) from None
-    runner = make_runner(plugin_host, env, vault, state_dir)
+    runner = make_runner(plugin_host, env, vault, state_dir, live)
     try:
         return build_server(plugin_host, runner, env=env)
     except BaseException:
@@ -170,13 +178,15 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             f"{TOKEN_ENV} to a long random secret (e.g. `openssl rand -hex 32`) and pass it "
             "to clients, or bind to 127.0.0.1")
     profile_from_env(env)  # an unknown profile fails before anything starts
+    check_settings(env)  # so do a bad ECHO_WATCH or job interval
     from plugins.transport_mcp.processes import check_port_free
 
     check_port_free(host, port)  # a busy port fails before the banner, not inside uvicorn
     configure_logging()
     config = resolve_config(vault=vault, state_dir=state_dir, env=env)
     token = resolve_token(env, config.state_base.value)
-    server = _server(plugin_host, env, vault, state_dir)
+    live = LiveFlag()
+    server = _server(plugin_host, env, vault, state_dir, live)
     base = f"http://{_url_host(host)}:{port}"
     url = f"{base}/mcp"
     command = claude_command(url, token)
@@ -193,9 +203,11 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             "token_file": str(token.path) if token.path else None,
             "read_token": read_token_command(token), "claude_code": command},
            as_json)
+    upkeep = None
     try:
         log.info("warm-up: %s", warm_up(server.runner))
         freeze_heap()
+        upkeep = start_upkeep(plugin_host, env, server.runner.context, live)
         import uvicorn
 
         if workers == 1:
@@ -209,6 +221,8 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             spec = {"host": host, "port": port, "vault": vault, "state_dir": state_dir}
             Supervisor(serve_worker, spec, workers).run()
     finally:
+        if upkeep is not None:
+            upkeep.close()
         server.runner.close()
 
 
@@ -240,8 +254,10 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
                 vault: str | None = None, state_dir: str | None = None,
                 as_json: bool = False) -> None:
     """Serve MCP over stdin/stdout until the client closes it (see module docstring)."""
+    check_settings(env)
     configure_logging()
-    server = _server(plugin_host, env, vault, state_dir)
+    live = LiveFlag()
+    server = _server(plugin_host, env, vault, state_dir, live)
     flags = "".join(f" --{name} {value}" for name, value in
                     (("vault", vault), ("state-dir", state_dir)) if value)
     command = f"claude mcp add echo -- echo-memory serve --stdio{flags}"
@@ -249,13 +265,17 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
              f"({profile_from_env(env)} profile)"), f"register with Claude Code: {command}"],
            {"transport": "stdio", "tools": list(server.tool_names), "claude_code": command},
            as_json)
+    upkeep = None
     try:
         log.info("warm-up: %s", warm_up(server.runner))
         freeze_heap()
+        upkeep = start_upkeep(plugin_host, env, server.runner.context, live)
         import anyio
 
         anyio.run(server.run_stdio_async)
     except KeyboardInterrupt:
         pass
     finally:
+        if upkeep is not None:
+            upkeep.close()
         server.runner.close()
