@@ -89,6 +89,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.ops.capture import capture as capture
     from echo_core.ops.fast_sweep import fast_sweep as fast_sweep
     from echo_core.ops.index_sync import sync_paths as sync_paths
+    from echo_core.ops.vault_changes import sync_changed as sync_changed
     from echo_core.ops.init import init_vault as init_vault
     from echo_core.ops.plugins_info import list_plugins as list_plugins
     from echo_core.ops.recall import recall as recall
@@ -156,6 +157,7 @@ _EXPORTS: dict[str, str] = {
     "capture": "echo_core.ops.capture",
     "init_vault": "echo_core.ops.init",
     "sync_paths": "echo_core.ops.index_sync",
+    "sync_changed": "echo_core.ops.vault_changes",
     "fast_sweep": "echo_core.ops.fast_sweep",
     "recall": "echo_core.ops.recall",
     **dict.fromkeys(("StorageBase", "none_if_absent", "single_line", "with_line"),

@@ -159,8 +159,8 @@ class VaultManifest:
         with self._lock:
             return dict(self._connect().execute("SELECT path, mtime FROM folders"))
 
-    def update(self, notes: Mapping[str, Row | None] = {},  # noqa: B006 - read only
-               folders: Mapping[str, int | None] = {},  # noqa: B006 - read only
+    def update(self, notes: Mapping[str, Row | None] = {},
+               folders: Mapping[str, int | None] = {},
                **facts: str) -> None:
         """Upsert (a row) or forget (None) notes and folders, and record facts, in one
         transaction."""

@@ -17,7 +17,7 @@ from echo_core.protocols import Storage
 
 
 def _ns(mtime: float) -> int:
-    return int(round(mtime * 1e9))
+    return round(mtime * 1e9)
 
 
 def scan_tree(storage: Storage, suffix: str = "") -> TreeScan:

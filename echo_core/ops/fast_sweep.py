@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
-from echo_core.models import Envelope
 from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
+from echo_core.models import Envelope
 from echo_core.ops.vault_changes import (
     Changes,
     apply_stamps,

@@ -76,7 +76,7 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
                 return Changes()
         except BackendUnavailable:
             return None
-        except Exception as exc:  # noqa: BLE001 - freshness never fails an operation
+        except Exception as exc:
             log.warning("the fast sweep before load failed (%s); run `echo-memory sweep "
                         "--fast` to see why", exc)
             log.debug("fast sweep failure", exc_info=True)
@@ -126,7 +126,7 @@ def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET) -> Changes 
         return _freshen(ctx, budget)
     except BackendUnavailable:
         return None  # the operation meets the vault's absence itself
-    except Exception as exc:  # noqa: BLE001 - freshness never fails an operation
+    except Exception as exc:
         log.warning("could not check for notes changed outside echo-memory (%s); answering "
                     "from the indexes as they are", exc)
         log.debug("freshness check failure", exc_info=True)

@@ -124,7 +124,7 @@ def _sync_recall(ctx: EchoContext, texts: dict[str, str | None]) -> tuple[list[s
     dropped = [p for p, t in texts.items() if t is None]
     try:
         upkeep.notes_changed(notes, dropped)
-    except Exception:  # noqa: BLE001 - the index is a shadow: `reindex` rebuilds it
+    except Exception:
         log.warning("recall index: %d changed notes were not re-indexed (run `echo-memory "
                     "reindex`)", len(notes) + len(dropped), exc_info=True)
         return [], []

@@ -16,6 +16,7 @@ are rebuilt from one read of every note, so whatever happened before is covered.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -25,9 +26,9 @@ from echo_core.corpus import EXCLUDED_FILES, EXCLUDED_PREFIXES, in_corpus, index
 from echo_core.entities import content_hash
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
+from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
-from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.vault_manifest import Row, VaultManifest
 from echo_core.vault_scan import file_digests
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from echo_core.protocols import IndexDoc
 
 Stamp = tuple[int, int]
+log = logging.getLogger("echo_memory")
 READ_BATCH = 256
 
 
@@ -70,7 +72,7 @@ class Changes:
     touched: int = 0
     verified: int = 0
     unreadable: tuple[str, ...] = ()
-    sync: IndexSync = IndexSync()
+    sync: IndexSync = attrs.field(factory=IndexSync)
 
     @property
     def found(self) -> int:
@@ -197,7 +199,8 @@ def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str
         rows[path] = (*stamps[path], content_hash(text))
         try:
             doc = index_doc(parse_note(path, text))
-        except Exception:  # noqa: BLE001 - one bad note never stops a rebuild
+        except Exception as exc:  # noqa: BLE001 - one bad note never stops a rebuild
+            log.warning("recall index: skipped unparsable note %s (%s)", path, exc)
             continue
         if doc is not None:
             docs.append(doc)
@@ -231,7 +234,8 @@ def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
         return Changes()
     stamps = file_stamps(ctx.vault.storage, wanted)
     recorded = manifest_of(ctx).rows(wanted)
-    return apply_stamps(ctx, stamps, recorded, verify=[p for p in wanted if stamps.get(p)])
+    return apply_stamps(ctx, stamps, recorded, verify=[p for p in wanted if stamps.get(p)],
+                        drop=[p for p in wanted if stamps.get(p) is None])
 
 
 def record_baseline(ctx: EchoContext, digests: Mapping[str, str]) -> None:

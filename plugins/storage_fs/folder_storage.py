@@ -25,7 +25,6 @@ from echo_core import (
     ExitCode,
     FileStat,
     StorageBase,
-    TreeScan,
     VaultMissing,
     VaultNotWritable,
     none_if_absent,
@@ -37,7 +36,7 @@ from echo_core import (
     usage_error,
     with_line,
 )
-from plugins.storage_fs.tree_scan import file_digests, file_stamps, folder_stamps, scan_folder, scan_tree
+from plugins.storage_fs.change_probe import ChangeProbe
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
 #: Where atomic writes stage their temp files (one small folder to sweep, not every one).
@@ -84,7 +83,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-class FolderStorage(StorageBase):
+class FolderStorage(ChangeProbe, StorageBase):
     """A vault in the folder ``root`` (see module docstring for the guarantees).
 
     Implements every ``StorageBase`` method itself (faster, symlink-aware versions).
@@ -334,37 +333,6 @@ class FolderStorage(StorageBase):
             found = [p.replace(os.sep, "/") for p in found]
         found.sort()
         return found
-
-    # --- change detection (``echo_core.vault_scan`` uses these when present) -------------
-
-    def scan_tree(self, prefix: str = "", suffix: str = "") -> TreeScan:
-        """Every file under ``prefix`` (those ending with ``suffix`` when given) with its
-        size and mtime, and every folder's mtime, in one walk (``tree_scan.scan_tree``)."""
-        rel = normalize_path(prefix, allow_root=True)
-        self._require_root()
-        return scan_tree(self._prefix, rel, suffix)
-
-    def file_digests(self, paths: Sequence[str]) -> dict[str, str | None]:
-        """The content hash of each file's bytes (None: gone), without decoding it.
-        Paths must be vault paths (as ``scan_tree`` gives them): one leading out of the
-        vault is refused (exit 2)."""
-        for path in paths:
-            if path.startswith("/") or "\\" in path or "\0" in path or "/../" in f"/{path}/":
-                normalize_path(path)  # raises, naming the rule
-        return file_digests(self._prefix, paths)
-
-    def scan_folder(self, folder: str) -> TreeScan:
-        """The files directly in ``folder`` and its direct sub-folders, with stamps."""
-        rel = normalize_path(folder, allow_root=True)
-        return scan_folder(self._prefix, rel)
-
-    def folder_stamps(self, folders: Sequence[str]) -> dict[str, int | None]:
-        """The mtime (ns) of each folder (``""`` the root), None for one gone."""
-        return folder_stamps(self._prefix, folders)
-
-    def file_stamps(self, paths: Sequence[str]) -> dict[str, tuple[int, int] | None]:
-        """``(size, mtime_ns)`` of each file, None for one gone."""
-        return file_stamps(self._prefix, paths)
 
     # --- writes -----------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ scheduled jobs (SPEC §5.1 live freshness; issue 14).
 
 * the vault watcher (``vault_watch``) for a folder vault (storage identity ``file:...``),
   unless ``ECHO_WATCH=off``; each batch goes to ``NoteSync.apply``, which calls
-  ``sync_paths`` (both indexes made to agree with the notes as they are now) on the
+  ``sync_changed`` (both indexes made to agree with the notes as they are now, and the
+  vault manifest told, so no later check reads them again) on the
   watcher thread's own context. Another backend is not watched: that is logged once, and
   live freshness then rests on the fast sweep job.
 * the job scheduler (``jobs``): ``fast-sweep`` (``fast_sweep(ctx)``) every
@@ -34,7 +35,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from echo_core import EchoContext, EchoError, PluginHost, sync_paths, usage_error
+from echo_core import EchoContext, EchoError, PluginHost, sync_changed, usage_error
 from plugins.transport_mcp.jobs import Job, JobScheduler
 from plugins.transport_mcp.vault_watch import (
     LiveFlag,
@@ -55,7 +56,7 @@ ContextOf = Callable[[], EchoContext]
 
 
 class NoteSync:
-    """Applies a ``WatchBatch`` to both indexes through ``sync_paths`` (on ``context()``,
+    """Applies a ``WatchBatch`` to both indexes through ``sync_changed`` (on ``context()``,
     the calling thread's own) and logs one line per batch."""
 
     def __init__(self, context: ContextOf, serial: threading.Lock | None = None) -> None:
@@ -90,7 +91,7 @@ class NoteSync:
             paths = self.paths_of(ctx, batch)
             if not paths:
                 return
-            done = sync_paths(ctx, paths)
+            done = sync_changed(ctx, paths).sync
         log.info("vault watch: %d changed note(s) synced ms=%.0f: recall +%d -%d, "
                  "entities +%d -%d%s%s", len(paths), (time.perf_counter() - started) * 1000,
                  len(done.reindexed), len(done.dropped), len(done.entities_put),

@@ -6,7 +6,7 @@ the Rust ``notify`` crate; polling where the platform has none, or when asked) i
 background thread. Changes arrive in batches (``watchfiles`` waits ``STEP_MS`` of quiet,
 at most ``DEBOUNCE_MS``); each batch is reduced to vault-relative paths by
 ``batch_of`` and handed to ``apply`` (the server passes ``NoteSync.apply``, which calls
-``sync_paths`` on the watcher thread's own context). What is never looked at: hidden
+``sync_changed`` on the watcher thread's own context). What is never looked at: hidden
 files and folders (``.obsidian``, ``.git``, ``.trash``, editors' ``.#x`` locks, the
 atomic writes' ``.x.tmp`` files), temp files (``~``, ``.swp``, ``.tmp``, ``.part``) and the
 entity index (``_agent/index/``, the indexes' own files).

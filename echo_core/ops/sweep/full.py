@@ -44,8 +44,8 @@ from echo_core.ops.sweep.marker import plan_marker
 from echo_core.ops.sweep.model import SweepPhases, SweepResult
 from echo_core.ops.sweep.note_facts import VaultFacts, read_vault
 from echo_core.ops.sweep.plan import SweepPlan, entity_changes, make_plan
-from echo_core.ops.vault_changes import record_baseline
 from echo_core.ops.sweep.vault_check import require_repairable
+from echo_core.ops.vault_changes import record_baseline
 from echo_core.vault_seen import mark_seen
 
 if TYPE_CHECKING:
