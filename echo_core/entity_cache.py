@@ -143,33 +143,30 @@ class EntityNames:
 
     def get_many(self, slugs: Iterable[str]) -> dict[str, Entity]:
         """The entries of those ``slugs`` that exist (one sync, one query per 500)."""
-        wanted = sorted(set(slugs))
-        if not wanted:
-            return {}
-        rows = self._query(lambda db: [
-            row for chunk in _chunks(wanted)
-            for row in db.execute(
-                f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE slug IN "
-                f"({','.join('?' * len(chunk))})", chunk)])
-        return {row[0]: _row_entity(row) for row in rows}
+        return {row[0]: _row_entity(row) for row in self._rows_where("slug", slugs)}
 
     def by_paths(self, paths: Iterable[str]) -> dict[str, Entity]:
         """The entity of each of those note paths that has one."""
-        wanted = sorted(set(paths))
+        return {row[1]: _row_entity(row) for row in self._rows_where("path", paths)}
+
+    def _rows_where(self, column: str, values: Iterable[str],
+                    columns: str = _ENTITY_COLUMNS) -> list[Any]:
+        """Rows whose ``column`` is one of ``values``: one query per 500 of them, or one
+        pass over the table when there are thousands (cheaper than as many probes)."""
+        wanted = sorted(set(values))
         if not wanted:
-            return {}
-        if len(wanted) > 2000:  # many: one pass over the table beats thousands of probes
+            return []
+        if len(wanted) > 2000:
             keep = set(wanted)
-            rows = self._query(lambda db: [
-                row for row in db.execute(f"SELECT {_ENTITY_COLUMNS} FROM entities")
-                if row[1] in keep])
-        else:
-            rows = self._query(lambda db: [
-                row for chunk in _chunks(wanted)
-                for row in db.execute(
-                    f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE path IN "
-                    f"({','.join('?' * len(chunk))})", chunk)])
-        return {row[1]: _row_entity(row) for row in rows}
+            index = columns.split(", ").index(column)
+            return self._query(lambda db: [
+                row for row in db.execute(f"SELECT {columns} FROM entities")
+                if row[index] in keep])
+        return self._query(lambda db: [
+            row for chunk in _chunks(wanted)
+            for row in db.execute(
+                f"SELECT {columns} FROM entities WHERE {column} IN "
+                f"({','.join('?' * len(chunk))})", chunk)])
 
     def all_paths(self) -> set[str]:
         """The note path of every entity (what a sweep compares with the vault)."""
@@ -179,14 +176,7 @@ class EntityNames:
     def paths_of(self, slugs: Iterable[str]) -> dict[str, str]:
         """The note path of each of those ``slugs`` that exists (``get_many`` without
         building entities: what link resolution needs)."""
-        wanted = sorted(set(slugs))
-        if not wanted:
-            return {}
-        return dict(self._query(lambda db: [
-            row for chunk in _chunks(wanted)
-            for row in db.execute(
-                f"SELECT slug, path FROM entities WHERE slug IN "
-                f"({','.join('?' * len(chunk))})", chunk)]))
+        return dict(self._rows_where("slug", slugs, "slug, path"))
 
     def exact(self, mention: str, kind: str | None = None) -> list[Entity]:
         """Entities whose slug, title or alias equals ``mention`` up to case, hyphens,
