@@ -150,7 +150,7 @@ def main() -> None:
     results["fast_1pct_s"] = statistics.median(changed)
     results["fresh_cold_ms"] = statistics.median(cold_freshen(work) for _ in range(opts.runs * 3)) * 1000
     on, off = [], []
-    for _ in range(opts.runs * 2):
+    for _ in range(opts.runs * 7):
         on.append(cold_recall(work, True))
         off.append(cold_recall(work, False))
     results["cli_recall_on_ms"] = statistics.median(on) * 1000

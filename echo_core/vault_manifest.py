@@ -115,6 +115,26 @@ class VaultManifest:
         """Whether a sweep has recorded the whole vault here once."""
         return self.get("baseline") is not None
 
+    # -- where the rotating check stopped ---------------------------------------------
+
+    @property
+    def _cursor_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".cursor")
+
+    def cursor(self) -> int:
+        """Where the last bounded check stopped (a note id; 0 to start over)."""
+        try:
+            return int(self._cursor_path.read_text("ascii").strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def set_cursor(self, cursor: int) -> None:
+        """Remember where the bounded check stopped: a plain file written without fsync
+        (a database commit would cost a checkpoint with an fsync when the process ends;
+        a lost cursor only means starting the rotation over)."""
+        with suppress(OSError):
+            self._cursor_path.write_text(str(cursor), "ascii")
+
     # -- notes and folders -------------------------------------------------------------
 
     def notes(self) -> dict[str, Row]:

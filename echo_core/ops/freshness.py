@@ -154,9 +154,10 @@ def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
     cursor = _window_pass(ctx, manifest, stamps, deadline)
     recorded = manifest.rows(stamps)
     if not folders and all(_same(stamps[p], recorded.get(p)) for p in stamps):
-        manifest.set(cursor=str(cursor))  # nothing moved: only where to go on next time
+        manifest.set_cursor(cursor)  # nothing moved: only where to go on next time
         return Changes()
-    return apply_stamps(ctx, stamps, recorded, folders=folders, facts={"cursor": str(cursor)},
+    manifest.set_cursor(cursor)
+    return apply_stamps(ctx, stamps, recorded, folders=folders,
                         lock_timeout=QUICK_LOCK_TIMEOUT)
 
 
@@ -206,10 +207,7 @@ def _window_pass(ctx: EchoContext, manifest: VaultManifest,
     """Stat recorded notes from the saved cursor until ``deadline`` (or all of them);
     add those whose stamp moved to ``stamps``; the cursor to save."""
     storage = ctx.vault.storage
-    try:
-        cursor = int(manifest.get("cursor") or 0)
-    except ValueError:
-        cursor = 0
+    cursor = manifest.cursor()
     start_at, wrapped = cursor, False
     while time.perf_counter() < deadline:
         rows = manifest.window(cursor, WINDOW)
