@@ -84,10 +84,10 @@ def _entity_files(vault: Path) -> set[str]:
             for p in (vault / folder).rglob("*.md")}
 
 
-@pytest.mark.parametrize("count", [pytest.param(200, marks=pytest.mark.slow), 48])
+@pytest.mark.parametrize("count", [200])
 def test_hand_written_notes_resolve_and_capture_updates_them_after_sweep(
         count: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The acceptance's 200 notes behind ``-m slow``; 48 of the same mix in the suite."""
+    """The acceptance's 200 notes, in the normal suite (a few seconds)."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)  # routing, not durability, under test
     box = VaultBox(tmp_path).init()
     notes = write_hand_vault(box.vault, count)
