@@ -20,14 +20,17 @@ def _ns(mtime: float) -> int:
     return round(mtime * 1e9)
 
 
-def scan_tree(storage: Storage, suffix: str = "") -> TreeScan:
-    """Every file of the vault (ending with ``suffix`` when given) with its
-    ``(size, mtime_ns)``, and folder stamps when the backend has them."""
+def scan_tree(storage: Storage, suffix: str = "", prune: Sequence[str] = ()) -> TreeScan:
+    """Every file of the vault (ending with ``suffix`` when given; none under the folders
+    ``prune`` names) with its ``(size, mtime_ns)``, and folder stamps when the backend has
+    them."""
     native = getattr(storage, "scan_tree", None)
     if callable(native):
-        found: TreeScan = native("", suffix)
+        found: TreeScan = native("", suffix, prune)
         return found
-    stats = file_stamps(storage, [p for p in storage.list("") if p.endswith(suffix)])
+    below = tuple(f"{folder}/" for folder in prune)
+    listed = [p for p in storage.list("") if p.endswith(suffix) and not p.startswith(below)]
+    stats = file_stamps(storage, listed)
     return TreeScan({p: s for p, s in stats.items() if s is not None})
 
 

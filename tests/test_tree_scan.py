@@ -30,3 +30,15 @@ def test_the_tree_scan_lists_what_list_lists_and_nothing_outside(tmp_path: Path)
     assert sorted(scan.folders) == ["", "notes", "notes/deep"]
     everything = storage.scan_tree("")
     assert "notes/pic.png" in everything.files
+
+
+def test_a_pruned_folder_is_left_out_with_everything_below_it(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "templates/deep").mkdir(parents=True)
+    (vault / "notes").mkdir()
+    (vault / "templates/t.md").write_text("t", "utf-8")
+    (vault / "templates/deep/u.md").write_text("u", "utf-8")
+    (vault / "notes/n.md").write_text("n", "utf-8")
+    scan = FolderStorage(str(vault)).scan_tree("", ".md", ("templates",))
+    assert sorted(scan.files) == ["notes/n.md"]
+    assert sorted(scan.folders) == ["", "notes"]

@@ -34,9 +34,8 @@ from echo_core.ops.vault_changes import (
     baseline,
     entity_drift,
     manifest_of,
-    tracked_stamps,
+    scan_corpus,
 )
-from echo_core.vault_scan import scan_tree
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -72,8 +71,8 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
     """Run the fast sweep (module docstring) and report what it did."""
     start = time.perf_counter()
     storage = ctx.vault.storage
-    scan = scan_tree(storage, ".md")
-    stamps = tracked_stamps(scan.files)
+    scan = scan_corpus(storage)
+    stamps = scan.files
     manifest = manifest_of(ctx)
     at = ctx.now().isoformat(timespec="seconds")
     first = not manifest.has_baseline()

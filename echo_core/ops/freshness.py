@@ -28,14 +28,20 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from echo_core.ops.vault_changes import Changes, Stamp, apply_stamps, manifest_of, tracked
+from echo_core.ops.vault_changes import (
+    Changes,
+    Stamp,
+    apply_stamps,
+    manifest_of,
+    scan_corpus,
+    tracked,
+)
 from echo_core.protocols import BackendUnavailable
 from echo_core.vault_scan import (
     file_stamps,
     folder_stamps,
     has_folder_stamps,
     scan_folder,
-    scan_tree,
     scan_tree_under,
 )
 
@@ -142,8 +148,8 @@ def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
         return Changes()
     storage = ctx.vault.storage
     if budget is None:
-        scan = scan_tree(storage, ".md")
-        stamps: dict[str, Stamp | None] = {p: s for p, s in scan.files.items() if tracked(p)}
+        scan = scan_corpus(storage)
+        stamps: dict[str, Stamp | None] = dict(scan.files)
         recorded = manifest.notes()
         stamps.update({p: None for p in recorded if p not in stamps})
         folders: dict[str, int | None] = dict(scan.folders)

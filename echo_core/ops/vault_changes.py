@@ -24,17 +24,18 @@ import attrs
 
 from echo_core.corpus import EXCLUDED_FILES, EXCLUDED_PREFIXES, in_corpus, index_doc
 from echo_core.entities import content_hash
+from echo_core.models import TreeScan
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
 from echo_core.vault_manifest import Row, VaultManifest
-from echo_core.vault_scan import file_digests
+from echo_core.vault_scan import file_digests, scan_tree
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
-    from echo_core.protocols import IndexDoc
+    from echo_core.protocols import IndexDoc, Storage
 
 Stamp = tuple[int, int]
 log = logging.getLogger("echo_memory")
@@ -47,19 +48,19 @@ def tracked(path: str) -> bool:
     return in_corpus(path)
 
 
-def tracked_stamps(files: Mapping[str, Stamp]) -> dict[str, Stamp]:
-    """``files`` restricted to the ``tracked`` ones (``corpus.in_corpus`` written out
-    with plain string tests: it runs for every note of every sweep)."""
-    excluded, files_out = EXCLUDED_PREFIXES, EXCLUDED_FILES
-    found = {}
-    for path, stamp in files.items():
-        if not path.endswith(".md") or path.startswith(excluded) or path in files_out:
-            continue
-        tail = path[-9:]
-        if tail.lower() == "readme.md" and (len(path) == 9 or path[-10] == "/"):
-            continue
-        found[path] = stamp
-    return found
+#: The folders no tracked note is in (a scan leaves them out).
+UNTRACKED_FOLDERS = tuple(prefix.rstrip("/") for prefix in EXCLUDED_PREFIXES)
+
+
+def scan_corpus(storage: Storage) -> TreeScan:
+    """One scan of the tracked notes: ``.md`` files outside the untracked folders, the
+    folder READMEs and the marker left out (``tracked``)."""
+    scan = scan_tree(storage, ".md", UNTRACKED_FOLDERS)
+    files = scan.files
+    for path in [p for p in files if p[-9:].lower() == "readme.md" or p in EXCLUDED_FILES]:
+        if not tracked(path):
+            del files[path]
+    return scan
 
 
 @attrs.frozen
@@ -244,12 +245,11 @@ def record_baseline(ctx: EchoContext, digests: Mapping[str, str]) -> None:
     a fresh listing, its hash from ``digests`` (a note missing there is re-read by the
     next fast sweep)."""
     from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
-    from echo_core.vault_scan import scan_tree
 
     storage = ctx.vault.storage
-    scan = scan_tree(storage, ".md")
+    scan = scan_corpus(storage)
     rows: dict[str, Row] = {}
-    for path, (size, mtime) in tracked_stamps(scan.files).items():
+    for path, (size, mtime) in scan.files.items():
         rows[path] = (size, mtime, digests.get(path, ""))
     at = ctx.now().isoformat(timespec="seconds")
     seen = json.dumps([file_signature(storage, SNAPSHOT_PATH), file_signature(storage, JOURNAL_PATH)])

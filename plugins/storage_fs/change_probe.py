@@ -25,12 +25,14 @@ class ChangeProbe:
     def _require_root(self) -> None:
         raise NotImplementedError
 
-    def scan_tree(self, prefix: str = "", suffix: str = "") -> TreeScan:
-        """Every file under ``prefix`` (those ending with ``suffix`` when given) with its
-        size and mtime, and every folder's mtime, in one walk (``tree_scan.scan_tree``)."""
+    def scan_tree(self, prefix: str = "", suffix: str = "",
+                  prune: Sequence[str] = ()) -> TreeScan:
+        """Every file under ``prefix`` (those ending with ``suffix`` when given, none under
+        the folders ``prune`` names) with its size and mtime, and every folder's mtime, in
+        one walk (``tree_scan.scan_tree``)."""
         rel = normalize_path(prefix, allow_root=True)
         self._require_root()
-        return scan_tree(self._prefix, rel, suffix)
+        return scan_tree(self._prefix, rel, suffix, prune)
 
     def file_digests(self, paths: Sequence[str]) -> dict[str, str | None]:
         """The content hash of each file's bytes (None: gone), without decoding it.

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from echo_core import TreeScan
 
-
 #: Whether ``os.scandir`` takes a folder descriptor here (Linux, macOS).
 _BY_FD = os.scandir in os.supports_fd
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -25,10 +24,12 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def scan_tree(root: str, rel: str = "", suffix: str = "") -> TreeScan:
+def scan_tree(root: str, rel: str = "", suffix: str = "",
+              prune: Sequence[str] = ()) -> TreeScan:
     """Files and folders under ``rel`` of the vault at ``root`` (an absolute path string);
-    with ``suffix`` only files whose name ends with it are listed (and stat-ed); an
-    absent folder gives an empty scan."""
+    with ``suffix`` only files whose name ends with it are listed; folders named in
+    ``prune`` (vault paths) are left out with everything below them; an absent folder
+    gives an empty scan."""
     files: dict[str, tuple[int, int]] = {}
     folders: dict[str, int] = {}
     real_root = Path(os.path.realpath(root))
@@ -38,6 +39,7 @@ def scan_tree(root: str, rel: str = "", suffix: str = "") -> TreeScan:
     except OSError:
         return TreeScan(files, folders={})
     is_dir, is_reg, is_link = _stat.S_ISDIR, _stat.S_ISREG, _stat.S_ISLNK
+    pruned = frozenset(prune)
     stack = [(start, f"{rel}/" if rel else "")]
     while stack:
         where, prefix = stack.pop()
@@ -69,8 +71,10 @@ def scan_tree(root: str, rel: str = "", suffix: str = "") -> TreeScan:
                         continue
                     mode = found.st_mode
                     if is_dir(mode):
-                        folders[prefix + name] = found.st_mtime_ns
-                        stack.append((f"{where}/{name}", f"{prefix}{name}/"))
+                        folder = prefix + name
+                        if folder not in pruned:
+                            folders[folder] = found.st_mtime_ns
+                            stack.append((f"{where}/{name}", folder + "/"))
                     elif is_reg(mode) and (not suffix or name.endswith(suffix)):
                         files[prefix + name] = (found.st_size, found.st_mtime_ns)
         finally:
