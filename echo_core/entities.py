@@ -250,6 +250,15 @@ def entity_keys(entity: Entity) -> set[str]:
     return keys
 
 
+def apply_journal_record(index: EntityIndex, record: tuple[str, str, Entity | None]) -> None:
+    """Apply one parsed journal line (``journal_record``) to ``index``: put or remove."""
+    _op, slug, entity = record
+    if entity is not None:
+        index.put(entity)
+    else:
+        index.remove(slug)
+
+
 @attrs.frozen
 class _Signature:
     snapshot: tuple[int, float] | None
@@ -340,13 +349,8 @@ class EntityStore:
     @staticmethod
     def _replay(index: EntityIndex, line: str) -> None:
         record = journal_record(line)
-        if record is None:
-            return
-        _op, slug, entity = record
-        if entity is not None:
-            index.put(entity)
-        else:
-            index.remove(slug)
+        if record is not None:
+            apply_journal_record(index, record)
 
     def apply(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = (), *,
               op_id: str | None = None) -> EntityIndex:

@@ -5,6 +5,7 @@ vault root string ``_prefix`` and ``_require_root``."""
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 
 from echo_core import TreeScan, normalize_path
@@ -17,13 +18,14 @@ from plugins.storage_fs.tree_scan import (
 )
 
 
-class ChangeProbe:
+class ChangeProbe(abc.ABC):
     """What a folder can say about its files without reading them."""
 
     _prefix: str
 
+    @abc.abstractmethod
     def _require_root(self) -> None:
-        raise NotImplementedError
+        """Raise when the vault folder is gone (``FolderStorage`` provides it)."""
 
     def scan_tree(self, prefix: str = "", suffix: str = "",
                   prune: Sequence[str] = ()) -> TreeScan:

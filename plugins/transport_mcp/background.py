@@ -3,10 +3,11 @@ upkeep (the vault watcher, the job scheduler)."""
 
 from __future__ import annotations
 
+import abc
 import threading
 
 
-class BackgroundThread:
+class BackgroundThread(abc.ABC):
     """Runs ``run()`` (a subclass's) in a daemon thread named ``thread_name``; ``run``
     returns once ``stopping`` is set. ``stop()`` sets it and waits for the thread."""
 
@@ -16,9 +17,9 @@ class BackgroundThread:
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
+    @abc.abstractmethod
     def run(self) -> None:
-        """The thread's work (subclasses); return when ``stopping`` is set."""
-        raise NotImplementedError
+        """The thread's work (each subclass's own); return when ``stopping`` is set."""
 
     def start(self) -> None:
         """Start the thread (once)."""

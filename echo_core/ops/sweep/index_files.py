@@ -26,6 +26,7 @@ from echo_core.entities import (
     SCHEMA_VERSION,
     SNAPSHOT_PATH,
     EntityIndex,
+    apply_journal_record,
     entity_from_json,
     journal_record,
 )
@@ -117,11 +118,7 @@ def _replay_journal(index: EntityIndex, text: str) -> int:
             if number < len(lines) and not _marks_op(line):
                 bad += 1
             continue
-        _op, slug, entity = record
-        if entity is not None:
-            index.put(entity)
-        else:
-            index.remove(slug)
+        apply_journal_record(index, record)
     return bad
 
 
