@@ -35,6 +35,7 @@ from echo_core.ops.vault_changes import (
     entity_drift,
     manifest_of,
     scan_corpus,
+    stamps_against,
 )
 
 if TYPE_CHECKING:
@@ -79,18 +80,17 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
     if first:
         changes = baseline(ctx, stamps, scan.folders, at)
     else:
-        recorded = manifest.notes()
+        current, recorded = stamps_against(manifest, stamps)
         weekday = ctx.today().weekday() % SHARDS
         crc = zlib.crc32
         verify = list(stamps) if all_shards else [
             p for p in stamps if crc(p.encode("utf-8")) % SHARDS == weekday]
-        current: dict[str, tuple[int, int] | None] = dict(stamps)
-        current.update({p: None for p in recorded if p not in stamps})
         missing: set[str] = set()
         orphaned: set[str] = set()
         if manifest.get("entities_seen") != _store_signature(ctx):  # someone changed it
             missing, orphaned = entity_drift(ctx, stamps)
-        kept = _without(recorded, [p for p in missing if p in recorded])  # read them again
+        kept = recorded.without(p for p in missing if p in recorded)  # read them again
+        current.update({p: stamps[p] for p in missing})
         folders = {**scan.folders, **{f: None for f in manifest.folders() if f not in scan.folders}}
         changes = apply_stamps(ctx, current, kept, verify, folders, {"fast_sweep": at},
                                drop=sorted(orphaned - kept.keys()))
@@ -107,16 +107,6 @@ def _store_signature(ctx: EchoContext) -> str:
     can be skipped)."""
     storage = ctx.vault.storage
     return json.dumps([file_signature(storage, SNAPSHOT_PATH), file_signature(storage, JOURNAL_PATH)])
-
-
-def _without(recorded: dict[str, tuple[int, int, str]], paths: list[str]) -> dict[str, tuple[int, int, str]]:
-    """``recorded`` minus ``paths`` (they are then read and synced as new)."""
-    if not paths:
-        return recorded
-    kept = dict(recorded)
-    for path in paths:
-        kept.pop(path, None)
-    return kept
 
 
 def _result(changes: Changes, listed: int, first: bool, seconds: float) -> FastSweepResult:

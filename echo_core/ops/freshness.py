@@ -34,6 +34,7 @@ from echo_core.ops.vault_changes import (
     apply_stamps,
     manifest_of,
     scan_corpus,
+    stamps_against,
     tracked,
 )
 from echo_core.protocols import BackendUnavailable
@@ -149,21 +150,19 @@ def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
     storage = ctx.vault.storage
     if budget is None:
         scan = scan_corpus(storage)
-        stamps: dict[str, Stamp | None] = dict(scan.files)
-        recorded = manifest.notes()
-        stamps.update({p: None for p in recorded if p not in stamps})
+        stamps, recorded = stamps_against(manifest, scan.files)
         folders: dict[str, int | None] = dict(scan.folders)
         folders.update({f: None for f in manifest.folders() if f not in scan.folders})
         return apply_stamps(ctx, stamps, recorded, folders=folders)
     deadline = time.perf_counter() + budget
     stamps, folders = _folder_pass(ctx, manifest) if has_folder_stamps(storage) else ({}, {})
     cursor = _window_pass(ctx, manifest, stamps, deadline)
-    recorded = manifest.rows(stamps)
-    if not folders and all(_same(stamps[p], recorded.get(p)) for p in stamps):
+    rows = manifest.rows(stamps)
+    if not folders and all(_same(stamps[p], rows.get(p)) for p in stamps):
         manifest.set_cursor(cursor)  # nothing moved: only where to go on next time
         return Changes()
     manifest.set_cursor(cursor)
-    return apply_stamps(ctx, stamps, recorded, folders=folders,
+    return apply_stamps(ctx, stamps, rows, folders=folders,
                         lock_timeout=QUICK_LOCK_TIMEOUT)
 
 

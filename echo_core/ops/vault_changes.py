@@ -30,7 +30,7 @@ from echo_core.notes import parse_note
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
-from echo_core.vault_manifest import Row, VaultManifest
+from echo_core.vault_manifest import RecordedNotes, Row, VaultManifest
 from echo_core.vault_scan import file_digests, scan_tree
 
 if TYPE_CHECKING:
@@ -61,6 +61,21 @@ def scan_corpus(storage: Storage) -> TreeScan:
         if not tracked(path):
             del files[path]
     return scan
+
+
+def stamps_against(manifest: VaultManifest, files: Mapping[str, Stamp]
+                   ) -> tuple[dict[str, Stamp | None], RecordedNotes]:
+    """The notes of a scan (``files``) whose stamp is not the recorded one (None: a
+    recorded note the scan did not find), plus those recorded without a hash, and the
+    record. An unchanged vault costs one dict comparison."""
+    recorded = manifest.snapshot()
+    seen = recorded.stamps
+    current: dict[str, Stamp | None] = {}
+    if files != seen:
+        current = {p: s for p, s in files.items() if seen.get(p) != s}
+        current.update({p: None for p in seen if p not in files})
+    current.update({p: files[p] for p in recorded.unhashed() if p in files})
+    return current, recorded
 
 
 @attrs.frozen
