@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 # the stored forms, re-exported: callers import them from here
+from echo_core.bulk_work import collector_paused
 from echo_core.entity_records import SCHEMA_VERSION as SCHEMA_VERSION  # noqa: PLC0414
 from echo_core.entity_records import _journal_json
 from echo_core.entity_records import entity_from_json as entity_from_json  # noqa: PLC0414
@@ -299,6 +300,12 @@ class EntityStore:
             raise EchoError(f"the entity index cannot be read ({exc.message}); run "
                             "`echo-memory sweep --apply`: it sets the damaged file aside "
                             "and rebuilds the index from the notes") from exc
+        with collector_paused():
+            return self._build(index, texts, signature)
+
+    def _build(self, index: EntityIndex, texts: dict[str, str | None],
+               signature: _Signature) -> EntityIndex:
+        """Fill ``index`` from the snapshot and journal texts and keep it as loaded."""
         snapshot = texts.get(SNAPSHOT_PATH)
         op_ids: dict[str, None] = {}
         if snapshot:

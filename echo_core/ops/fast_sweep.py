@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.bulk_work import collector_paused
 from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
 from echo_core.models import Envelope
 from echo_core.ops.vault_changes import (
@@ -68,6 +69,7 @@ def in_shard(path: str, weekday: int) -> bool:
     return zlib.crc32(path.encode("utf-8")) % SHARDS == weekday % SHARDS
 
 
+@collector_paused()
 def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSweepResult]:
     """Run the fast sweep (module docstring) and report what it did."""
     start = time.perf_counter()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.bulk_work import collector_paused
 from echo_core.corpus import corpus_paths, iter_corpus
 from echo_core.models import Envelope
 from echo_core.progress import report as report_progress
@@ -36,6 +37,7 @@ class ReindexResult:
     skipped: tuple[str, ...] = ()
 
 
+@collector_paused()
 def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = None, *,
                   docs: Iterable[IndexDoc] | None = None) -> ReindexResult:
     """Rebuild the active ranker from the whole corpus (notes that fail to parse are

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from echo_core.actions import Action
+from echo_core.bulk_work import collector_paused
 from echo_core.models import Envelope
 from echo_core.ops.lint.model import CheckCount, CheckInfo, Finding, LintResult
 from echo_core.ops.lint.quality import quality_scores
@@ -54,6 +55,7 @@ def _message(result: LintResult, fix: bool, apply: bool) -> str:
         f"check{'s' if checks != 1 else ''}{tail}"
 
 
+@collector_paused()
 def lint(ctx: EchoContext, checks: tuple[str, ...] = (), *, fix: bool = False,
          apply: bool = False, score: bool = True) -> Envelope[LintResult]:
     """Run lint (see the module docstring). ``checks``: names to run (all when empty;

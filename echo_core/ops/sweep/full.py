@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.bulk_work import collector_paused
 from echo_core.entities import content_hash
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
@@ -60,6 +61,7 @@ def _index_problem(damaged: dict[str, str], missing: bool) -> str:
     return "no entity index (it is rebuilt from the notes)" if missing else ""
 
 
+@collector_paused()
 def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult]:
     """The full sweep (module docstring); ``apply=False`` changes nothing."""
     require_repairable(ctx)
