@@ -224,12 +224,23 @@ class EntityIndex:
         with ``max_df``, tokens naming more than ``max_df`` entities do not collect
         candidates (see ``candidate_tokens``; exact callers leave it None).
         """
-        tokens = name_tokens(mention)
+        return self.fuzzy_tokens(name_tokens(mention), kind=kind, min_score=min_score,
+                                 limit=limit, max_df=max_df)
+
+    def fuzzy_tokens(self, tokens: frozenset[str], *, kind: str | None = None,
+                     min_score: float = 0.5, limit: int = 5,
+                     max_df: int | None = None) -> list[Match]:
+        """``fuzzy`` for a mention already split into its ``name_tokens``."""
         seen: set[str] = set()
         for token in candidate_tokens(tokens, self.document_frequency, max_df):
             seen |= self._by_token.get(token, set())
         candidates = ((self.entities[s], self._name_tokens[s]) for s in seen)
         return rank_matches(tokens, candidates, kind=kind, min_score=min_score, limit=limit)
+
+    def name_tokens_of(self, slug: str) -> NameTokens:
+        """The ``name_tokens`` of each name of the entry ``slug`` (title first; () when
+        unknown), as the index holds them."""
+        return self._name_tokens.get(slug, ())
 
     def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
         """Tokens ``mention`` shares with any name of ``entity``."""

@@ -36,6 +36,7 @@ from echo_core import (
     usage_error,
     with_line,
 )
+from plugins.storage_fs import batch_read
 from plugins.storage_fs.change_probe import ChangeProbe
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
@@ -260,9 +261,18 @@ class FolderStorage(ChangeProbe, StorageBase):
         Bad paths raise (exit 2) before anything is read; so does a file reached through
         a symlink leading outside the root (no text is returned).
         """
+        if batch_read.AVAILABLE and len(paths) > 1:
+            rels = [normalize_path(given) for given in paths]
+            texts = batch_read.read_by_folder(self._prefix, list(dict.fromkeys(rels)),
+                                              self._read_or_none, self._decode)
+            return {given: texts[rel] for given, rel in zip(paths, rels)}
         dirs: dict[str, bool] = {}
         readers = [(given, self._reader(given, dirs)) for given in paths]
         return {given: none_if_absent(read) for given, read in readers}
+
+    def _read_or_none(self, rel: str) -> str | None:
+        """``read(rel)``, None for a file that is not there."""
+        return none_if_absent(self._reader(rel, None))
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` names a file (a folder is not a file)."""

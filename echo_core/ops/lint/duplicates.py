@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from echo_core.entities import EntityIndex, entity_names
+from echo_core.entities import EntityIndex
 from echo_core.models import Entity
 from echo_core.ops.lint.model import Finding
 from echo_core.ops.lint.snapshot import VaultSnapshot
@@ -29,24 +29,29 @@ def _same_day(a: Entity, b: Entity, snap: VaultSnapshot) -> bool:
     return route is None or not route.dated or a.slug[:10] == b.slug[:10]
 
 
-def _blocks(index: EntityIndex, name: str, other: Entity) -> bool:
-    shared = index.shared_tokens(name, other)
+def _blocks(index: EntityIndex, tokens: frozenset[str], other: Entity) -> bool:
+    shared = frozenset(t for name in index.name_tokens_of(other.slug) for t in tokens & name)
     return len(shared) != 1 or index.document_frequency(next(iter(shared))) <= 2
 
 
 def duplicate_pairs(index: EntityIndex, snap: VaultSnapshot) -> Iterator[tuple[Entity, Entity, float]]:
-    """Each pair (by slug order) once, with its best score."""
+    """Each pair (by slug order) once, with its best score. A name none of whose
+    candidate tokens another entity holds (each rare token's frequency is 1: its own)
+    can match nothing else, so it is not looked up at all (most names of a vault)."""
+    df = index.document_frequency
     for entity in sorted(index.entities.values(), key=lambda e: e.slug):
         if entity.path not in snap.notes:
             continue  # index drift reports it
         best: dict[str, tuple[Entity, float]] = {}
-        for name in entity_names(entity):
-            for match in index.fuzzy(name, kind=entity.kind, min_score=THRESHOLD,
-                                     limit=_LIMIT, max_df=MAX_DF):
+        for tokens in index.name_tokens_of(entity.slug):
+            if not any(1 < df(t) <= MAX_DF for t in tokens):
+                continue
+            for match in index.fuzzy_tokens(tokens, kind=entity.kind, min_score=THRESHOLD,
+                                            limit=_LIMIT, max_df=MAX_DF):
                 other = match.entity
                 if (other.slug <= entity.slug or other.path not in snap.notes
                         or not _same_day(entity, other, snap)
-                        or not _blocks(index, name, other)):
+                        or not _blocks(index, tokens, other)):
                     continue
                 if other.slug not in best or best[other.slug][1] < match.score:
                     best[other.slug] = (other, match.score)
