@@ -35,8 +35,24 @@ _FAST_SPECIAL: dict[str, Any] = {
 _NO_FAST = object()
 
 
+#: Values already read, by their text: a vault's frontmatter repeats the same few
+#: (kinds, statuses, dates, tags) in every note. Bounded; every value in it is immutable.
+_KNOWN: dict[str, Any] = {}
+_KNOWN_MAX = 1 << 16
+
+
 def _fast_scalar(text: str) -> Any:
-    """The value of a plain scalar when certain, else ``_NO_FAST``."""
+    """The value of a plain scalar when certain, else ``_NO_FAST`` (memoised)."""
+    value = _KNOWN.get(text, _KNOWN)
+    if value is _KNOWN:
+        value = _read_scalar(text)
+        if len(_KNOWN) < _KNOWN_MAX:
+            _KNOWN[text] = value
+    return value
+
+
+def _read_scalar(text: str) -> Any:
+    """``_fast_scalar`` without the memo."""
     special = _FAST_SPECIAL.get(text, _NO_FAST)
     if special is not _NO_FAST:
         return special

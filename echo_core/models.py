@@ -5,6 +5,7 @@ Transports render them: ``to_dict()`` gives plain JSON-ready data, never live ob
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
@@ -12,6 +13,9 @@ import attrs
 
 from echo_core.actions import Action
 
+#: Every character ``str.splitlines`` ends a line at.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAK_RE = re.compile(f"[{_LINE_BREAKS}]")
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
@@ -73,10 +77,15 @@ class Note:
 
     @property
     def title(self) -> str:
-        """The first ``# `` heading of the body, else the file stem."""
-        for line in self.body.splitlines():
-            if line.startswith("# "):
-                return line[2:].strip()
+        """The first ``# `` heading of the body (a line, as ``str.splitlines`` cuts
+        lines, starting with ``# ``), else the file stem."""
+        body = self.body
+        at = body.find("# ")
+        while at >= 0:  # the first "# " at a line's start: no split of the whole body
+            if at == 0 or body[at - 1] in _LINE_BREAKS:
+                end = _LINE_BREAK_RE.search(body, at)
+                return body[at + 2:end.start() if end else len(body)].strip()
+            at = body.find("# ", at + 1)
         stem = self.path.rsplit("/", 1)[-1]
         return stem.removesuffix(".md")
 

@@ -87,10 +87,16 @@ def entity_of(note: Note, slug: str, folders: dict[str, str],
     kind = note_kind(note, folders, manifest)
     if kind is None:
         return None
+    return entity_as(note, slug, kind)
+
+
+def entity_as(note: Note, slug: str, kind: str, *, hashed: bool = True) -> Entity:
+    """The entity ``note`` describes as a ``kind`` under ``slug``; ``hashed=False`` leaves
+    its content hash ``h`` blank (for a caller that never compares it)."""
     title = note.title.strip() or file_stem(note.path)
     aliases = tuple(a for a in note_aliases(note.frontmatter) if a != title)
     return Entity(slug=slug, path=note.path, kind=kind, title=title, aliases=aliases,
-                  h=content_hash(note.text))
+                  h=content_hash(note.text) if hashed else "")
 
 
 def entity_of_text(path: str, text: str, slug: str, folders: dict[str, str],

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from echo_core.errors import EchoError, ExitCode
+from echo_core.models import Note
 from echo_core.notes import (
     append_under_heading,
     ensure_heading,
@@ -177,3 +180,18 @@ def test_wikilinks_returns_targets_in_order_without_duplicates() -> None:
 
 def test_wikilinks_include_frontmatter_links() -> None:
     assert wikilinks('---\nrelated: "[[Alpha]]"\n---\n[[Beta]]\n') == ["Alpha", "Beta"]
+
+
+def _title_by_lines(note: Note) -> str:
+    """The title as ``str.splitlines`` defines its lines (the reference for ``title``)."""
+    for line in note.body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return note.path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+@given(st.lists(st.sampled_from(["#", " ", "a", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85",
+                                "\u2028", "\u2029", "x#", "# T", "\r\n"])).map("".join))
+def test_title_is_the_first_line_starting_with_a_hash_and_space(body: str) -> None:
+    note = Note(path="notes/stem.md", text=body, body=body)
+    assert note.title == _title_by_lines(note)

@@ -12,7 +12,7 @@ Whatever this fast path cannot settle alone goes to ``read_one(rel)``, the stora
 own single-file read with its full checks and errors: a file that is a symlink, a folder
 that is missing, is a link or could not be checked, a name that is not a regular file.
 Bytes are turned into text by ``decode(rel, data)`` (the storage's, with its error for
-bytes that are not UTF-8)..
+bytes that are not UTF-8).
 """
 
 from __future__ import annotations

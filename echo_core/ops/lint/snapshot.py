@@ -16,7 +16,7 @@ from echo_core.entities import EntityIndex
 from echo_core.errors import EchoError
 from echo_core.models import Entity, Note
 from echo_core.names import name_key
-from echo_core.note_entities import entity_of, file_stem, folder_kind, kind_folders, note_kind
+from echo_core.note_entities import entity_as, file_stem, folder_kind, kind_folders, note_kind
 from echo_core.notes import parse_note, wikilinks
 from echo_core.ops.frontmatter_backfill import missing_frontmatter
 from echo_core.ops.index_sync import read_current
@@ -93,15 +93,14 @@ class VaultSnapshot:
     @functools.cached_property
     def derived(self) -> dict[str, Entity]:
         """Entity note path -> the entity it describes, as a sweep would derive it (its
-        slug: the index's for a path the index knows, else the file stem)."""
+        slug: the index's for a path the index knows, else the file stem; its content
+        hash left blank: no check compares it)."""
         out: dict[str, Entity] = {}
+        by_path = self.index.by_path if self.index is not None else lambda _path: None
         for path, kind in self.kinds.items():
-            known = self.index.by_path(path) if self.index is not None else None
+            known = by_path(path)
             slug = known.slug if known is not None else file_stem(path)
-            entity = entity_of(self.notes[path], slug, {path.rpartition("/")[0]: kind},
-                               self.manifest)
-            if entity is not None:
-                out[path] = entity
+            out[path] = entity_as(self.notes[path], slug, kind, hashed=False)
         return out
 
     @functools.cached_property
