@@ -19,9 +19,10 @@ YAML_UNSAFE_RE = re.compile(
     "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 
-#: ``key: value`` with trailing spaces already stripped (no lazy group before ``" *"``,
-#: which backtracked quadratically on a long run of inner spaces).
-_FAST_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*))?")
+#: A ``key: value`` line anywhere in a block; the value keeps its trailing spaces, which
+#: are stripped after (no lazy group before ``" *$"``: it backtracked quadratically on
+#: a long run of inner spaces).
+_BLOCK_LINE_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*))?$", re.MULTILINE)
 #: A plain scalar read as a string: a letter first, then no indicator that could matter
 #: anywhere ('#', ':', flow brackets, ',', quotes, '&*!|>%@`' and tabs left to PyYAML).
 _FAST_WORDS_RE = re.compile(r"[A-Za-z][^:#\[\]{},\t\"'&*!|>%@`]*")
@@ -67,17 +68,19 @@ def _read_scalar(text: str) -> Any:
 
 
 def fast_load(block: str) -> dict[str, Any] | None:
-    """The mapping of a flat block, or None when PyYAML must read it."""
+    """The mapping of a flat block, or None when PyYAML must read it. Every line is
+    matched by one ``findall`` over the block: when it finds as many ``key: value``
+    lines as the block has non-empty lines, each line is one of them."""
     if "\r" in block:
         return None
+    pairs = _BLOCK_LINE_RE.findall(block)
+    lines = block.split("\n")
+    if len(pairs) != len(lines) - lines.count(""):
+        return None
     out: dict[str, Any] = {}
-    for line in block.split("\n"):
-        if not line:
-            continue
-        match = _FAST_LINE_RE.fullmatch(line.rstrip(" "))
-        if match is None:
-            return None
-        key, text = match.groups()
+    known = _KNOWN
+    for key, raw in pairs:
+        text = raw.rstrip(" ")
         if not text:
             value: Any = None
         elif text[0] == "[" and text[-1] == "]":
@@ -86,13 +89,13 @@ def fast_load(block: str) -> dict[str, Any] | None:
                 value = []
             else:
                 value = [_fast_scalar(item.strip(" ")) for item in inner.split(",")]
-                if any(v is _NO_FAST for v in value):
+                if _NO_FAST in value:
                     return None
         else:
-            value = _fast_scalar(text)
+            value = known.get(text, known)
+            if value is known:
+                value = _fast_scalar(text)
             if value is _NO_FAST:
                 return None
         out[key] = value
     return out
-
-

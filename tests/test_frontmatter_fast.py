@@ -96,6 +96,10 @@ def plain_block(draw: st.DrawFn) -> str:
          "tags: [company, kalo]\naliases: [Kalo Company]\n")
 @example("tags: []\nx: [ ]\ny:\n")
 @example("a: [yes, No, ~, 12, 2026-01-01]\n")
+@example("a: x  \n\n\nb:   \nc: [d , e]  \n")  # blank lines, trailing spaces
+@example("a: x\n   \nb: y\n")  # a line of spaces
+@example("a: x\n  b: y\n")  # an indented line
+@example("a: x\nb:y\n")  # no space after the colon
 def test_fast_path_equals_pyyaml(block: str) -> None:
     fast = _fast_load(block)
     expected, ok = _pyyaml(block)
