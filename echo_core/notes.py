@@ -359,8 +359,10 @@ def wikilinks(text: str) -> list[str]:
         chunks = (_INLINE_CODE_RE.sub("", line.content) for line in _scan(text, 0)
                   if not line.in_code and "[[" in line.content)
     for chunk in chunks:
-        for match in _WIKILINK_RE.finditer(chunk):
-            target = _TARGET_END_RE.split(match.group(1), maxsplit=1)[0].rstrip("\\").strip()
+        for inner in _WIKILINK_RE.findall(chunk):
+            if "|" in inner or "#" in inner:
+                inner = _TARGET_END_RE.split(inner, maxsplit=1)[0]
+            target = inner.rstrip("\\").strip()
             if target:
-                seen.setdefault(target, None)
+                seen[target] = None  # a key seen before keeps its first place
     return list(seen)
