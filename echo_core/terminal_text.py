@@ -58,15 +58,11 @@ def _indented_json(payload: Any) -> str:
     """``json.dumps(payload, indent=2, ensure_ascii=False)``, written by orjson when it
     can (the same text, 20x faster: the standard encoder falls back to pure Python when
     indenting, seconds for a 100k-note lint report); the standard library otherwise (a
-    value orjson refuses, such as an integer past 64 bits, or orjson not installed)."""
+    value orjson refuses, such as an integer past 64 bits or a lone surrogate)."""
+    import orjson  # only commands that print JSON pay its import (~1 ms)
+
     try:
-        import orjson  # noqa: PLC0415 - only commands that print JSON pay its import
-    except ImportError:  # pragma: no cover - a dependency; kept for stripped installs
-        orjson = None
-    if orjson is not None:
-        try:
-            return orjson.dumps(payload, option=orjson.OPT_INDENT_2
-                                | orjson.OPT_NON_STR_KEYS).decode("utf-8")
-        except (TypeError, orjson.JSONEncodeError):
-            pass
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+        return orjson.dumps(payload, option=orjson.OPT_INDENT_2
+                            | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(payload, indent=2, ensure_ascii=False)
