@@ -33,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.machine_speed import speed_line  # noqa: E402
 from echo_core.context import create_context  # noqa: E402
 from echo_core.ops.fast_sweep import fast_sweep  # noqa: E402
 from echo_core.ops.init import init_vault  # noqa: E402
@@ -136,6 +137,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--work", type=Path, default=None)
     opts = parser.parse_args()
+    print(speed_line(), flush=True)
     work = opts.work or Path(tempfile.mkdtemp(prefix="echo-fast-sweep-"))
     build(work, opts.notes)
     results: dict[str, float] = {}

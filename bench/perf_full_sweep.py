@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.machine_speed import speed_line
 from bench.perf_recall import bench_env, open_ctx
 from bench.synthetic_vault import build_recall_vault
 from echo_core.ops.sweep import full_sweep
@@ -73,6 +74,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--keep", type=Path, default=None)
     opts = parser.parse_args()
+    print(speed_line(), flush=True)
     base = opts.keep or Path(tempfile.mkdtemp(prefix="echo-sweep-"))
     try:
         for size in opts.sizes:
@@ -84,6 +86,7 @@ def main() -> None:
         if opts.keep is None:
             shutil.rmtree(base, ignore_errors=True)
     print("\ntarget (issue 14): full sweep >= 10,000 notes/s")
+    print(speed_line())
 
 
 if __name__ == "__main__":

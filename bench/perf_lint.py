@@ -35,7 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.machine_speed import speed_line
 from bench.synthetic_vault import build_recall_vault
+from echo_core.bulk_work import collector_paused
 from echo_core.context import EchoContext, create_context
 from echo_core.ops.lint.quality import quality_scores
 from echo_core.ops.lint.registry import CHECKS
@@ -55,6 +57,7 @@ def _ctx(vault: Path, state: Path) -> EchoContext:
     return create_context(vault=str(vault), state_dir=str(state), env=_env(state))
 
 
+@collector_paused()  # as lint itself runs
 def _split(vault: Path, state: Path) -> list[tuple[str, float]]:
     ctx = _ctx(vault, state)
     start = time.perf_counter()
@@ -89,6 +92,7 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="measure a kept vault again")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
+    print(speed_line())
     base = args.keep or Path(tempfile.mkdtemp(prefix="perf-lint-"))
     root = base / f"lint-{args.notes}"
     vault, state = root / "vault", root / "state"
@@ -121,6 +125,7 @@ def main() -> None:
             out = io.StringIO()
             pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
             print(out.getvalue())
+        print(speed_line())
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
