@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from echo_core.entities import EntityIndex
@@ -105,8 +106,16 @@ class VaultSnapshot:
 
     @functools.cached_property
     def resolver(self) -> LinkResolver:
-        """Where a link target points (paths, file names, entity names)."""
-        return LinkResolver(self.files, self._entity_names)
+        """Where a link target points (paths, file names, entity names). The resolver
+        holds the snapshot weakly: no reference cycle, so a finished lint's snapshot is
+        freed at once, without waiting for (or costing) a garbage collector pass."""
+        snapshot = weakref.ref(self)
+
+        def entity_names() -> dict[str, set[str]]:
+            alive = snapshot()
+            return alive._entity_names() if alive is not None else {}
+
+        return LinkResolver(self.files, entity_names)
 
     def _entity_names(self) -> dict[str, set[str]]:
         """Name key -> entity note paths: the slug, title and aliases of every entity
