@@ -47,12 +47,15 @@ CheckRun = Callable[["VaultSnapshot"], Iterable[Finding]]
 @attrs.frozen
 class CheckInfo:
     """One check of the registry: its name, what it finds (the definition it applies),
-    whether ``--fix`` repairs it, and the function that runs it."""
+    whether ``--fix`` repairs it, the function that runs it and whether it may run apart."""
 
     name: str
     description: str
     mechanical: bool
     run: CheckRun = attrs.field(eq=False, repr=False)
+    #: Heavy and independent of what the other checks compute: on a large vault it runs
+    #: on another core, in a forked child (``echo_core.forked_work``).
+    apart: bool = False
 
 
 @attrs.frozen

@@ -45,7 +45,7 @@ CHECKS: tuple[CheckInfo, ...] = (
               f"{content_checks.MAX_OBSERVATIONS} Observations", False,
               content_checks.check_observations),
     CheckInfo("duplicate-entities", "two same-kind entities the duplicate gate would "
-              "not have let both in", False, duplicates.check_duplicates),
+              "not have let both in", False, duplicates.check_duplicates, apart=True),
     CheckInfo("contradiction", "Fact / Pattern or preference lines with opposite "
               "claims on one subject (always/never, use/avoid, prefer X/Y)", False,
               contradictions.check_contradictions),

@@ -7,11 +7,13 @@ and lint again, so the findings returned are those still there.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING
 
 from echo_core.actions import Action
 from echo_core.bulk_work import collector_paused
+from echo_core.forked_work import ForkedWork, start_forked
 from echo_core.models import Envelope
 from echo_core.ops.lint.model import CheckCount, CheckInfo, Finding, LintResult
 from echo_core.ops.lint.quality import quality_scores
@@ -23,9 +25,32 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
 
+#: From this many notes on, a check marked ``apart`` runs in a forked child beside the
+#: others (below it, the fork costs more than it saves).
+APART_MIN_NOTES = 5000
+
+
+def _findings(check: CheckInfo, snap: VaultSnapshot) -> list[Finding]:
+    return list(check.run(snap))
+
+
 def run_checks(snap: VaultSnapshot, checks: tuple[CheckInfo, ...]) -> tuple[Finding, ...]:
-    """Every finding of ``checks`` on ``snap``, grouped by check in registry order."""
-    return tuple(finding for check in checks for finding in check.run(snap))
+    """Every finding of ``checks`` on ``snap``, grouped by check in registry order. On a
+    large vault the checks marked ``apart`` run on another core meanwhile (the same
+    findings either way: ``echo_core.forked_work`` computes them here when it cannot)."""
+    apart: dict[str, ForkedWork[list[Finding]]] = {}
+    if len(snap.notes) >= APART_MIN_NOTES and len(checks) > 1:
+        apart = {c.name: start_forked(functools.partial(_findings, c, snap))
+                 for c in checks if c.apart}
+    try:
+        found: list[Finding] = []
+        for check in checks:
+            work = apart.get(check.name)
+            found.extend(work.result() if work is not None else check.run(snap))
+    finally:
+        for work in apart.values():
+            work.cancel()
+    return tuple(found)
 
 
 def counts(findings: tuple[Finding, ...], checks: tuple[CheckInfo, ...]) -> tuple[CheckCount, ...]:
