@@ -6,6 +6,8 @@ plugins (each keeps its heavy imports lazy), and ask each for its commands.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -122,8 +124,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; exits with the stable codes of DESIGN §3.
 
     An ``OSError`` or ``UnicodeError`` that no layer turned into an ``EchoError`` prints
-    one line and exits 1 (``ECHO_DEBUG=1`` prints the traceback too).
+    one line and exits 1 (``ECHO_DEBUG=1`` prints the traceback too). Run as a process of
+    its own (no ``argv``), the interpreter's last garbage collection at exit is skipped
+    (``gc.freeze`` at exit): it would traverse every object still alive,
+    0.4 s after a 100k-note lint, only to free memory the system takes back anyway.
     """
+    if argv is None:
+        atexit.register(gc.freeze)  # before the command runs: after the handlers it adds
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     try:
