@@ -60,15 +60,21 @@ def _read_at(handle: int, name: str) -> bytes | None:
         st = os.fstat(fd)
         if not _stat.S_ISREG(st.st_mode):
             return None
-        data = os.read(fd, st.st_size + 1)  # a short read of a regular file is its end
-        if len(data) > st.st_size:  # it grew since fstat: read the rest
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
-            data = b"".join(chunks)
-        return data
+        return read_whole(fd, st.st_size)
     finally:
         os.close(fd)
+
+
+def read_whole(fd: int, size: int) -> bytes:
+    """Every byte of the open regular file ``fd`` of ``size`` bytes by ``fstat``: one
+    read (a short read of a regular file is its end), more if it grew meanwhile."""
+    data = os.read(fd, size + 1)
+    if len(data) > size:
+        chunks = [data]
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    return data
 
 
 def read_by_folder(prefix: str, rels: Sequence[str], read_one: Callable[[str], str | None],

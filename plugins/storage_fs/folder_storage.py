@@ -225,15 +225,9 @@ class FolderStorage(ChangeProbe, StorageBase):
             st = os.fstat(fd)
             if not _stat.S_ISREG(st.st_mode):
                 raise self._missing(rel)
-            data = os.read(fd, st.st_size + 1)  # a short read of a regular file is its end
-            if len(data) > st.st_size:  # it grew since fstat: read the rest
-                chunks = [data]
-                while chunk := os.read(fd, 1 << 16):
-                    chunks.append(chunk)
-                data = b"".join(chunks)
+            return batch_read.read_whole(fd, st.st_size)
         finally:
             os.close(fd)
-        return data
 
     def read_bytes(self, path: str) -> bytes:
         """The file's bytes exactly as stored, whatever they hold (an image, a PDF); 44
