@@ -123,6 +123,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.storage_base import with_line as with_line
     from echo_core.tempfiles import sweep_stale as sweep_stale
     from echo_core.tempfiles import temp_name as temp_name
+    from echo_core.forked_work import ForkedWork as ForkedWork
+    from echo_core.forked_work import start_forked as start_forked
     from echo_core.terminal_text import json_text as json_text
     from echo_core.terminal_text import terminal_safe as terminal_safe
     from echo_core.text_source import read_text_source as read_text_source
@@ -175,6 +177,7 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.scoring"),
     **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
     "read_text_source": "echo_core.text_source",
+    **dict.fromkeys(("ForkedWork", "start_forked"), "echo_core.forked_work"),
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",
 }

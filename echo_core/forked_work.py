@@ -18,9 +18,6 @@ will not be asked for.
 from __future__ import annotations
 
 import os
-import pickle
-import signal
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Generic, TypeVar
@@ -49,6 +46,8 @@ class ForkedWork(Generic[T]):
         self.pid, self._out = None, None
         if pid is None or out is None:
             return self._task()
+        import pickle  # only a process that forked pays these imports
+
         try:
             _, status = os.waitpid(pid, 0)
             if os.waitstatus_to_exitcode(status) == 0:
@@ -67,6 +66,8 @@ class ForkedWork(Generic[T]):
         pid, out = self.pid, self._out
         self.pid, self._out = None, None
         if pid is not None:
+            import signal
+
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
@@ -78,6 +79,8 @@ class ForkedWork(Generic[T]):
 
 def _run_child(task: Callable[[], object], out: IO[bytes]) -> None:
     """In the child: run, write the pickled result, leave at once (never returns)."""
+    import pickle
+
     code = 1
     try:
         pickle.dump(task(), out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -93,6 +96,8 @@ def start_forked(task: Callable[[], T], env: Mapping[str, str] | None = None) ->
     """Start ``task`` in a forked child where allowed (module docstring)."""
     if not fork_allowed(env):
         return ForkedWork(task, None, None)
+    import tempfile
+
     out = tempfile.TemporaryFile()  # noqa: SIM115 - closed by result() or cancel()
     try:
         pid = os.fork()

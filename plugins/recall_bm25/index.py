@@ -15,11 +15,13 @@ delta of the changes since (see ``layout``, ``segment_format``, ``delta_store``)
   serialise on SQLite's write lock (a merge holds it while it runs; ``rebuild`` only while
   it switches). Upserts from other processes *during* a ``rebuild``'s build phase are
   discarded with the old delta, so callers should rebuild under the vault lock.
+* ``rebuild`` from a long list of docs uses a second core for half the tokenizing.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
 import shutil
 import sqlite3
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from echo_core import IndexDoc, Tokenizer, WeightedTerm
+from echo_core import IndexDoc, Tokenizer, WeightedTerm, start_forked
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout
@@ -50,6 +52,9 @@ MERGE_MIN_DOCS = 2000
 MERGE_FRACTION = 0.02
 #: ``rebuild`` calls ``progress(n)`` every this many documents (and once at the end).
 PROGRESS_EVERY = 500
+#: ``rebuild`` of a list of at least this many docs tokenizes its second half on another
+#: core (a forked child: ``echo_core.start_forked``; here when it cannot).
+APART_MIN_DOCS = 4096
 #: Attempts to open ``CURRENT``'s generation when a concurrent merge deletes it meanwhile.
 _OPEN_ATTEMPTS = 5
 
@@ -228,16 +233,29 @@ class Bm25Index:
         """Replace the index with ``docs`` (a path given twice keeps its last version);
         returns the number of distinct paths indexed. The old index stays live until the
         new one is complete; ``progress(n)`` runs every ``PROGRESS_EVERY`` docs."""
-        from plugins.recall_bm25.segment_builder import SegmentBuilder
+        from plugins.recall_bm25.segment_builder import SegmentBuilder, tokenized
         from plugins.recall_bm25.segment_writer import write_segment
 
         builder = SegmentBuilder(self._tokenizer)
+        rest: Sequence[IndexDoc] = ()
+        if isinstance(docs, Sequence) and len(docs) >= APART_MIN_DOCS:
+            half = len(docs) // 2
+            docs, rest = docs[:half], docs[half:]
+        other = start_forked(functools.partial(tokenized, self._tokenizer, rest)) if rest \
+            else None
         seen = 0
-        for doc in docs:
-            builder.add(doc)
-            seen += 1
-            if progress is not None and seen % PROGRESS_EVERY == 0:
-                progress(seen)
+        try:
+            for doc in docs:
+                builder.add(doc)
+                seen += 1
+                if progress is not None and seen % PROGRESS_EVERY == 0:
+                    progress(seen)
+            if other is not None:
+                builder.add_tokenized(rest, other.result())
+                seen += len(rest)
+        finally:
+            if other is not None:
+                other.cancel()
         tmp = self._layout.new_tmp_dir()
         try:
             write_segment(tmp, builder.finish(), self._tokenizer_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import defaultdict
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,10 +28,29 @@ from plugins.recall_bm25.segment_writer import (
     pack_postings,
 )
 
-__all__ = ["BATCH_DOCS", "SegmentBuilder"]
+__all__ = ["BATCH_DOCS", "SegmentBuilder", "TokenizedDocs", "tokenized"]
 
 #: Documents tokenized between two numpy counting passes.
 BATCH_DOCS = 1024
+
+
+#: ``tokenized``'s answer: the terms in vocabulary id order, the docs' token ids (uint32
+#: bytes, doc after doc) and each doc's token count.
+TokenizedDocs = tuple[list[str], bytes, list[int]]
+
+
+def tokenized(tokenizer: Tokenizer, docs: Sequence[IndexDoc]) -> TokenizedDocs:
+    """The tokens of ``docs`` as ids of a vocabulary of their own: compact enough to
+    hand from a forked child to the builder (``SegmentBuilder.add_tokenized``)."""
+    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    ids = array("I")
+    lens: list[int] = []
+    tokenize = tokenizer.tokenize
+    for doc in docs:
+        tokens = tokenize(doc.text)
+        ids.extend(map(vocab.__getitem__, tokens))
+        lens.append(len(tokens))
+    return list(vocab), ids.tobytes(), lens
 
 
 class SegmentBuilder:
@@ -63,14 +83,31 @@ class SegmentBuilder:
     def add(self, doc: IndexDoc) -> None:
         """Tokenize ``doc.text`` and buffer its tokens and attributes."""
         tokens = self._tokenize(doc.text)
+        self._batch.extend(map(self._vocab.__getitem__, tokens))
+        self._record(doc, len(tokens))
+
+    def add_tokenized(self, docs: Sequence[IndexDoc], tokens: TokenizedDocs) -> None:
+        """``add`` each of ``docs``, whose tokens ``tokenized`` already found (elsewhere:
+        its vocabulary ids are mapped onto this builder's)."""
+        terms, raw, lens = tokens
+        remap = np.fromiter(map(self._vocab.__getitem__, terms), dtype=np.uint32,
+                            count=len(terms))
+        ids = remap[np.frombuffer(raw, dtype=np.uint32)]
+        start = 0
+        for doc, count in zip(docs, lens, strict=True):
+            self._batch.frombytes(ids[start:start + count].tobytes())
+            start += count
+            self._record(doc, count)
+
+    def _record(self, doc: IndexDoc, count: int) -> None:
+        """Buffer the attributes of ``doc`` (``count`` tokens, already in the batch)."""
         old = self._slot.get(doc.path)
         if old is not None:
             self._dead.append(old)
         self._slot[doc.path] = len(self._paths)
         self._paths.append(doc.path)
-        self._batch.extend(map(self._vocab.__getitem__, tokens))
-        self._batch_lens.append(len(tokens))
-        self._lens.append(len(tokens))
+        self._batch_lens.append(count)
+        self._lens.append(count)
         self._weights.append(clean_weight(doc.weight))
         self._updated.append(date_ordinal(doc.updated))
         if len(self._batch_lens) >= BATCH_DOCS:
