@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -142,7 +143,10 @@ def candidate_tokens(query_tokens: frozenset[str], df: Callable[[str], int],
 
 
 class EntityIndex:
-    """In-memory entity index with exact-name and token lookups."""
+    """In-memory entity index with exact-name and token lookups.
+
+    The name lookups' tables are built on the first name lookup, not on ``put``: an
+    index read only by slug and path (a sweep's old index) never folds a name."""
 
     def __init__(self, entities: Iterable[Entity] = ()) -> None:
         self.entities: dict[str, Entity] = {}
@@ -150,6 +154,8 @@ class EntityIndex:
         self._by_token: dict[str, set[str]] = defaultdict(set)
         self._by_path: dict[str, str] = {}
         self._name_tokens: dict[str, NameTokens] = {}
+        self._unnamed: dict[str, Entity] = {}  # put, not yet in the name tables
+        self._naming = threading.Lock()
         for entity in entities:
             self.put(entity)
 
@@ -163,12 +169,24 @@ class EntityIndex:
         slug = entity.slug
         self.entities[slug] = entity
         self._by_path[entity.path] = slug
-        keys, names = entity_terms(entity)
-        for key in keys:
-            self._by_key[key].add(slug)
-        self._name_tokens[slug] = names
-        for token in frozenset().union(*names):
-            self._by_token[token].add(slug)
+        self._unnamed[slug] = entity
+
+    def _named(self) -> None:
+        """Enter every entity put since the last name lookup into the name tables (one
+        thread at a time; the others wait until the tables are whole)."""
+        if not self._unnamed:
+            return
+        with self._naming:
+            unnamed = self._unnamed
+            by_key, by_token, name_tokens = self._by_key, self._by_token, self._name_tokens
+            for slug, entity in unnamed.items():
+                keys, names = entity_terms(entity)
+                for key in keys:
+                    by_key[key].add(slug)
+                name_tokens[slug] = names
+                for token in frozenset().union(*names):
+                    by_token[token].add(slug)
+            self._unnamed = {}  # emptied last: a lookup meanwhile waits on the lock
 
     def remove(self, slug: str) -> None:
         """Forget ``slug`` (no-op when unknown)."""
@@ -177,6 +195,8 @@ class EntityIndex:
             return
         if self._by_path.get(entity.path) == slug:
             del self._by_path[entity.path]
+        if self._unnamed.pop(slug, None) is not None:
+            return  # never entered into the name tables
         tokens = frozenset().union(*self._name_tokens.pop(slug))
         for index, names in ((self._by_key, entity_keys(entity)), (self._by_token, tokens)):
             for name in names:
@@ -198,6 +218,7 @@ class EntityIndex:
     def exact(self, mention: str, kind: str | None = None) -> list[Entity]:
         """Entities whose slug, title or alias equals ``mention`` up to case, hyphens,
         spaces and punctuation; restricted to ``kind`` when given. Sorted by slug."""
+        self._named()
         slugs = self._by_key.get(name_key(mention), set())
         found = [self.entities[s] for s in sorted(slugs)]
         return [e for e in found if kind is None or e.kind == kind]
@@ -213,6 +234,7 @@ class EntityIndex:
 
     def document_frequency(self, token: str) -> int:
         """How many entities have ``token`` among their name tokens."""
+        self._named()
         return len(self._by_token.get(token, ()))
 
     def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
@@ -231,6 +253,7 @@ class EntityIndex:
                      min_score: float = 0.5, limit: int = 5,
                      max_df: int | None = None) -> list[Match]:
         """``fuzzy`` for a mention already split into its ``name_tokens``."""
+        self._named()
         seen: set[str] = set()
         for token in candidate_tokens(tokens, self.document_frequency, max_df):
             seen |= self._by_token.get(token, set())
@@ -240,10 +263,12 @@ class EntityIndex:
     def name_tokens_of(self, slug: str) -> NameTokens:
         """The ``name_tokens`` of each name of the entry ``slug`` (title first; () when
         unknown), as the index holds them."""
+        self._named()
         return self._name_tokens.get(slug, ())
 
     def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
         """Tokens ``mention`` shares with any name of ``entity``."""
+        self._named()
         tokens = name_tokens(mention)
         stored = self._name_tokens.get(entity.slug)
         names = stored if stored is not None and self.entities.get(entity.slug) == entity \
@@ -252,6 +277,7 @@ class EntityIndex:
 
     def names_by_key(self) -> dict[str, set[str]]:
         """name key -> slugs (read-only use: auto-linking scans it)."""
+        self._named()
         return self._by_key
 
 
