@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-QUIET_S = 0.42
+QUIET_S = 0.35
 
 
 def reference_seconds(runs: int = 3) -> float:
