@@ -13,17 +13,14 @@ import pytest
 
 from echo_core import forked_work
 from echo_core.forked_work import fork_allowed, start_forked
+from tests.fork_kit import force_forking
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 
 
 @pytest.fixture
 def forking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fork even if a test before this one left a thread running in the worker (the
-    child only computes, so no lock another thread holds matters to it); two cores."""
-    monkeypatch.setattr(forked_work.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(forked_work.os, "cpu_count", lambda: 2)
-    monkeypatch.delenv("ECHO_FORK", raising=False)
+    force_forking(monkeypatch)
 
 
 def _pid_and_square(n: int) -> tuple[int, int]:

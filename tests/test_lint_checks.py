@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from echo_core import forked_work
 from echo_core.ops.lint import run as lint_run
 from echo_core.ops.lint.registry import CHECK_NAMES
 from tests.capture_kit import VaultBox
+from tests.fork_kit import force_forking, spy_forks
 from tests.lint_kit import PLANTED, box_like, run
 
 
@@ -77,19 +77,9 @@ def test_a_check_run_apart_in_a_forked_child_finds_the_same(planted: VaultBox,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ECHO_FORK", "0")
     here = run(planted)
-    monkeypatch.delenv("ECHO_FORK")
+    force_forking(monkeypatch)
     monkeypatch.setattr(lint_run, "APART_MIN_NOTES", 0)  # the planted vault is small
-    monkeypatch.setattr(forked_work.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(forked_work.os, "cpu_count", lambda: 2)
-    children: list[int | None] = []
-    real_start = forked_work.start_forked
-
-    def spying(task, env=None):  # type: ignore[no-untyped-def]
-        work = real_start(task, env)
-        children.append(work.pid)
-        return work
-
-    monkeypatch.setattr(lint_run, "start_forked", spying)
+    children = spy_forks(monkeypatch, lint_run)
     apart = run(planted)
     assert children and all(pid is not None for pid in children)  # it did run apart
     assert apart.findings == here.findings

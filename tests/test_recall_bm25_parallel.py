@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from echo_core import forked_work
 from echo_core.protocols import IndexDoc
 from plugins.recall_bm25 import index as bm25_index
 from tests.bm25_kit import QUERIES, corpus, make, ranking
+from tests.fork_kit import force_forking, spy_forks
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 
@@ -37,19 +37,9 @@ def test_a_rebuild_split_across_two_processes_ranks_as_one_built_here(
     docs = _docs()
     monkeypatch.setenv("ECHO_FORK", "0")
     here = _build(tmp_path / "here", docs)
-    monkeypatch.delenv("ECHO_FORK")
+    force_forking(monkeypatch)
     monkeypatch.setattr(bm25_index, "APART_MIN_DOCS", 100)
-    monkeypatch.setattr(forked_work.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(forked_work.os, "cpu_count", lambda: 2)
-    children: list[int | None] = []
-    real = bm25_index.start_forked
-
-    def spying(task, env=None):  # type: ignore[no-untyped-def]
-        work = real(task, env)
-        children.append(work.pid)
-        return work
-
-    monkeypatch.setattr(bm25_index, "start_forked", spying)
+    children = spy_forks(monkeypatch, bm25_index)
     apart = _build(tmp_path / "apart", docs)
     assert children and children[0] is not None  # half of it was tokenized in a child
     assert apart == here
