@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -31,7 +31,16 @@ from echo_core.entity_records import journal_record as journal_record  # noqa: P
 from echo_core.entity_records import snapshot_text as snapshot_text  # noqa: PLC0414
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError, not_found
 from echo_core.models import Entity
-from echo_core.names import name_key, name_tokens, tokens_of_words, words
+from echo_core.name_matching import Match as Match  # noqa: PLC0414
+from echo_core.name_matching import NameTokens as NameTokens  # noqa: PLC0414
+from echo_core.name_matching import candidate_tokens as candidate_tokens  # noqa: PLC0414
+from echo_core.name_matching import entity_keys as entity_keys  # noqa: PLC0414
+from echo_core.name_matching import entity_name_tokens as entity_name_tokens  # noqa: PLC0414
+from echo_core.name_matching import entity_names as entity_names  # noqa: PLC0414
+from echo_core.name_matching import entity_terms as entity_terms  # noqa: PLC0414
+from echo_core.name_matching import name_score as name_score  # noqa: PLC0414
+from echo_core.name_matching import rank_matches as rank_matches  # noqa: PLC0414
+from echo_core.names import name_key, name_tokens
 from echo_core.protocols import Storage
 
 SNAPSHOT_PATH = "_agent/index/entities.json"
@@ -59,87 +68,6 @@ def file_signature(storage: Storage, path: str) -> tuple[int, float] | None:
             return None
         raise
     return (st.size, st.mtime)
-
-
-def entity_names(entity: Entity) -> list[str]:
-    """Title then aliases: every name an entity answers to."""
-    return [entity.title, *entity.aliases]
-
-
-@attrs.frozen
-class Match:
-    """A fuzzy candidate: the entity and its name similarity."""
-
-    entity: Entity
-    score: float
-
-    def to_candidate(self) -> dict[str, Any]:
-        """The candidate shape of envelopes: slug, path, kind, title, score."""
-        e = self.entity
-        return {"slug": e.slug, "path": e.path, "kind": e.kind, "title": e.title,
-                "score": round(self.score, 3)}
-
-
-#: Per name of an entity (title, then aliases), its ``name_tokens``.
-NameTokens = tuple[frozenset[str], ...]
-
-
-def entity_name_tokens(entity: Entity) -> NameTokens:
-    """``name_tokens`` of each of the entity's names, title first."""
-    return tuple(name_tokens(n) for n in entity_names(entity))
-
-
-def entity_terms(entity: Entity) -> tuple[set[str], NameTokens]:
-    """``(entity_keys(entity), entity_name_tokens(entity))``, each name folded once."""
-    keys = {name_key(entity.slug)}
-    names = []
-    for name in entity_names(entity):
-        parts = words(name)
-        keys.add(" ".join(parts))
-        names.append(tokens_of_words(parts))
-    keys.discard("")
-    return keys, tuple(names)
-
-
-def name_score(query_tokens: frozenset[str], names: NameTokens) -> float:
-    """Fuzzy score of an entity for a mention: best ``token_set_similarity`` over its names
-    (written out: it runs for every candidate of every recall's alias expansion)."""
-    size = len(query_tokens)
-    best = 0.0
-    if not size:
-        return best
-    for name in names:
-        if name:
-            score = len(query_tokens & name) / (size if size < len(name) else len(name))  # noqa: FURB136 - no call
-            if score > best:  # noqa: PLR1730 - no call
-                best = score
-    return best
-
-
-def rank_matches(query_tokens: frozenset[str], candidates: Iterable[tuple[Entity, NameTokens]],
-                 *, kind: str | None, min_score: float, limit: int) -> list[Match]:
-    """Score candidates (entity, its name tokens) for a mention: those of ``kind`` (any when
-    None) scoring >= ``min_score``, best first (ties by slug), at most ``limit``. The one
-    scoring rule of ``EntityIndex.fuzzy`` and of the name cache."""
-    matches = []
-    for entity, names in candidates:
-        if kind is not None and entity.kind != kind:
-            continue
-        score = name_score(query_tokens, names)
-        if score >= min_score:
-            matches.append(Match(entity, score))
-    matches.sort(key=lambda m: (-m.score, m.entity.slug))
-    return matches[:limit]
-
-
-def candidate_tokens(query_tokens: frozenset[str], df: Callable[[str], int],
-                     max_df: int | None) -> list[str]:
-    """The query tokens that collect fuzzy candidates: all of them, or with ``max_df``
-    only those naming at most ``max_df`` entities (a word in thousands of names says
-    little about which entity is meant; scoring still uses every query token)."""
-    if max_df is None:
-        return sorted(query_tokens)
-    return sorted(t for t in query_tokens if df(t) <= max_df)
 
 
 class EntityIndex:
@@ -279,13 +207,6 @@ class EntityIndex:
         """name key -> slugs (read-only use: auto-linking scans it)."""
         self._named()
         return self._by_key
-
-
-def entity_keys(entity: Entity) -> set[str]:
-    """The non-empty exact-match keys of an entity: its slug's, title's and aliases'."""
-    keys = {name_key(entity.slug), *(name_key(n) for n in entity_names(entity))}
-    keys.discard("")
-    return keys
 
 
 def apply_journal_record(index: EntityIndex, record: tuple[str, str, Entity | None]) -> None:
