@@ -95,9 +95,10 @@ class EntityIndex:
         if entity.slug in self.entities:
             self.remove(entity.slug)
         slug = entity.slug
-        self.entities[slug] = entity
-        self._by_path[entity.path] = slug
-        self._unnamed[slug] = entity
+        with self._naming:  # never between the naming of the others and its reset
+            self.entities[slug] = entity
+            self._by_path[entity.path] = slug
+            self._unnamed[slug] = entity
 
     def _named(self) -> None:
         """Enter every entity put since the last name lookup into the name tables (one
@@ -118,21 +119,22 @@ class EntityIndex:
 
     def remove(self, slug: str) -> None:
         """Forget ``slug`` (no-op when unknown)."""
-        entity = self.entities.pop(slug, None)
-        if entity is None:
-            return
-        if self._by_path.get(entity.path) == slug:
-            del self._by_path[entity.path]
-        if self._unnamed.pop(slug, None) is not None:
-            return  # never entered into the name tables
-        tokens = frozenset().union(*self._name_tokens.pop(slug))
-        for index, names in ((self._by_key, entity_keys(entity)), (self._by_token, tokens)):
-            for name in names:
-                slugs = index.get(name)
-                if slugs is not None:
-                    slugs.discard(slug)
-                    if not slugs:
-                        del index[name]
+        with self._naming:
+            entity = self.entities.pop(slug, None)
+            if entity is None:
+                return
+            if self._by_path.get(entity.path) == slug:
+                del self._by_path[entity.path]
+            if self._unnamed.pop(slug, None) is not None:
+                return  # never entered into the name tables
+            tokens = frozenset().union(*self._name_tokens.pop(slug))
+            for index, names in ((self._by_key, entity_keys(entity)), (self._by_token, tokens)):
+                for name in names:
+                    slugs = index.get(name)
+                    if slugs is not None:
+                        slugs.discard(slug)
+                        if not slugs:
+                            del index[name]
 
     def get(self, slug: str) -> Entity | None:
         """The entry for ``slug``."""

@@ -166,7 +166,7 @@ async def run_scenario(client: Client) -> None:
     assert not err and [item["line"] for item in data["items"]] == [INBOX_LINE]
     proposal = {"line": INBOX_LINE, "title": "Grace Hopper", "kind": "person"}
     err, data, _ = await call(client, "echo_triage_inbox", proposals=[proposal])
-    assert not err and data["items"][0]["classification"] == "create"
+    assert not err and data["items"][0]["classification"] == "create", data
     err, data, _ = await call(client, "echo_triage_inbox", proposals=[proposal], apply=True)
     assert not err and data["items"][0]["classification"] == "created"
 

@@ -59,3 +59,27 @@ def test_threads_looking_up_a_fresh_index_at_once_all_find_every_name() -> None:
     for thread in threads:
         thread.join()
     assert misses == []
+
+
+def test_entities_put_while_another_thread_looks_up_are_all_found_after() -> None:
+    index = EntityIndex([_entity("seed", "Seed Person")])
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def look() -> None:
+        try:
+            while not done.is_set():
+                index.exact("seed person")  # each lookup names whatever was put meanwhile
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    reader = threading.Thread(target=look)
+    reader.start()
+    try:
+        for i in range(5000):
+            index.put(_entity(f"w{i}", f"Written Person {i} Qa{i}"))
+    finally:
+        done.set()
+        reader.join()
+    lost = [i for i in range(5000) if not index.exact(f"written person {i} qa{i}")]
+    assert errors == [] and lost == []

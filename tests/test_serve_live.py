@@ -120,8 +120,43 @@ def test_hand_edit_new_note_and_deletion_reach_recall_within_2s(
     anyio.run(with_http, f"{live_server.base}/mcp", TOKEN, body)
     log = live_server.log_text()
     assert "file system events" in log and "changed note(s) synced" in log
-    assert "job=fast-sweep started" in log  # the scheduler ran its first job at start
+    assert "warm-up: fast sweep: first run" in log  # the start-up sweep, before the jobs
+    assert "jobs: fast sweep every 60 min" in log
     assert "decay: not scheduled (no decay operation is installed)" in log
+
+
+def test_a_first_start_builds_the_recall_index_once(tmp_path: Path) -> None:
+    server = start_server(seeded_box(tmp_path), tmp_path / "serve.log", ECHO_MCP_TOKEN=TOKEN)
+    try:
+        wait_for_log(server, "vault watch: watching")
+        log = server.log_text()
+    finally:
+        server.stop()
+    warm = [line for line in log.splitlines() if "warm-up:" in line]
+    assert len(warm) == 1, log
+    # the start-up fast sweep built both indexes; ensure_index found recall ready
+    assert "fast sweep: first run, rebuilt both indexes" in warm[0]
+    assert warm[0].endswith("recall index ready"), warm[0]
+    assert "job=fast-sweep" not in log  # its first run waits a whole interval
+    assert log.count("rebuilt") == 1, log
+
+
+def test_a_restart_sweeps_once_without_rebuilding(tmp_path: Path) -> None:
+    box = seeded_box(tmp_path)
+    first = start_server(box, tmp_path / "one.log", ECHO_MCP_TOKEN=TOKEN)
+    try:
+        wait_for_log(first, "vault watch: watching")
+    finally:
+        first.stop()
+    again = start_server(box, tmp_path / "two.log", ECHO_MCP_TOKEN=TOKEN)
+    try:
+        wait_for_log(again, "vault watch: watching")
+        log = again.log_text()
+    finally:
+        again.stop()
+    warm = [line for line in log.splitlines() if "warm-up:" in line]
+    assert len(warm) == 1 and "fast sweep:" in warm[0] and "first run" not in warm[0], log
+    assert "rebuilt" not in log, log
 
 
 def test_stdio_with_polling_sees_a_new_note_within_2s(tmp_path: Path) -> None:

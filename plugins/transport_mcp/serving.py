@@ -37,7 +37,7 @@ from echo_core import (
 from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, resolve_token
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
 from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
-from plugins.transport_mcp.upkeep import check_settings, start_upkeep
+from plugins.transport_mcp.upkeep import check_settings, start_upkeep, sweeps_on_schedule
 from plugins.transport_mcp.vault_watch import LiveFlag
 
 log = logging.getLogger("echo_memory.mcp")
@@ -96,23 +96,34 @@ def _workers(env: Mapping[str, str], name: str, default: int) -> int:
     return int(raw)
 
 
-def warm_up(runner: ToolRunner) -> str:
-    """Open one context and make sure the recall index exists; a one-line report (a vault
-    that is down or not initialised is reported, not fatal)."""
-    from echo_core import ensure_index
+def warm_up(runner: ToolRunner, *, sweep: bool = False) -> tuple[str, bool]:
+    """Open one context and make sure the recall index exists: a one-line report (a vault
+    that is down or not initialised is reported, not fatal) and whether it swept.
 
-    def work(ctx: EchoContext) -> str:
+    With ``sweep`` (the server runs the fast sweep job) the fast sweep runs first: on a
+    vault never swept it builds both indexes from one read, which ``ensure_index`` then
+    finds ready (not built once here and again by the job's first run)."""
+    from echo_core import ensure_index, fast_sweep
+
+    def work(ctx: EchoContext) -> tuple[str, bool]:
         started = time.perf_counter()
         ctx.storage.ping()
+        swept = ""
+        if sweep:
+            try:
+                swept = fast_sweep(ctx).message
+            except EchoError as exc:  # e.g. the vault lock held: the job tries again
+                log.warning("warm-up: fast sweep not run (%s)", exc.message)
         rebuilt = ensure_index(ctx)
         took = time.perf_counter() - started
-        return f"recall index rebuilt in {took:.1f} s" if rebuilt else "recall index ready"
+        ready = f"recall index rebuilt in {took:.1f} s" if rebuilt else "recall index ready"
+        return (f"{swept}; {ready}" if swept else ready), bool(swept)
 
     try:
         return runner.read_sync(work)
     except (EchoError, BackendUnavailable, OSError) as exc:
         detail = exc.message if isinstance(exc, EchoError) else str(exc)
-        return f"warm-up skipped: {detail}"
+        return f"warm-up skipped: {detail}", False
 
 
 def freeze_heap() -> None:
@@ -205,9 +216,10 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
            as_json)
     upkeep = None
     try:
-        log.info("warm-up: %s", warm_up(server.runner))
+        report, swept = warm_up(server.runner, sweep=sweeps_on_schedule(env))
+        log.info("warm-up: %s", report)
         freeze_heap()
-        upkeep = start_upkeep(plugin_host, env, server.runner.context, live)
+        upkeep = start_upkeep(plugin_host, env, server.runner.context, live, swept=swept)
         import uvicorn
 
         if workers == 1:
@@ -241,7 +253,7 @@ def serve_worker(spec: dict[str, Any], sock: Any, ready: Callable[[], None]) -> 
     token = resolve_token(os.environ, config.state_base.value)
     server = _server(plugin_host, os.environ, spec["vault"], spec["state_dir"])
     try:
-        warm_up(server.runner)
+        warm_up(server.runner)  # a worker: the main process runs the sweeps
         app = build_http_app(server, token.secret, host=spec["host"])
         freeze_heap()
         ready()
@@ -267,9 +279,10 @@ def serve_stdio(plugin_host: PluginHost, env: Mapping[str, str], *,
            as_json)
     upkeep = None
     try:
-        log.info("warm-up: %s", warm_up(server.runner))
+        report, swept = warm_up(server.runner, sweep=sweeps_on_schedule(env))
+        log.info("warm-up: %s", report)
         freeze_heap()
-        upkeep = start_upkeep(plugin_host, env, server.runner.context, live)
+        upkeep = start_upkeep(plugin_host, env, server.runner.context, live, swept=swept)
         import anyio
 
         anyio.run(server.run_stdio_async)

@@ -135,10 +135,16 @@ def check_settings(env: Mapping[str, str]) -> None:
     _number(env, DECAY_HOURS_ENV, DEFAULT_DECAY_HOURS)
 
 
+def sweeps_on_schedule(env: Mapping[str, str]) -> bool:
+    """Whether the server runs the fast sweep job (``ECHO_SERVE_SWEEP_MINUTES`` > 0)."""
+    return _number(env, SWEEP_MINUTES_ENV, DEFAULT_SWEEP_MINUTES) > 0
+
+
 def serve_jobs(host: PluginHost, env: Mapping[str, str], context: ContextOf,
-               serial: threading.Lock | None = None) -> list[Job]:
+               serial: threading.Lock | None = None, *, swept: bool = False) -> list[Job]:
     """The scheduled jobs (see module docstring), each run holding ``serial`` (shared with
-    the watcher's ``NoteSync``); a bad interval setting is 2."""
+    the watcher's ``NoteSync``); a bad interval setting is 2. ``swept``: the warm-up ran
+    a fast sweep just now, so the job's first run waits a whole interval."""
     held = serial or threading.Lock()
 
     def holding(work: Callable[[ContextOf], str]) -> Callable[[], str]:
@@ -150,7 +156,8 @@ def serve_jobs(host: PluginHost, env: Mapping[str, str], context: ContextOf,
     jobs: list[Job] = []
     minutes = _number(env, SWEEP_MINUTES_ENV, DEFAULT_SWEEP_MINUTES)
     if minutes > 0:
-        jobs.append(Job("fast-sweep", minutes * 60, holding(fast_sweep_job), first_after=0.0))
+        jobs.append(Job("fast-sweep", minutes * 60, holding(fast_sweep_job),
+                        first_after=minutes * 60 if swept else 0.0))
     hours = _number(env, DECAY_HOURS_ENV, DEFAULT_DECAY_HOURS)
     if hours > 0 and _has_operation(host, DECAY_OPERATION):
         jobs.append(Job("decay", hours * 3600, holding(decay_job)))
@@ -186,12 +193,13 @@ class ServerUpkeep:
         self.scheduler.stop()
 
 
-def plan_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf) -> ServerUpkeep:
+def plan_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf, *,
+                swept: bool = False) -> ServerUpkeep:
     """The watcher and jobs for this server, not started (settings checked: 2 when bad).
-    ``context`` gives the calling thread's own context."""
+    ``context`` gives the calling thread's own context; ``swept`` as for ``serve_jobs``."""
     mode = watch_mode(env)
     serial = threading.Lock()
-    jobs = serve_jobs(host, env, context, serial)
+    jobs = serve_jobs(host, env, context, serial, swept=swept)
     scheduler = JobScheduler(jobs)
     names = {job.name: job for job in jobs}
     sweep = names.get("fast-sweep")
@@ -233,10 +241,10 @@ def _watcher(sync: NoteSync, context: ContextOf, mode: str, scheduler: JobSchedu
 
 
 def start_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf,
-                 live: LiveFlag | None = None) -> ServerUpkeep:
+                 live: LiveFlag | None = None, *, swept: bool = False) -> ServerUpkeep:
     """``plan_upkeep``, started; ``live`` (the contexts' ``live_watched``) is bound to the
     watcher."""
-    upkeep = plan_upkeep(host, env, context)
+    upkeep = plan_upkeep(host, env, context, swept=swept)
     if live is not None:
         live.watcher = upkeep.watcher
     upkeep.start()
