@@ -5,6 +5,7 @@ capped, deep JSON refused, and hostile tool arguments handed to the core unchang
 
 from __future__ import annotations
 
+import importlib
 import stat
 import subprocess
 import time
@@ -18,6 +19,7 @@ import httpx2
 import pytest
 from mcp import Client
 
+import echo_core
 from echo_core.errors import EchoError, ExitCode, usage_error
 from plugins.transport_mcp.bearer import TOKEN_FILE, is_loopback, resolve_token
 from plugins.transport_mcp.http_app import MAX_BODY_BYTES, loopback_security
@@ -281,6 +283,12 @@ def test_hostile_titles_reach_capture_as_is_and_its_usage_error_is_an_mcp_error(
         raise usage_error("title: must be one line of printable text; remove control "
                           "characters and line breaks")
 
+    # modules that bind ``capture`` when first imported (and the lazy public export, which
+    # caches it on first use) must bind the real one now: first imported inside the patch,
+    # they would keep the refusing stand-in for the rest of the test process
+    importlib.import_module("echo_core.ops.triage")
+    importlib.import_module("echo_core.ops.session_end")
+    assert echo_core.capture is not refusing_capture
     monkeypatch.setattr("echo_core.ops.capture.capture", refusing_capture)
     results = _call_each(VaultBox(tmp_path).init(), "echo_capture",
                          [{"title": title, "kind": "person"} for title in HOSTILE])
