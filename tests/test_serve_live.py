@@ -125,13 +125,18 @@ def test_hand_edit_new_note_and_deletion_reach_recall_within_2s(
     assert "decay: not scheduled (no decay operation is installed)" in log
 
 
-def test_a_first_start_builds_the_recall_index_once(tmp_path: Path) -> None:
-    server = start_server(seeded_box(tmp_path), tmp_path / "serve.log", ECHO_MCP_TOKEN=TOKEN)
+def _start_up_log(box: Any, log: Path) -> str:
+    """The log of a server started on ``box`` until its watcher watches, then stopped."""
+    server = start_server(box, log, ECHO_MCP_TOKEN=TOKEN)
     try:
         wait_for_log(server, "vault watch: watching")
-        log = server.log_text()
+        return server.log_text()
     finally:
         server.stop()
+
+
+def test_a_first_start_builds_the_recall_index_once(tmp_path: Path) -> None:
+    log = _start_up_log(seeded_box(tmp_path), tmp_path / "serve.log")
     warm = [line for line in log.splitlines() if "warm-up:" in line]
     assert len(warm) == 1, log
     # the start-up fast sweep built both indexes; ensure_index found recall ready
@@ -143,17 +148,8 @@ def test_a_first_start_builds_the_recall_index_once(tmp_path: Path) -> None:
 
 def test_a_restart_sweeps_once_without_rebuilding(tmp_path: Path) -> None:
     box = seeded_box(tmp_path)
-    first = start_server(box, tmp_path / "one.log", ECHO_MCP_TOKEN=TOKEN)
-    try:
-        wait_for_log(first, "vault watch: watching")
-    finally:
-        first.stop()
-    again = start_server(box, tmp_path / "two.log", ECHO_MCP_TOKEN=TOKEN)
-    try:
-        wait_for_log(again, "vault watch: watching")
-        log = again.log_text()
-    finally:
-        again.stop()
+    _start_up_log(box, tmp_path / "one.log")
+    log = _start_up_log(box, tmp_path / "two.log")
     warm = [line for line in log.splitlines() if "warm-up:" in line]
     assert len(warm) == 1 and "fast sweep:" in warm[0] and "first run" not in warm[0], log
     assert "rebuilt" not in log, log
