@@ -40,6 +40,9 @@ _NO_FAST = object()
 #: (kinds, statuses, dates, tags) in every note. Bounded; every value in it is immutable.
 _KNOWN: dict[str, Any] = {}
 _KNOWN_MAX = 1 << 16
+#: Only values this short are remembered: the memo stays under ~10 MB whatever a vault
+#: holds (the repeated values are short; a long one is a title or a summary, read once).
+_KNOWN_LONGEST = 80
 
 
 def _fast_scalar(text: str) -> Any:
@@ -47,7 +50,7 @@ def _fast_scalar(text: str) -> Any:
     value = _KNOWN.get(text, _KNOWN)
     if value is _KNOWN:
         value = _read_scalar(text)
-        if len(_KNOWN) < _KNOWN_MAX:
+        if len(text) <= _KNOWN_LONGEST and len(_KNOWN) < _KNOWN_MAX:
             _KNOWN[text] = value
     return value
 

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from echo_core import yaml_bounded
+from echo_core import frontmatter_fast, yaml_bounded
 from echo_core.frontmatter import _fast_load, parse_frontmatter
 from echo_core.yaml_bounded import plain_loader
 
@@ -130,3 +130,17 @@ def test_typical_note_frontmatter_takes_the_fast_path(monkeypatch: pytest.Monkey
 ])
 def test_anything_else_is_left_to_pyyaml(block: str) -> None:
     assert _fast_load(block) is None
+
+
+def test_the_scalar_memo_keeps_only_short_values_and_stays_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    memo: dict[str, object] = {}
+    monkeypatch.setattr(frontmatter_fast, "_KNOWN", memo)
+    monkeypatch.setattr(frontmatter_fast, "_KNOWN_MAX", 50)
+    long_value = "Summary " + "word " * 40
+    assert _fast_load(f"summary: {long_value.strip()}\nstatus: active\n") == {
+        "summary": long_value.strip(), "status": "active"}
+    assert "active" in memo and long_value.strip() not in memo
+    for i in range(200):
+        assert _fast_load(f"title: Note{i}\n") == {"title": f"Note{i}"}
+    assert len(memo) == 50  # full: later values are read, not remembered
