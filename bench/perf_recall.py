@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 from bench.perf_baselines import dir_bytes, ms_stats, plain_tokens, run_peers
 from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler
 from echo_core.context import EchoContext, create_context
-from echo_core.corpus import iter_corpus
+from echo_core.corpus_docs import iter_corpus
 from echo_core.ops.recall import query_terms, recall
 from echo_core.ops.recall_index import rebuild_index
 from echo_core.plugins import PluginHost, create_host

@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import QueueFactory as QueueFactory
     from echo_core.protocols import Ranker as Ranker
     from echo_core.protocols import RankerFactory as RankerFactory
+    from echo_core.protocols import SplittableDocs as SplittableDocs
     from echo_core.protocols import Storage as Storage
     from echo_core.protocols import StorageFactory as StorageFactory
     from echo_core.protocols import Tokenizer as Tokenizer
@@ -170,7 +171,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget", "Expander",
                      "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory", "Storage",
-                     "StorageFactory", "QueueFactory",
+                     "StorageFactory", "QueueFactory", "SplittableDocs",
                      "Tokenizer",
                      "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),
     **dict.fromkeys(("BM25_B", "BM25_K1", "FRESHNESS_FLOOR", "FRESHNESS_HALF_LIFE_DAYS"),

@@ -8,11 +8,10 @@ prior (corpus weight x status). The core hands it to the active ranker on every 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 
 from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
 from echo_core.models import Note
-from echo_core.notes import parse_note, wikilinks
+from echo_core.notes import wikilinks
 from echo_core.protocols import IndexDoc, Storage
 from echo_core.scoring import JOURNAL_WEIGHT, SESSION_WEIGHT, status_weight
 
@@ -79,32 +78,3 @@ def index_doc(note: Note) -> IndexDoc | None:
 def corpus_paths(storage: Storage) -> list[str]:
     """Every path of the vault that belongs in the index, sorted."""
     return [p for p in storage.list("") if in_corpus(p)]
-
-
-def iter_corpus(storage: Storage, batch: int = 256,
-                on_error: Callable[[str, Exception], None] | None = None) -> Iterator[IndexDoc]:
-    """Read the corpus in batches (``read_many``) and yield its ``IndexDoc``s."""
-    paths = corpus_paths(storage)
-    for start in range(0, len(paths), batch):
-        chunk = paths[start:start + batch]
-        try:
-            texts = storage.read_many(chunk)
-        except Exception:  # e.g. one non-UTF-8 file: fall back to reading one by one
-            texts = {}
-            for path in chunk:
-                try:
-                    texts[path] = storage.read(path)
-                except Exception as exc:
-                    if on_error:
-                        on_error(path, exc)
-        for path, text in texts.items():
-            if text is None:
-                continue
-            try:
-                doc = index_doc(parse_note(path, text))
-            except Exception as exc:  # one bad note never stops a rebuild
-                if on_error:
-                    on_error(path, exc)
-                continue
-            if doc is not None:
-                yield doc

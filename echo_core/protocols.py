@@ -7,7 +7,7 @@ directly, per operation; hooks are only for registration, events and policy.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -121,6 +121,31 @@ class WeightedTerm:
     term: str
     weight: float = 1.0
     boost_only: bool = False
+
+
+@runtime_checkable
+class SplittableDocs(Protocol):
+    """Documents read on demand that a ranker's ``rebuild`` may cut in two, reading and
+    tokenizing each part on its own core (a forked child reads its part itself, so only
+    tokens cross back). The core passes the whole corpus this way
+    (``echo_core.corpus_docs.CorpusDocs``); a ranker that ignores it just iterates.
+
+    ``len`` is how many notes are listed (an upper bound on the documents yielded);
+    iterating yields the documents, skipping notes that cannot be read or parsed.
+    ``split(at)`` gives the first ``at`` entries and the rest. A part read in another
+    process reports its ``skipped()`` paths back through ``note_skipped`` on the part it
+    came from (recording a path twice is harmless).
+    """
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[IndexDoc]: ...
+
+    def split(self, at: int) -> tuple[SplittableDocs, SplittableDocs]: ...
+
+    def skipped(self) -> list[str]: ...
+
+    def note_skipped(self, paths: Sequence[str]) -> None: ...
 
 
 @runtime_checkable

@@ -26,7 +26,8 @@ import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 
-from echo_core.corpus import in_corpus, index_doc, iter_corpus
+from echo_core.corpus import in_corpus, index_doc
+from echo_core.corpus_docs import iter_corpus
 from echo_core.models import Note
 from echo_core.notes import parse_note
 from echo_core.protocols import IndexDoc, PersistentRanker, Ranker, Storage, WeightedTerm

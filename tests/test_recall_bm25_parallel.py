@@ -55,3 +55,47 @@ def test_a_short_list_is_built_in_one_process(tmp_path: Path,
     index = make(tmp_path / "small")
     assert index.rebuild(corpus(50)) == 50
     assert calls == []
+
+
+def _corpus_vault(root: Path) -> Path:
+    """A folder vault of 300 notes, with one non-UTF-8 note in each half of the listing."""
+    vault = root / "vault"
+    (vault / "notes").mkdir(parents=True)
+    for i, doc in enumerate(corpus(300)):
+        (vault / doc.path).write_text(f"# {doc.title}\n\n{doc.text}\n", encoding="utf-8")
+        if i in (40, 250):
+            (vault / f"notes/bad{i:04d}.md").write_bytes(b"# bad\n\n\xff\xfe zarak\n")
+    return vault
+
+
+def _rebuild_corpus(root: Path, vault: Path) -> tuple[int, tuple[str, ...],
+                                                      list[list[tuple[str, float]]]]:
+    from echo_core.context import create_context
+    from echo_core.ops.recall_index import rebuild_index
+    from tests.capture_kit import isolated_env
+
+    ctx = create_context(vault=str(vault), state_dir=str(root / "state"),
+                         env=isolated_env(root / "home"))
+    result = rebuild_index(ctx)
+    index = ctx.ranker_upkeep.persistent
+    assert isinstance(index, bm25_index.Bm25Index)
+    index.set_today(740_000)
+    return result.indexed, tuple(sorted(result.skipped)), [
+        ranking(index, q, limit=1000) for q in QUERIES]
+
+
+def test_a_corpus_read_in_two_processes_indexes_and_skips_as_one_read_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core hands the rebuild its corpus unread (``CorpusDocs``): the child reads its
+    half itself, and the notes it could not read are reported as skipped, once each."""
+    vault = _corpus_vault(tmp_path)
+    monkeypatch.setenv("ECHO_FORK", "0")
+    here = _rebuild_corpus(tmp_path / "here", vault)
+    force_forking(monkeypatch)
+    monkeypatch.setattr(bm25_index, "APART_MIN_DOCS", 100)
+    children = spy_forks(monkeypatch, bm25_index)
+    apart = _rebuild_corpus(tmp_path / "apart", vault)
+    assert children and children[0] is not None
+    assert here[1] == ("notes/bad0040.md", "notes/bad0250.md")
+    assert apart == here
+    assert here[0] == 300 and any(here[2])

@@ -9,6 +9,7 @@ silent wait."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -17,7 +18,8 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.bulk_work import collector_paused
-from echo_core.corpus import corpus_paths, iter_corpus
+from echo_core.corpus import corpus_paths
+from echo_core.corpus_docs import CorpusDocs
 from echo_core.models import Envelope
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
@@ -45,17 +47,23 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
     sweep): a persistent ranker under the vault lock, a plain one by replacing the
     process's shared ranker with a freshly built one."""
     upkeep = ctx.ranker_upkeep
-    skipped: list[str] = []
     start = time.perf_counter()
-    if docs is None:
-        docs = iter_corpus(ctx.vault.storage, on_error=lambda path, exc: skipped.append(path))
-    if upkeep.persistent is not None:
-        with ctx.vault.storage.lock(timeout=60.0):  # no write may slip past the rebuild
-            count = upkeep.persistent.rebuild(docs, progress)
-    else:
-        assert upkeep.shared is not None
-        count = upkeep.shared.rebuild(docs, progress)
-    return ReindexResult(count, time.perf_counter() - start, ctx.config.recall, tuple(skipped))
+    persistent = upkeep.persistent
+    # a persistent ranker: under the vault lock, so no write slips past the rebuild (the
+    # corpus is listed inside it too)
+    lock = ctx.vault.storage.lock(timeout=60.0) if persistent is not None \
+        else contextlib.nullcontext()
+    corpus: CorpusDocs | None = None
+    with lock:
+        if docs is None:
+            docs = corpus = CorpusDocs(ctx.vault.storage)
+        if persistent is not None:
+            count = persistent.rebuild(docs, progress)
+        else:
+            assert upkeep.shared is not None
+            count = upkeep.shared.rebuild(docs, progress)
+    skipped = tuple(corpus.skipped()) if corpus is not None else ()
+    return ReindexResult(count, time.perf_counter() - start, ctx.config.recall, skipped)
 
 
 def ensure_index(ctx: EchoContext) -> bool:

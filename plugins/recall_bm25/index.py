@@ -15,7 +15,9 @@ delta of the changes since (see ``layout``, ``segment_format``, ``delta_store``)
   serialise on SQLite's write lock (a merge holds it while it runs; ``rebuild`` only while
   it switches). Upserts from other processes *during* a ``rebuild``'s build phase are
   discarded with the old delta, so callers should rebuild under the vault lock.
-* ``rebuild`` from a long list of docs uses a second core for half the tokenizing.
+* ``rebuild`` of many docs (a list, or a ``SplittableDocs`` corpus read on demand) hands
+  the second half to another core: a forked child tokenizes it (reading it too, for a
+  corpus) and sends back only token ids.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from echo_core import IndexDoc, Tokenizer, WeightedTerm, start_forked
+from echo_core import IndexDoc, SplittableDocs, Tokenizer, WeightedTerm, start_forked
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout
@@ -52,11 +54,23 @@ MERGE_MIN_DOCS = 2000
 MERGE_FRACTION = 0.02
 #: ``rebuild`` calls ``progress(n)`` every this many documents (and once at the end).
 PROGRESS_EVERY = 500
-#: ``rebuild`` of a list of at least this many docs tokenizes its second half on another
-#: core (a forked child: ``echo_core.start_forked``; here when it cannot).
+#: ``rebuild`` of at least this many docs (a list or a ``SplittableDocs``) tokenizes its
+#: second half on another core (a forked child: ``echo_core.start_forked``; here when it cannot).
 APART_MIN_DOCS = 4096
 #: Attempts to open ``CURRENT``'s generation when a concurrent merge deletes it meanwhile.
 _OPEN_ATTEMPTS = 5
+
+
+def _halves(docs: Iterable[IndexDoc]) -> tuple[Iterable[IndexDoc],
+                                               Sequence[IndexDoc] | SplittableDocs | None]:
+    """``docs`` cut in two when there are ``APART_MIN_DOCS`` or more and they can be cut
+    (a list, a ``SplittableDocs``); else ``(docs, None)``."""
+    if isinstance(docs, (Sequence, SplittableDocs)) and len(docs) >= APART_MIN_DOCS:
+        half = len(docs) // 2
+        if isinstance(docs, SplittableDocs):
+            return docs.split(half)
+        return docs[:half], docs[half:]
+    return docs, None
 
 
 class Bm25Index:
@@ -237,12 +251,9 @@ class Bm25Index:
         from plugins.recall_bm25.segment_writer import write_segment
 
         builder = SegmentBuilder(self._tokenizer)
-        rest: Sequence[IndexDoc] = ()
-        if isinstance(docs, Sequence) and len(docs) >= APART_MIN_DOCS:
-            half = len(docs) // 2
-            docs, rest = docs[:half], docs[half:]
-        other = start_forked(functools.partial(tokenized, self._tokenizer, rest)) if rest \
-            else None
+        docs, rest = _halves(docs)
+        other = start_forked(functools.partial(tokenized, self._tokenizer, rest)) \
+            if rest is not None else None
         seen = 0
         try:
             for doc in docs:
@@ -251,8 +262,11 @@ class Bm25Index:
                 if progress is not None and seen % PROGRESS_EVERY == 0:
                     progress(seen)
             if other is not None:
-                builder.add_tokenized(rest, other.result())
-                seen += len(rest)
+                found = other.result()
+                builder.add_tokenized(found)
+                seen += len(found.paths)
+                if isinstance(rest, SplittableDocs):
+                    rest.note_skipped(found.skipped)
         finally:
             if other is not None:
                 other.cancel()

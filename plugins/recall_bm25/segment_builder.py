@@ -13,11 +13,12 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable
 
+import attrs
 import numpy as np
 
-from echo_core import IndexDoc, Tokenizer
+from echo_core import IndexDoc, SplittableDocs, Tokenizer
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key
 from plugins.recall_bm25.segment_format import TF_MAX, SegmentArrays
 from plugins.recall_bm25.segment_writer import (
@@ -34,23 +35,42 @@ __all__ = ["BATCH_DOCS", "SegmentBuilder", "TokenizedDocs", "tokenized"]
 BATCH_DOCS = 1024
 
 
-#: ``tokenized``'s answer: the terms in vocabulary id order, the docs' token ids (uint32
-#: bytes, doc after doc) and each doc's token count.
-TokenizedDocs = tuple[list[str], bytes, list[int]]
+@attrs.frozen
+class TokenizedDocs:
+    """``tokenized``'s answer, compact enough to hand from a forked child to the builder:
+    the terms in the order of their ids, every doc's token ids (uint32 bytes, doc after
+    doc), and per doc its token count, path, weight and date ordinal; ``skipped``: the
+    paths the docs' source skipped (``SplittableDocs``) while read."""
+
+    terms: list[str]
+    ids: bytes
+    lens: list[int]
+    paths: list[str]
+    weights: bytes  # float64
+    updated: bytes  # int32
+    skipped: list[str] = attrs.Factory(list)
 
 
-def tokenized(tokenizer: Tokenizer, docs: Sequence[IndexDoc]) -> TokenizedDocs:
-    """The tokens of ``docs`` as ids of a vocabulary of their own: compact enough to
-    hand from a forked child to the builder (``SegmentBuilder.add_tokenized``)."""
+def tokenized(tokenizer: Tokenizer, docs: Iterable[IndexDoc]) -> TokenizedDocs:
+    """The tokens and attributes of ``docs``, with a vocabulary of their own (see
+    ``SegmentBuilder.add_tokenized``)."""
     vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
     ids = array("I")
     lens: list[int] = []
+    paths: list[str] = []
+    weights = array("d")
+    updated = array("i")
     tokenize = tokenizer.tokenize
     for doc in docs:
         tokens = tokenize(doc.text)
         ids.extend(map(vocab.__getitem__, tokens))
         lens.append(len(tokens))
-    return list(vocab), ids.tobytes(), lens
+        paths.append(doc.path)
+        weights.append(clean_weight(doc.weight))
+        updated.append(date_ordinal(doc.updated))
+    skipped = docs.skipped() if isinstance(docs, SplittableDocs) else []
+    return TokenizedDocs(list(vocab), ids.tobytes(), lens, paths, weights.tobytes(),
+                         updated.tobytes(), skipped)
 
 
 class SegmentBuilder:
@@ -84,32 +104,35 @@ class SegmentBuilder:
         """Tokenize ``doc.text`` and buffer its tokens and attributes."""
         tokens = self._tokenize(doc.text)
         self._batch.extend(map(self._vocab.__getitem__, tokens))
-        self._record(doc, len(tokens))
+        self._record(doc.path, len(tokens), clean_weight(doc.weight), date_ordinal(doc.updated))
 
-    def add_tokenized(self, docs: Sequence[IndexDoc], tokens: TokenizedDocs) -> None:
-        """``add`` each of ``docs``, whose tokens ``tokenized`` already found (elsewhere:
-        its vocabulary ids are mapped onto this builder's)."""
-        terms, raw, lens = tokens
-        remap = np.fromiter(map(self._vocab.__getitem__, terms), dtype=np.uint32,
-                            count=len(terms))
-        ids = remap[np.frombuffer(raw, dtype=np.uint32)]
+    def add_tokenized(self, tokens: TokenizedDocs) -> None:
+        """``add`` each doc ``tokenized`` found (elsewhere: its vocabulary ids are mapped
+        onto this builder's), in its order."""
+        remap = np.fromiter(map(self._vocab.__getitem__, tokens.terms), dtype=np.uint32,
+                            count=len(tokens.terms))
+        ids = remap[np.frombuffer(tokens.ids, dtype=np.uint32)]
+        weights = np.frombuffer(tokens.weights, dtype=np.float64).tolist()
+        updated = np.frombuffer(tokens.updated, dtype=np.int32).tolist()
         start = 0
-        for doc, count in zip(docs, lens, strict=True):
+        for path, count, weight, day in zip(tokens.paths, tokens.lens, weights, updated,
+                                            strict=True):
             self._batch.frombytes(ids[start:start + count].tobytes())
             start += count
-            self._record(doc, count)
+            self._record(path, count, weight, day)
 
-    def _record(self, doc: IndexDoc, count: int) -> None:
-        """Buffer the attributes of ``doc`` (``count`` tokens, already in the batch)."""
-        old = self._slot.get(doc.path)
+    def _record(self, path: str, count: int, weight: float, day: int) -> None:
+        """Buffer the attributes of the doc at ``path`` (``count`` tokens, already in the
+        batch; ``weight`` cleaned, ``day`` a date ordinal)."""
+        old = self._slot.get(path)
         if old is not None:
             self._dead.append(old)
-        self._slot[doc.path] = len(self._paths)
-        self._paths.append(doc.path)
+        self._slot[path] = len(self._paths)
+        self._paths.append(path)
         self._batch_lens.append(count)
         self._lens.append(count)
-        self._weights.append(clean_weight(doc.weight))
-        self._updated.append(date_ordinal(doc.updated))
+        self._weights.append(weight)
+        self._updated.append(day)
         if len(self._batch_lens) >= BATCH_DOCS:
             self._flush()
 
