@@ -97,6 +97,19 @@ class EchoContext:
             keep_prior=self.keep_prior_text,
         )
 
+    def vault_for_rebuild(self) -> Vault:
+        """The vault as ``vault`` gives it, except that its writes leave the recall index
+        alone: for whole-vault work that rebuilds the index from the texts it writes right
+        after writing them (the full sweep). Event hooks and the note history are kept.
+        Killed in between, the written notes' new stamps bring them to the next fast sweep."""
+        return Vault(
+            self.storage,
+            self.manifest,
+            on_written=lambda note: self._emit("on_note_written", note=note, ctx=self),
+            on_deleted=lambda path: self._emit("on_note_deleted", path=path, ctx=self),
+            keep_prior=self.keep_prior_text,
+        )
+
     @functools.cached_property
     def history(self) -> NoteHistory:
         """The per-path version rings of this vault's notes (``<state_dir>/history``)."""

@@ -37,6 +37,12 @@ from echo_core.paths import normalize_path
 PING_PATH = ".echo-memory-ping"
 
 
+def fork_safe_reads(storage: object) -> bool:
+    """Whether a forked child may read through ``storage`` (``StorageBase.fork_safe_reads``;
+    False for a storage that does not say)."""
+    return getattr(storage, "fork_safe_reads", False) is True
+
+
 def single_line(rel: str, line: str) -> str:
     """``line`` without its line ending; exit 2 when it holds several lines."""
     stripped = line.rstrip("\r\n")
@@ -86,6 +92,11 @@ class StorageBase(abc.ABC):
 
     #: Stable identity of the vault; keys the per-machine state dir. Set it in ``__init__``.
     identity: str
+    #: True when a forked child may read through this storage (``read``, ``read_many``,
+    #: ``list``): it holds no connection or open handle that a child would share with its
+    #: parent. Whole-vault work then reads part of the vault on another core
+    #: (``echo_core.forked_work``). A backend over a network connection leaves it False.
+    fork_safe_reads: bool = False
 
     # --- primitives -------------------------------------------------------------------
 

@@ -99,3 +99,17 @@ def test_a_corpus_read_in_two_processes_indexes_and_skips_as_one_read_here(
     assert here[1] == ("notes/bad0040.md", "notes/bad0250.md")
     assert apart == here
     assert here[0] == 300 and any(here[2])
+
+
+def test_a_corpus_on_a_storage_that_does_not_say_its_reads_fork_is_read_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from plugins.storage_fs.folder_storage import FolderStorage
+
+    vault = _corpus_vault(tmp_path)
+    force_forking(monkeypatch)
+    monkeypatch.setattr(bm25_index, "APART_MIN_DOCS", 100)
+    monkeypatch.setattr(FolderStorage, "fork_safe_reads", False)
+    children = spy_forks(monkeypatch, bm25_index)
+    count, skipped, ranks = _rebuild_corpus(tmp_path / "here", vault)
+    assert children == []
+    assert count == 300 and skipped == ("notes/bad0040.md", "notes/bad0250.md")

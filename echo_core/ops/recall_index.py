@@ -23,6 +23,7 @@ from echo_core.corpus_docs import CorpusDocs
 from echo_core.models import Envelope
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
+from echo_core.storage_base import fork_safe_reads
 from echo_core.protocols import IndexDoc
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
     corpus: CorpusDocs | None = None
     with lock:
         if docs is None:
-            docs = corpus = CorpusDocs(ctx.vault.storage)
+            corpus = CorpusDocs(ctx.vault.storage)
+            # handed whole only where a forked child may read it (else: one pass here)
+            docs = corpus if fork_safe_reads(ctx.vault.storage) else iter(corpus)
         if persistent is not None:
             count = persistent.rebuild(docs, progress)
         else:

@@ -96,6 +96,9 @@ class FolderStorage(ChangeProbe, StorageBase):
     ``BackendUnavailable``): an absent folder is unreachable, not empty.
     """
 
+    #: Each read opens its files anew (no shared handle): a forked child may read too.
+    fork_safe_reads = True
+
     def __init__(
         self, root: str | os.PathLike[str], *, stale_after: float = DEFAULT_STALE_AFTER
     ) -> None:

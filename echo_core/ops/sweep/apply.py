@@ -1,6 +1,6 @@
 """Writing a sweep's plan (the caller holds the vault lock): the marker, the notes
-(through ``ctx.vault``, so each replaced text is kept in the note history and the
-indexes hear of it), damaged entity-index files set aside, then the rebuilt entity
+(each replaced text kept in the note history, event hooks told; the recall index is
+rebuilt after, not told of each), damaged entity-index files set aside, then the rebuilt entity
 index as one fresh snapshot with an empty journal (``EntityStore.compact``)."""
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ def write_marker(ctx: EchoContext, marker: MarkerPlan) -> None:
 
 
 def write_notes(ctx: EchoContext, plan: SweepPlan) -> None:
-    """Rewrite every note the plan changes."""
+    """Rewrite every note the plan changes. The recall index is not told of each one
+    (``EchoContext.vault_for_rebuild``): the sweep rebuilds it from the plan next."""
+    vault = ctx.vault_for_rebuild()
     for write in plan.writes:
-        ctx.vault.write_note(write.path, write.text, prior=write.prior)
+        vault.write_note(write.path, write.text, prior=write.prior)
 
 
 def write_entity_index(ctx: EchoContext, plan: SweepPlan, aside: tuple[SetAside, ...]) -> None:

@@ -1,18 +1,23 @@
 """Reading every note of the vault once, and what the sweep needs to know of each.
 
 ``read_vault(ctx)`` lists the vault with file stats (one walk), reads every markdown
-file in batches (``read_many``) and parses each once into ``NoteFacts``: the entity it
-is (``echo_core.note_entities``; slug left blank), the frontmatter keys it lacks for its
-kind (``ops.frontmatter_backfill``) and its text with them added, its ``## Related``
-links and every link it has, whether it expires, and its recall document. Texts are kept
+file in batches (``read_many``) and parses each once into ``NoteFacts``; a vault of
+``APART_MIN_NOTES`` or more on a storage a forked child may read (``fork_safe_reads``)
+has its second half read and parsed on another core (``echo_core.forked_work``: the
+same facts either way). A note's facts: the entity it is (``echo_core.note_entities``;
+slug left blank), the frontmatter keys it lacks for its kind
+(``ops.frontmatter_backfill``) and its text with them added, its ``## Related`` links
+and every link it has, whether it expires, and its recall document. Texts are kept
 only for notes the sweep will change, so a large vault costs little memory.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -26,7 +31,9 @@ from echo_core.notes import parse_note, section_body, wikilinks
 from echo_core.ops.frontmatter_backfill import backfill_frontmatter, missing_frontmatter
 from echo_core.ops.index_sync import read_current
 from echo_core.ops.links import RELATED_HEADING
+from echo_core.forked_work import start_forked
 from echo_core.protocols import IndexDoc
+from echo_core.storage_base import fork_safe_reads
 from echo_core.vault_scan import scan_tree
 
 if TYPE_CHECKING:
@@ -34,6 +41,8 @@ if TYPE_CHECKING:
     from echo_core.routing import RoutingManifest
 
 BATCH = 512
+#: A vault of at least this many notes is read in two halves, one per core.
+APART_MIN_NOTES = 4096
 
 
 @attrs.frozen
@@ -133,11 +142,45 @@ def _batches(paths: list[str]) -> Iterator[list[str]]:
         yield paths[start:start + BATCH]
 
 
-def read_vault(ctx: EchoContext) -> VaultFacts:
-    """Every markdown note's facts (module docstring)."""
-    files = scan_tree(ctx.vault.storage, ".md").files
-    paths = sorted(p for p in files if p.endswith(".md"))
-    reader = _Reader(ctx)
+#: One part of the vault read: facts by path, and the paths that could not be read.
+_Part = tuple[dict[str, NoteFacts], list[str]]
+
+_FACT_FIELDS = operator.attrgetter(*(f.name for f in attrs.fields(NoteFacts)))
+_ENTITY_FIELDS = operator.attrgetter(*(f.name for f in attrs.fields(Entity)))
+_DOC_FIELDS = operator.attrgetter(*(f.name for f in attrs.fields(IndexDoc)))
+_ENTITY_AT = [f.name for f in attrs.fields(NoteFacts)].index("entity")
+_DOC_AT = [f.name for f in attrs.fields(NoteFacts)].index("doc")
+
+
+def _packed(facts: NoteFacts) -> tuple[Any, ...]:
+    """``facts`` as plain tuples (pickled and unpickled in half the time of the objects)."""
+    fields = list(_FACT_FIELDS(facts))
+    if facts.entity is not None:
+        fields[_ENTITY_AT] = _ENTITY_FIELDS(facts.entity)
+    if facts.doc is not None:
+        fields[_DOC_AT] = _DOC_FIELDS(facts.doc)
+    return tuple(fields)
+
+
+def _unpacked(fields: tuple[Any, ...]) -> NoteFacts:
+    """The ``NoteFacts`` that ``_packed`` gave ``fields`` of."""
+    values = list(fields)
+    if values[_ENTITY_AT] is not None:
+        values[_ENTITY_AT] = Entity(*values[_ENTITY_AT])
+    if values[_DOC_AT] is not None:
+        values[_DOC_AT] = IndexDoc(*values[_DOC_AT])
+    return NoteFacts(*values)
+
+
+def _read_packed(ctx: EchoContext, reader: _Reader, stamps: Mapping[str, tuple[int, int]],
+                 paths: list[str]) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """``_read_part``, its facts packed (the forked child's answer)."""
+    notes, unreadable = _read_part(ctx, reader, stamps, paths)
+    return [_packed(facts) for facts in notes.values()], unreadable
+
+
+def _read_part(ctx: EchoContext, reader: _Reader, stamps: Mapping[str, tuple[int, int]],
+               paths: list[str]) -> _Part:
     notes: dict[str, NoteFacts] = {}
     unreadable: list[str] = []
     for chunk in _batches(paths):
@@ -145,5 +188,26 @@ def read_vault(ctx: EchoContext) -> VaultFacts:
         unreadable += bad
         for path, text in texts.items():
             if text is not None:
-                notes[path] = reader.facts(path, text, files[path][1])
-    return VaultFacts(notes, tuple(unreadable))
+                notes[path] = reader.facts(path, text, stamps[path][1])
+    return notes, unreadable
+
+
+def read_vault(ctx: EchoContext) -> VaultFacts:
+    """Every markdown note's facts, in path order (module docstring)."""
+    storage = ctx.vault.storage
+    files = scan_tree(storage, ".md").files
+    paths = sorted(p for p in files if p.endswith(".md"))
+    reader = _Reader(ctx)
+    if len(paths) < APART_MIN_NOTES or not fork_safe_reads(storage):
+        notes, unreadable = _read_part(ctx, reader, files, paths)
+        return VaultFacts(notes, tuple(unreadable))
+    # every other note to each core: both get as many of each folder's notes
+    other = start_forked(functools.partial(_read_packed, ctx, reader, files, paths[1::2]))
+    try:
+        notes, unreadable = _read_part(ctx, reader, files, paths[0::2])
+        more, bad = other.result()
+    finally:
+        other.cancel()
+    notes.update((fields[0], _unpacked(fields)) for fields in more)
+    return VaultFacts({p: notes[p] for p in paths if p in notes},
+                      tuple(sorted(unreadable + bad)))
