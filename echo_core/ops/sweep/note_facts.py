@@ -119,9 +119,10 @@ class _Reader:
                  else frozenset(link_targets(text)))
         expires = note.frontmatter.get("expires") not in (None, "")
         fill, problem, filled = self._fill(note, entity.kind, mtime_ns)
+        digest = entity.h if note.text is text else content_hash(text)  # h: the same hash
         return NoteFacts(path, entity, fill, problem, related, links,
                          expires or "expires" in fill, doc,
-                         text if fill else None, filled, content_hash(text))
+                         text if fill else None, filled, digest)
 
     def _fill(self, note: Note, kind: str, mtime_ns: int) -> tuple[dict[str, Any], str, str | None]:
         """The missing keys, why they cannot be added ("" when they can), the new text."""
