@@ -31,7 +31,7 @@ from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
 from echo_core.vault_manifest import RecordedNotes, Row, VaultManifest
-from echo_core.vault_scan import file_digests, scan_tree
+from echo_core.vault_scan import file_digests, file_stamps, folder_stamps, scan_tree
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -52,15 +52,31 @@ def tracked(path: str) -> bool:
 UNTRACKED_FOLDERS = tuple(prefix.rstrip("/") for prefix in EXCLUDED_PREFIXES)
 
 
+def _untracked_folder(folder: str) -> bool:
+    return any(folder == f or folder.startswith(f + "/") for f in UNTRACKED_FOLDERS)
+
+
+def _drop_untracked_files(files: dict[str, Stamp]) -> None:
+    for path in [p for p in files if p[-9:].lower() == "readme.md" or p in EXCLUDED_FILES]:
+        if not tracked(path):
+            del files[path]
+
+
 def scan_corpus(storage: Storage) -> TreeScan:
     """One scan of the tracked notes: ``.md`` files outside the untracked folders, the
     folder READMEs and the marker left out (``tracked``)."""
     scan = scan_tree(storage, ".md", UNTRACKED_FOLDERS)
-    files = scan.files
-    for path in [p for p in files if p[-9:].lower() == "readme.md" or p in EXCLUDED_FILES]:
-        if not tracked(path):
-            del files[path]
+    _drop_untracked_files(scan.files)
     return scan
+
+
+def corpus_of(scan: TreeScan) -> TreeScan:
+    """What ``scan_corpus`` gives, taken from an earlier whole-vault scan of ``.md``
+    files (``scan_tree(storage, ".md")``) instead of a new walk."""
+    files = {p: s for p, s in scan.files.items()
+             if "/" not in p or not _untracked_folder(p.rsplit("/", 1)[0])}
+    _drop_untracked_files(files)
+    return TreeScan(files, {f: m for f, m in scan.folders.items() if not _untracked_folder(f)})
 
 
 def stamps_against(manifest: VaultManifest, files: Mapping[str, Stamp]
@@ -254,15 +270,33 @@ def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
                         drop=[p for p in wanted if stamps.get(p) is None])
 
 
-def record_baseline(ctx: EchoContext, digests: Mapping[str, str]) -> None:
+def record_baseline(ctx: EchoContext, digests: Mapping[str, str],
+                    read: TreeScan | None = None, written: Iterable[str] = ()) -> None:
     """Record the whole vault as both indexes now stand (the full sweep just rebuilt
-    them from the notes whose ``content_hash`` ``digests`` holds): every note's stamp from
-    a fresh listing, its hash from ``digests`` (a note missing there is re-read by the
-    next fast sweep)."""
+    them from the notes whose ``content_hash`` ``digests`` holds): every note's stamp and
+    every folder's, its hash from ``digests`` (a note missing there is re-read by the
+    next fast sweep).
+
+    The stamps come from a fresh listing, or from ``read``, the scan the notes were read
+    after (``scan_tree(storage, ".md")``), with the notes the caller then ``written`` and
+    every folder stat'ed again: no second walk. A note edited by hand after that scan
+    keeps its older stamp here, so the next check reads it again."""
     from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
 
     storage = ctx.vault.storage
-    scan = scan_corpus(storage)
+    if read is None:
+        scan = scan_corpus(storage)
+    else:
+        scan = corpus_of(read)
+        for path, stamp in file_stamps(storage, sorted(set(written))).items():
+            if stamp is None:
+                scan.files.pop(path, None)
+            elif path in scan.files or tracked(path):
+                scan.files[path] = stamp
+        _drop_untracked_files(scan.files)
+        if scan.folders:
+            now = folder_stamps(storage, sorted(scan.folders))
+            scan = TreeScan(scan.files, {f: m for f, m in now.items() if m is not None})
     rows: dict[str, Row] = {}
     for path, (size, mtime) in scan.files.items():
         rows[path] = (size, mtime, digests.get(path, ""))

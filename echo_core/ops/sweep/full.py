@@ -89,7 +89,8 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult
             consume_misses(ctx, aliases)
             stored = time.perf_counter()
             indexed = rebuild_index(ctx, docs=plan.docs).indexed
-            record_baseline(ctx, _final_digests(facts, plan))
+            record_baseline(ctx, _final_digests(facts, plan), facts.scan,
+                            [write.path for write in plan.writes])
             phases = attrs.evolve(phases, write=written - planned, entities=stored - written,
                                   recall=time.perf_counter() - stored)
             mark_seen(ctx)

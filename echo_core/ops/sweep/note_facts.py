@@ -25,7 +25,7 @@ import attrs
 from echo_core.corpus import index_doc
 from echo_core.entities import content_hash
 from echo_core.errors import EchoError
-from echo_core.models import Entity, Note
+from echo_core.models import Entity, Note, TreeScan
 from echo_core.note_entities import entity_of, kind_folders
 from echo_core.notes import parse_note, section_body, wikilinks
 from echo_core.ops.frontmatter_backfill import backfill_frontmatter, missing_frontmatter
@@ -65,10 +65,12 @@ class NoteFacts:
 
 @attrs.frozen
 class VaultFacts:
-    """Every markdown note's facts by path, and the files that could not be read."""
+    """Every markdown note's facts by path, the files that could not be read, and the
+    scan of the vault's ``.md`` files they were read after (None: not read by a scan)."""
 
     notes: dict[str, NoteFacts]
     unreadable: tuple[str, ...] = ()
+    scan: TreeScan | None = None
 
 
 def link_targets(text: str) -> list[str]:
@@ -196,12 +198,13 @@ def _read_part(ctx: EchoContext, reader: _Reader, stamps: Mapping[str, tuple[int
 def read_vault(ctx: EchoContext) -> VaultFacts:
     """Every markdown note's facts, in path order (module docstring)."""
     storage = ctx.vault.storage
-    files = scan_tree(storage, ".md").files
+    scan = scan_tree(storage, ".md")
+    files = scan.files
     paths = sorted(p for p in files if p.endswith(".md"))
     reader = _Reader(ctx)
     if len(paths) < APART_MIN_NOTES or not fork_safe_reads(storage):
         notes, unreadable = _read_part(ctx, reader, files, paths)
-        return VaultFacts(notes, tuple(unreadable))
+        return VaultFacts(notes, tuple(unreadable), scan)
     # every other note to each core: both get as many of each folder's notes
     other = start_forked(functools.partial(_read_packed, ctx, reader, files, paths[1::2]))
     try:
@@ -211,4 +214,4 @@ def read_vault(ctx: EchoContext) -> VaultFacts:
         other.cancel()
     notes.update((fields[0], _unpacked(fields)) for fields in more)
     return VaultFacts({p: notes[p] for p in paths if p in notes},
-                      tuple(sorted(unreadable + bad)))
+                      tuple(sorted(unreadable + bad)), scan)
