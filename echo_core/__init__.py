@@ -111,6 +111,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import Storage as Storage
     from echo_core.protocols import StorageFactory as StorageFactory
     from echo_core.protocols import Tokenizer as Tokenizer
+    from echo_core.protocols import WordTokenizer as WordTokenizer
     from echo_core.protocols import VaultMissing as VaultMissing
     from echo_core.protocols import VaultNotWritable as VaultNotWritable
     from echo_core.protocols import WeightedTerm as WeightedTerm
@@ -172,7 +173,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget", "Expander",
                      "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory", "Storage",
                      "StorageFactory", "QueueFactory", "SplittableDocs",
-                     "Tokenizer",
+                     "Tokenizer", "WordTokenizer",
                      "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),
     **dict.fromkeys(("BM25_B", "BM25_K1", "FRESHNESS_FLOOR", "FRESHNESS_HALF_LIFE_DAYS"),
                     "echo_core.scoring"),

@@ -8,7 +8,6 @@ prior (corpus weight x status). The core hands it to the active ranker on every 
 
 from __future__ import annotations
 
-
 from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
 from echo_core.models import Note
 from echo_core.notes import wikilinks

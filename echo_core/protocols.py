@@ -7,7 +7,7 @@ directly, per operation; hooks are only for registration, events and policy.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -91,6 +91,27 @@ class Tokenizer(Protocol):
 
     def tokenize(self, text: str) -> list[str]:
         """Terms of ``text`` in order (lowercased, stopwords removed, normalised)."""
+        ...
+
+
+@runtime_checkable
+class WordTokenizer(Tokenizer, Protocol):
+    """A tokenizer whose terms come one word at a time: ``tokenize(text)`` equals
+    ``[t for t in map(term, words(text)) if t]``, where ``term`` of a word depends on that
+    word alone. A ranker building an index from many texts may then map each distinct
+    word to its term id once and make no term string for its later occurrences
+    (``recall_bm25``'s segment builder): the same terms in fewer steps per token.
+
+    ``words`` gives hashable words (any type; equal words give equal terms); ``term``
+    gives a word's term, "" when the word is dropped (a stopword, say).
+    """
+
+    def words(self, text: str) -> Sequence[Hashable]:
+        """The words of ``text`` in order, before any is dropped or stemmed."""
+        ...
+
+    def term(self, word: Hashable) -> str:
+        """The term of one word of ``words``, "" when it is dropped."""
         ...
 
 

@@ -110,6 +110,6 @@ def test_a_corpus_on_a_storage_that_does_not_say_its_reads_fork_is_read_here(
     monkeypatch.setattr(bm25_index, "APART_MIN_DOCS", 100)
     monkeypatch.setattr(FolderStorage, "fork_safe_reads", False)
     children = spy_forks(monkeypatch, bm25_index)
-    count, skipped, ranks = _rebuild_corpus(tmp_path / "here", vault)
+    count, skipped, _ = _rebuild_corpus(tmp_path / "here", vault)
     assert children == []
     assert count == 300 and skipped == ("notes/bad0040.md", "notes/bad0250.md")

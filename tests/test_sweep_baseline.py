@@ -44,7 +44,7 @@ def test_the_baseline_is_what_a_fresh_scan_of_the_tracked_notes_shows(tmp_path: 
 
 def test_a_hand_edit_after_the_sweep_is_seen_by_the_next_fast_sweep(tmp_path: Path) -> None:
     box = _swept(tmp_path)
-    note = sorted(p for p in box.vault.glob("resources/people/*.md") if p.name != "README.md")[0]
+    note = min(p for p in box.vault.glob("resources/people/*.md") if p.name != "README.md")
     note.write_text(note.read_text("utf-8") + "\nEdited by hand.\n", "utf-8")
     os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 10**9))
     done = fast_sweep(box.ctx()).data

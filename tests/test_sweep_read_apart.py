@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from echo_core.ops.sweep import full_sweep
-from echo_core.ops.sweep import note_facts
+from echo_core.ops.sweep import full_sweep, note_facts
 from echo_core.ops.sweep.note_facts import read_vault
 from tests.capture_kit import VaultBox
 from tests.fork_kit import force_forking, spy_forks

@@ -23,8 +23,8 @@ from echo_core.corpus_docs import CorpusDocs
 from echo_core.models import Envelope
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
-from echo_core.storage_base import fork_safe_reads
 from echo_core.protocols import IndexDoc
+from echo_core.storage_base import fork_safe_reads
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext

@@ -1,18 +1,16 @@
 """``SegmentBuilder``: a base segment from a stream of documents (``rebuild``).
 
-Per document: one tokenize and a C-level ``map`` of its tokens to vocabulary ids (a
-``defaultdict`` assigning ids on first sight). Every ``BATCH_DOCS`` documents one numpy
-sort of packed (doc, term) keys counts the batch's term frequencies — cheaper than a
-``Counter`` per document — and appends (term, doc, tf) postings, grouped by doc, to
-``array`` buffers (10 bytes per posting). ``finish`` hashes the vocabulary, sorts it
-into the term dictionary and hands the postings to ``assemble``.
+Per document: its term ids (``TermIds``: a word seen before costs one C-level lookup),
+appended to a batch. Every ``BATCH_DOCS`` documents one numpy pass drops the ids of
+dropped words, sorts packed (doc, term) keys and counts the batch's term frequencies —
+cheaper than a ``Counter`` per document — and appends (term, doc, tf) postings, grouped
+by doc, to ``array`` buffers (10 bytes per posting). ``finish`` hashes the vocabulary,
+sorts it into the term dictionary and hands the postings to ``assemble``.
 """
 
 from __future__ import annotations
 
-import itertools
 from array import array
-from collections import defaultdict
 from collections.abc import Iterable
 
 import attrs
@@ -28,6 +26,7 @@ from plugins.recall_bm25.segment_writer import (
     encode_paths,
     pack_postings,
 )
+from plugins.recall_bm25.term_ids import TermIds
 
 __all__ = ["BATCH_DOCS", "SegmentBuilder", "TokenizedDocs", "tokenized"]
 
@@ -38,9 +37,9 @@ BATCH_DOCS = 1024
 @attrs.frozen
 class TokenizedDocs:
     """``tokenized``'s answer, compact enough to hand from a forked child to the builder:
-    the terms in the order of their ids, every doc's token ids (uint32 bytes, doc after
-    doc), and per doc its token count, path, weight and date ordinal; ``skipped``: the
-    paths the docs' source skipped (``SplittableDocs``) while read."""
+    the terms in the order of their ids (id 1 first), every doc's term ids (uint32 bytes,
+    doc after doc, dropped words left out), and per doc its token count, path, weight and
+    date ordinal; ``skipped``: the paths the docs' source skipped (``SplittableDocs``)."""
 
     terms: list[str]
     ids: bytes
@@ -54,23 +53,24 @@ class TokenizedDocs:
 def tokenized(tokenizer: Tokenizer, docs: Iterable[IndexDoc]) -> TokenizedDocs:
     """The tokens and attributes of ``docs``, with a vocabulary of their own (see
     ``SegmentBuilder.add_tokenized``)."""
-    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    term_ids = TermIds(tokenizer)
+    ids_of = term_ids.ids
     ids = array("I")
     lens: list[int] = []
     paths: list[str] = []
     weights = array("d")
     updated = array("i")
-    tokenize = tokenizer.tokenize
     for doc in docs:
-        tokens = tokenize(doc.text)
-        ids.extend(map(vocab.__getitem__, tokens))
-        lens.append(len(tokens))
+        found = ids_of(doc.text)
+        ids.extend(found)
+        lens.append(len(found) - found.count(0))
         paths.append(doc.path)
         weights.append(clean_weight(doc.weight))
         updated.append(date_ordinal(doc.updated))
+    every = np.frombuffer(ids, dtype=np.uint32)
     skipped = docs.skipped() if isinstance(docs, SplittableDocs) else []
-    return TokenizedDocs(list(vocab), ids.tobytes(), lens, paths, weights.tobytes(),
-                         updated.tobytes(), skipped)
+    return TokenizedDocs(term_ids.terms(), every[every != 0].tobytes(), lens, paths,
+                         weights.tobytes(), updated.tobytes(), skipped)
 
 
 class SegmentBuilder:
@@ -81,11 +81,12 @@ class SegmentBuilder:
     """
 
     def __init__(self, tokenizer: Tokenizer) -> None:
-        self._tokenize = tokenizer.tokenize
-        self._vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        self._batch = array("I")
-        self._batch_lens: list[int] = []
-        self._terms = array("I")
+        self._term_ids = TermIds(tokenizer)
+        self._ids_of = self._term_ids.ids
+        self._vocab = self._term_ids.vocab
+        self._batch = array("I")  # term ids; 0 for a dropped word
+        self._batch_lens: list[int] = []  # ids per doc of the batch, dropped words counted
+        self._terms = array("I")  # postings: term id - 1, doc, tf
         self._docs = array("I")
         self._tfs = array("H")
         self._lens = array("I")
@@ -102,15 +103,18 @@ class SegmentBuilder:
 
     def add(self, doc: IndexDoc) -> None:
         """Tokenize ``doc.text`` and buffer its tokens and attributes."""
-        tokens = self._tokenize(doc.text)
-        self._batch.extend(map(self._vocab.__getitem__, tokens))
-        self._record(doc.path, len(tokens), clean_weight(doc.weight), date_ordinal(doc.updated))
+        ids = self._ids_of(doc.text)
+        self._batch.extend(ids)
+        self._batch_lens.append(len(ids))
+        self._record(doc.path, len(ids) - ids.count(0), clean_weight(doc.weight),
+                     date_ordinal(doc.updated))
 
     def add_tokenized(self, tokens: TokenizedDocs) -> None:
         """``add`` each doc ``tokenized`` found (elsewhere: its vocabulary ids are mapped
         onto this builder's), in its order."""
-        remap = np.fromiter(map(self._vocab.__getitem__, tokens.terms), dtype=np.uint32,
-                            count=len(tokens.terms))
+        remap = np.zeros(len(tokens.terms) + 1, dtype=np.uint32)
+        remap[1:] = np.fromiter(map(self._vocab.__getitem__, tokens.terms), dtype=np.uint32,
+                                count=len(tokens.terms))
         ids = remap[np.frombuffer(tokens.ids, dtype=np.uint32)]
         weights = np.frombuffer(tokens.weights, dtype=np.float64).tolist()
         updated = np.frombuffer(tokens.updated, dtype=np.int32).tolist()
@@ -118,18 +122,18 @@ class SegmentBuilder:
         for path, count, weight, day in zip(tokens.paths, tokens.lens, weights, updated,
                                             strict=True):
             self._batch.frombytes(ids[start:start + count].tobytes())
+            self._batch_lens.append(count)
             start += count
             self._record(path, count, weight, day)
 
     def _record(self, path: str, count: int, weight: float, day: int) -> None:
-        """Buffer the attributes of the doc at ``path`` (``count`` tokens, already in the
-        batch; ``weight`` cleaned, ``day`` a date ordinal)."""
+        """Buffer the attributes of the doc at ``path`` (``count`` tokens, its ids
+        already in the batch; ``weight`` cleaned, ``day`` a date ordinal)."""
         old = self._slot.get(path)
         if old is not None:
             self._dead.append(old)
         self._slot[path] = len(self._paths)
         self._paths.append(path)
-        self._batch_lens.append(count)
         self._lens.append(count)
         self._weights.append(weight)
         self._updated.append(day)
@@ -143,9 +147,13 @@ class SegmentBuilder:
         if not len(self._batch):
             return
         first_doc = len(self._paths) - lens.shape[0]
-        tokens = np.frombuffer(self._batch, dtype=np.uint32).astype(np.uint64)
+        ids = np.frombuffer(self._batch, dtype=np.uint32)
         self._batch = array("I")
-        tokens |= np.repeat(np.arange(lens.shape[0], dtype=np.uint64), lens) << np.uint64(32)
+        docs = np.repeat(np.arange(lens.shape[0], dtype=np.uint64), lens)
+        kept = ids != 0
+        if not kept.all():
+            ids, docs = ids[kept], docs[kept]
+        tokens = (ids - np.uint32(1)).astype(np.uint64) | (docs << np.uint64(32))
         tokens.sort()
         starts = np.flatnonzero(np.concatenate(([True], tokens[1:] != tokens[:-1])))
         tf = np.diff(np.append(starts, tokens.shape[0]))
@@ -160,7 +168,7 @@ class SegmentBuilder:
         self._flush()
         local_keys = np.fromiter(map(term_key, self._vocab), dtype=np.int64,
                                  count=len(self._vocab))
-        self._vocab.clear()
+        self._term_ids.clear()
         order = np.argsort(local_keys)
         sorted_keys = local_keys[order]
         fresh = np.ones(order.shape[0], dtype=np.bool_)

@@ -43,7 +43,7 @@ def _term(word: str) -> str:
 
 
 class PorterLiteTokenizer:
-    """Turns text into porterlite index terms (``echo_core.protocols.Tokenizer``).
+    """Turns text into porterlite index terms (``echo_core.protocols.WordTokenizer``).
 
     ``tokenize(text)``: non-ASCII text is NFKC-normalised (so "ﬁle" and fullwidth letters
     match their plain forms), then lowercased; apostrophes (``'`` and ``’``) are removed so
@@ -52,19 +52,34 @@ class PorterLiteTokenizer:
     ("went" -> "go", see ``irregular``); each remaining word goes through ``stem``.
     Result: the terms in text order, each non-empty, lowercase and whitespace-free.
     Deterministic, stateless, never raises for any ``str``.
+
+    ``words(text)`` and ``term(word)`` are its two halves: the lowercased words (``bytes``
+    for ASCII text, ``str`` otherwise) and each one's term ("" for a dropped word).
     """
 
     name = "porterlite"
 
+    def words(self, text: str) -> list[Any]:
+        """The lowercased words of ``text`` in order, none dropped yet (class docstring)."""
+        if text.isascii():
+            return text.encode("ascii").translate(_ASCII_TABLE, b"'").split()
+        text = unicodedata.normalize("NFKC", text)
+        return _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
+
+    def term(self, word: Any) -> str:
+        """The term of one word of ``words`` ("" for a dropped word)."""
+        cache: dict[Any, str] = _TERMS if isinstance(word, str) else _BYTE_TERMS
+        found = cache.get(word)
+        if found is None:
+            if len(cache) >= _TERMS_MAX:
+                cache.clear()
+            found = cache[word] = _term(word if isinstance(word, str) else word.decode())
+        return found
+
     def tokenize(self, text: str) -> list[str]:
         """Index terms of ``text`` in order (see the class docstring)."""
-        if text.isascii():
-            words: list[Any] = text.encode("ascii").translate(_ASCII_TABLE, b"'").split()
-            cache: dict[Any, str] = _BYTE_TERMS
-        else:
-            text = unicodedata.normalize("NFKC", text)
-            words = _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
-            cache = _TERMS
+        words = self.words(text)
+        cache: dict[Any, str] = _TERMS if words and isinstance(words[0], str) else _BYTE_TERMS
         terms = list(map(cache.get, words))
         if None in terms:
             if len(cache) + len(terms) > _TERMS_MAX:

@@ -25,13 +25,13 @@ import attrs
 from echo_core.corpus import index_doc
 from echo_core.entities import content_hash
 from echo_core.errors import EchoError
+from echo_core.forked_work import start_forked
 from echo_core.models import Entity, Note, TreeScan
 from echo_core.note_entities import entity_of, kind_folders
 from echo_core.notes import parse_note, section_body, wikilinks
 from echo_core.ops.frontmatter_backfill import backfill_frontmatter, missing_frontmatter
 from echo_core.ops.index_sync import read_current
 from echo_core.ops.links import RELATED_HEADING
-from echo_core.forked_work import start_forked
 from echo_core.protocols import IndexDoc
 from echo_core.storage_base import fork_safe_reads
 from echo_core.vault_scan import scan_tree
