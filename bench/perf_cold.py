@@ -1,0 +1,177 @@
+"""Cold processes on a large vault: every hook and CLI write as a user's agent meets them.
+
+    python bench/perf_cold.py [--sizes 100000] [--runs 10] [--keep DIR]
+                              [--save now.json] [--compare before.json]
+
+Issue 15's table, measured in one run: per vault size (``bench.synthetic_vault``'s recall
+vault, built once per ``--keep`` folder and reused), each command below runs ``--runs``
+times in a new process after one warm-up run (which also builds whatever index a first
+run builds), and the median wall time and the largest peak RSS are reported:
+
+* ``python -c pass``: the interpreter's floor;
+* ``echo-memory --help``;
+* ``echo-memory recall --json <query>`` (a different query each run);
+* ``echo-memory hook UserPromptSubmit`` and ``hook SessionStart`` with Claude Code's stdin;
+* ``echo-memory capture`` of a new title (create) and of one title again (update).
+
+``--save`` writes the figures as JSON; ``--compare`` reads such a file and prints it as a
+"before" column beside this run, so a change is checked against the run before it. Each
+table also prints the machine's speed (``bench.machine_speed``): on this shared machine
+timings vary up to 2x, so compare runs made at a similar speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.machine_speed import speed_line  # noqa: E402
+from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler  # noqa: E402
+
+#: (row, target) in the order printed; the targets are issue 15's.
+ROWS = [("python -c pass", ""), ("echo-memory --help", "<= 50 ms"),
+        ("recall --json", "<= 100 ms"), ("hook UserPromptSubmit", "<= 100 ms"),
+        ("hook SessionStart", "<= 100 ms"), ("capture (create)", "<= 150 ms, <= 80 MB"),
+        ("capture (update)", "<= 150 ms, <= 80 MB")]
+
+
+#: GNU time, when installed: it reports a child's own peak RSS (``wait4`` of a child this
+#: interpreter spawns counts this interpreter's memory too, shared until the exec).
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def run_cold(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
+    """Wall milliseconds of one run of ``argv`` in a new process (stdin given, stdout
+    discarded); exits with the command's error when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, input=stdin, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
+    wall = (time.perf_counter() - start) * 1000
+    if done.returncode not in (0, 1):  # 1: recall found nothing
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: "
+                         f"{done.stderr.decode()[-600:]}")
+    return wall
+
+
+def peak_rss_mb(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> float | None:
+    """The peak RSS of one more run of ``argv`` (MB), None without GNU time."""
+    if GNU_TIME is None:
+        return None
+    with tempfile.NamedTemporaryFile("r") as out:
+        run_cold([GNU_TIME, "-f", "%M", "-o", out.name, *argv], env, stdin)
+        return int(out.read().split()[-1]) / 1024
+
+
+def measure(label: str, make: Callable[[int], tuple[list[str], bytes]], env: dict[str, str],
+            runs: int) -> dict[str, float | None]:
+    """Median wall ms of ``runs`` cold runs (after one warm-up run), and the peak RSS of
+    one run more."""
+    warm_argv, warm_stdin = make(-1)
+    run_cold(warm_argv, env, warm_stdin)
+    walls = [run_cold(argv, env, stdin) for argv, stdin in map(make, range(runs))]
+    last_argv, last_stdin = make(runs)
+    rss = peak_rss_mb(last_argv, env, last_stdin)
+    shown = f"{rss:6.1f} MB" if rss is not None else "(no GNU time)"
+    print(f"  {label:24s} median {statistics.median(walls):7.1f} ms  (min {min(walls):.1f}, "
+          f"max {max(walls):.1f})  peak RSS {shown}", flush=True)
+    return {"ms": round(statistics.median(walls), 1),
+            "rss_mb": None if rss is None else round(rss, 1)}
+
+
+def hook_event(name: str, work: Path, **fields: str) -> bytes:
+    return json.dumps({"session_id": "bench-cold", "transcript_path": str(work / "t.jsonl"),
+                       "cwd": str(work), "hook_event_name": name,
+                       "permission_mode": "default", **fields}).encode()
+
+
+def measure_size(size: int, work: Path, runs: int) -> dict[str, dict[str, float | None]]:
+    exe = shutil.which("echo-memory") or sys.exit("echo-memory is not on PATH: pip install -e .")
+    vault, state = work / "vault", work / "state"
+    marker = work / "built"
+    if not marker.exists():
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        began = time.perf_counter()
+        build_recall_vault(vault, work / "gen-state", size)
+        marker.write_text(str(size))
+        print(f"  built {size} notes in {time.perf_counter() - began:.1f} s", flush=True)
+    env = {**os.environ, "ECHO_VAULT": str(vault), "ECHO_STATE_DIR": str(state),
+           "ECHO_TODAY": "2026-03-01", "ECHO_NOW": "2026-03-01T09:30:00",
+           "HOME": str(work / "home"), "ECHO_CONFIG": str(work / "none.toml")}
+    queries = draw_queries(recall_sampler(), runs + 2)
+    # the first cold run builds the indexes and the manifest: not what a user meets each time
+    began = time.perf_counter()
+    subprocess.run([exe, "sweep", "--fast"], env=env, capture_output=True, check=True)
+    print(f"  setup: first fast sweep {time.perf_counter() - began:.1f} s", flush=True)
+    stamp = f"{time.time_ns() % 10**9}"
+    commands: dict[str, Callable[[int], tuple[list[str], bytes]]] = {
+        "python -c pass": lambda i: ([sys.executable, "-c", "pass"], b""),
+        "echo-memory --help": lambda i: ([exe, "--help"], b""),
+        "recall --json": lambda i: ([exe, "recall", "--json", queries[i + 1]], b""),
+        "hook UserPromptSubmit": lambda i: ([exe, "hook", "UserPromptSubmit"], hook_event(
+            "UserPromptSubmit", work, prompt=f"what do we know about {queries[i + 1]}?")),
+        "hook SessionStart": lambda i: ([exe, "hook", "SessionStart"], hook_event(
+            "SessionStart", work, source="startup")),
+        "capture (create)": lambda i: ([exe, "capture", f"Cold Bench {stamp} {i + 1}",
+                                        "--kind", "concept", "--body", "A new concept."], b""),
+        "capture (update)": lambda i: ([exe, "capture", "Cold Bench Updated", "--kind",
+                                        "concept", "--body", f"Fact number {stamp}-{i + 1}."],
+                                       b""),
+    }
+    return {label: measure(label, make, env, runs) for label, make in commands.items()}
+
+
+def print_table(size: int, now: dict[str, dict[str, float | None]],
+                before: dict[str, dict[str, float | None]] | None) -> None:
+    print(f"\n| command (cold process, {size} notes) | target | "
+          + ("before | " if before else "") + "now | peak RSS |")
+    print("|---|---|" + ("---|" if before else "") + "---|---|")
+    for label, target in ROWS:
+        row = now[label]
+        was = before.get(label) if before else None
+        cell = "" if not before else (f"{was['ms']:.0f} ms | " if was else "- | ")
+        rss = "-" if row["rss_mb"] is None else f"{row['rss_mb']:.0f} MB"
+        print(f"| {label} | {target} | {cell}{row['ms']:.0f} ms | {rss} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100000])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="build the vaults here and reuse them on the next run")
+    parser.add_argument("--save", type=Path, default=None)
+    parser.add_argument("--compare", type=Path, default=None)
+    opts = parser.parse_args()
+    before = json.loads(opts.compare.read_text()) if opts.compare else {}
+    print(speed_line(), flush=True)
+    base = opts.keep or Path(tempfile.mkdtemp(prefix="echo-cold-"))
+    results: dict[str, dict[str, dict[str, float | None]]] = {}
+    try:
+        for size in opts.sizes:
+            print(f"\n{size} notes", flush=True)
+            results[str(size)] = measure_size(size, base / f"cold-{size}", opts.runs)
+    finally:
+        if opts.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    for size in opts.sizes:
+        print_table(size, results[str(size)], before.get(str(size)))
+    print("\n" + speed_line())
+    if opts.save:
+        opts.save.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
