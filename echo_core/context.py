@@ -87,26 +87,23 @@ class EchoContext:
 
     @functools.cached_property
     def vault(self) -> Vault:
-        """The vault, with note events wired to the plugin hooks and the texts it replaces
-        or deletes kept in ``history``."""
-        return Vault(
-            self.storage,
-            self.manifest,
-            on_written=self._note_written,
-            on_deleted=self._note_deleted,
-            keep_prior=self.keep_prior_text,
-        )
+        """The vault, with note events wired to the plugin hooks and the active ranker, and
+        the texts it replaces or deletes kept in ``history``."""
+        return self._make_vault(keep_ranker=True)
 
     def vault_for_rebuild(self) -> Vault:
         """The vault as ``vault`` gives it, except that its writes leave the recall index
         alone: for whole-vault work that rebuilds the index from the texts it writes right
         after writing them (the full sweep). Event hooks and the note history are kept.
         Killed in between, the written notes' new stamps bring them to the next fast sweep."""
+        return self._make_vault(keep_ranker=False)
+
+    def _make_vault(self, *, keep_ranker: bool) -> Vault:
         return Vault(
             self.storage,
             self.manifest,
-            on_written=lambda note: self._emit("on_note_written", note=note, ctx=self),
-            on_deleted=lambda path: self._emit("on_note_deleted", path=path, ctx=self),
+            on_written=self._note_written if keep_ranker else self._announce_written,
+            on_deleted=self._note_deleted if keep_ranker else self._announce_deleted,
             keep_prior=self.keep_prior_text,
         )
 
@@ -199,12 +196,18 @@ class EchoContext:
 
     # -- events -------------------------------------------------------------------
 
-    def _note_written(self, note: Note) -> None:
+    def _announce_written(self, note: Note) -> None:
         self._emit("on_note_written", note=note, ctx=self)
+
+    def _announce_deleted(self, path: str) -> None:
+        self._emit("on_note_deleted", path=path, ctx=self)
+
+    def _note_written(self, note: Note) -> None:
+        self._announce_written(note)
         self._keep_ranker_current(lambda upkeep: upkeep.note_written(note))
 
     def _note_deleted(self, path: str) -> None:
-        self._emit("on_note_deleted", path=path, ctx=self)
+        self._announce_deleted(path)
         self._keep_ranker_current(lambda upkeep: upkeep.note_deleted(path))
 
     def _keep_ranker_current(self, change: Callable[[RankerUpkeep], None]) -> None:

@@ -53,7 +53,7 @@ UNTRACKED_FOLDERS = tuple(prefix.rstrip("/") for prefix in EXCLUDED_PREFIXES)
 
 
 def _untracked_folder(folder: str) -> bool:
-    return any(folder == f or folder.startswith(f + "/") for f in UNTRACKED_FOLDERS)
+    return (folder + "/").startswith(EXCLUDED_PREFIXES)
 
 
 def _drop_untracked_files(files: dict[str, Stamp]) -> None:
@@ -73,8 +73,7 @@ def scan_corpus(storage: Storage) -> TreeScan:
 def corpus_of(scan: TreeScan) -> TreeScan:
     """What ``scan_corpus`` gives, taken from an earlier whole-vault scan of ``.md``
     files (``scan_tree(storage, ".md")``) instead of a new walk."""
-    files = {p: s for p, s in scan.files.items()
-             if "/" not in p or not _untracked_folder(p.rsplit("/", 1)[0])}
+    files = {p: s for p, s in scan.files.items() if not p.startswith(EXCLUDED_PREFIXES)}
     _drop_untracked_files(files)
     return TreeScan(files, {f: m for f, m in scan.folders.items() if not _untracked_folder(f)})
 
