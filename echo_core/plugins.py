@@ -11,11 +11,9 @@ raising registration hook) is unregistered and blocked: none of its hooks fire a
 
 from __future__ import annotations
 
-import importlib.metadata as importlib_metadata
 import os
 import re
 import sys
-import traceback
 from collections.abc import Callable, Collection, Iterable, Mapping
 from types import ModuleType
 from typing import Any
@@ -24,6 +22,12 @@ import attrs
 import pluggy
 
 from echo_core import hookspecs
+from echo_core.entry_point_cache import (
+    InstalledEntryPoint,
+    InstalledPlugins,
+    forget,
+    installed_plugins,
+)
 from echo_core.errors import EchoError, ExitCode
 from echo_core.registrations import (
     NO_VALIDATORS,
@@ -83,7 +87,8 @@ class PluginHost:
     at start-up instead of a recorded, skipped plugin.
     """
 
-    def __init__(self, *, strict: bool = False, disabled: Iterable[str] = ()) -> None:
+    def __init__(self, *, strict: bool = False, disabled: Iterable[str] = (),
+                 core_version: str | None = None) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.strict = strict
@@ -99,7 +104,8 @@ class PluginHost:
 
         self.pm.register(defaults, name=CORE_PLUGIN_NAME)
         self.records[CORE_PLUGIN_NAME] = PluginRecord(
-            CORE_PLUGIN_NAME, _dist_version(CORE_DISTRIBUTION), hooks=self._hooks_of(defaults),
+            CORE_PLUGIN_NAME, _dist_version(CORE_DISTRIBUTION) if core_version is None
+            else core_version, hooks=self._hooks_of(defaults),
             source="core",
         )
 
@@ -142,19 +148,22 @@ class PluginHost:
         return True
 
     def load_entry_points(
-        self, group: str = ENTRY_POINT_GROUP, *, dists: Collection[str] | None = None
+        self, group: str = ENTRY_POINT_GROUP, *, dists: Collection[str] | None = None,
+        installed: InstalledPlugins | None = None,
     ) -> None:
         """Import and register every entry point of ``group``, one at a time.
 
-        With ``dists`` (normalised distribution names, see ``distribution_key``) only the
-        entry points of those distributions are considered; the others are not loaded nor
+        The entry points are ``installed``'s, else ``installed_plugins(group)``'s (the
+        cache of ``echo_core.entry_point_cache``, else ``importlib.metadata``). With
+        ``dists`` (normalised distribution names, see ``distribution_key``) only the entry
+        points of those distributions are considered; the others are not loaded nor
         listed. A plugin that fails to import or register is recorded with its error and
-        skipped.
+        skipped (and a cached listing is dropped, so the next start scans again).
         """
-        eps = sorted(importlib_metadata.entry_points(group=group), key=lambda e: e.name)
-        known: dict[str, tuple[str, str]] = {}
-        for ep in eps:
-            dist, version = _dist_name_version(ep.dist, known)
+        if installed is None:
+            installed = installed_plugins(group, CORE_DISTRIBUTION)
+        for ep in sorted(installed.entry_points, key=lambda e: e.name):
+            dist, version = ep.dist or "?", ep.version
             if dists is not None and (ep.dist is None or distribution_key(dist) not in dists):
                 continue
             if ep.name in self.disabled:
@@ -169,12 +178,20 @@ class PluginHost:
                         f"and distribution {dist!r}; only the first is loaded: uninstall one"))
                 continue
             self._dist_of[ep.name] = dist
-            try:
-                plugin = ep.load()
-            except Exception as exc:
-                self.record_failure(ep.name, version, "entry-point", exc)
-                continue
-            self.add(ep.name, plugin, version=version, source="entry-point")
+            plugin = self._import(ep, installed, group)
+            if plugin is not _FAILED:
+                self.add(ep.name, plugin, version=version, source="entry-point")
+
+    def _import(self, ep: InstalledEntryPoint, installed: InstalledPlugins, group: str) -> Any:
+        """``ep``'s object, or ``_FAILED`` once its failure is recorded (raises when
+        strict). A cached listing is forgotten first: it may be what is out of date."""
+        try:
+            return ep.load()
+        except Exception as exc:
+            if installed.from_cache:
+                forget(group)
+            self.record_failure(ep.name, ep.version, "entry-point", exc)
+            return _FAILED
 
     def check_pending(self) -> None:
         """Reject hookimpls that match no hookspec (a misspelled hook is an error).
@@ -219,6 +236,8 @@ class PluginHost:
                 ExitCode.FAILURE,
             ) from exc
         if os.environ.get("ECHO_DEBUG_PLUGINS"):
+            import traceback
+
             traceback.print_exception(exc, file=sys.stderr)
 
     def _hooks_of(self, plugin: object) -> list[str]:
@@ -341,6 +360,10 @@ class PluginHost:
         return [r for r in self.records.values() if r.status == "failed"]
 
 
+#: What ``PluginHost._import`` returns for an entry point that failed to import.
+_FAILED = object()
+
+
 class _PluginView:
     """A hashable stand-in carrying an unhashable plugin's hookimpls (pluggy's subset
     calls keep plugins in sets)."""
@@ -365,20 +388,9 @@ def _hashable(pm: pluggy.PluginManager, plugin: object) -> object:
     return plugin
 
 
-def _dist_name_version(dist: Any, known: dict[str, tuple[str, str]]) -> tuple[str, str]:
-    """``(name, version)`` of an entry point's distribution, its metadata parsed once per
-    distribution (``Distribution.name`` / ``.version`` re-read the file on every access):
-    ``("?", "")`` when unknown."""
-    if dist is None:
-        return "?", ""
-    key = str(getattr(dist, "_path", id(dist)))
-    if key not in known:
-        meta = dist.metadata
-        known[key] = (meta["Name"] or "?", meta["Version"] or "")
-    return known[key]
-
-
 def _dist_version(dist: str) -> str:
+    import importlib.metadata as importlib_metadata
+
     try:
         return importlib_metadata.version(dist)
     except importlib_metadata.PackageNotFoundError:
@@ -404,13 +416,16 @@ def create_host(
     env = os.environ if env is None else env
     if strict is None:
         strict = _env_flag(env, "ECHO_STRICT_PLUGINS")
-    host = PluginHost(strict=strict, disabled=set(disabled) | disabled_from_env(env))
+    installed = (installed_plugins(ENTRY_POINT_GROUP, CORE_DISTRIBUTION, env=env)
+                 if load_entry_points else None)
+    host = PluginHost(strict=strict, disabled=set(disabled) | disabled_from_env(env),
+                      core_version=installed.core_version if installed else None)
     if _env_flag(env, "ECHO_TRACE_PLUGINS"):
         from echo_core.plugin_trace import trace_hook_calls
 
         trace_hook_calls(host.pm)
-    if load_entry_points:
-        host.load_entry_points(dists=plugin_dists_from_env(env))
+    if installed is not None:
+        host.load_entry_points(dists=plugin_dists_from_env(env), installed=installed)
     for name, plugin in extra:
         host.add(name, plugin)
     host.check_pending()
