@@ -22,6 +22,7 @@ from echo_core.entity_cache import EntityNames
 from echo_core.errors import EchoError, ExitCode
 from echo_core.history import NoteHistory
 from echo_core.models import Note
+from echo_core.own_writes import OwnWrites
 from echo_core.plugins import PluginHost, create_host
 from echo_core.protocols import Queue, Ranker, Storage, Tokenizer
 from echo_core.ranker_upkeep import RankerUpkeep, open_ranker
@@ -99,13 +100,18 @@ class EchoContext:
         return self._make_vault(keep_ranker=False)
 
     def _make_vault(self, *, keep_ranker: bool) -> Vault:
-        return Vault(
-            self.storage,
-            self.manifest,
-            on_written=self._note_written if keep_ranker else self._announce_written,
-            on_deleted=self._note_deleted if keep_ranker else self._announce_deleted,
-            keep_prior=self.keep_prior_text,
-        )
+        if not keep_ranker:
+            return Vault(self.storage, self.manifest, on_written=self._announce_written,
+                         on_deleted=self._announce_deleted, keep_prior=self.keep_prior_text)
+        return Vault(self.storage, self.manifest, on_written=self._note_written,
+                     on_deleted=self._note_deleted, keep_prior=self.keep_prior_text,
+                     on_writing=self.own_writes.writing)
+
+    @functools.cached_property
+    def own_writes(self) -> OwnWrites:
+        """The notes this context wrote in the running operation, recorded as seen once
+        it succeeds (``echo_core.own_writes``; ``run_operation`` settles them)."""
+        return OwnWrites(self.storage)
 
     @functools.cached_property
     def history(self) -> NoteHistory:
@@ -205,10 +211,12 @@ class EchoContext:
     def _note_written(self, note: Note) -> None:
         self._announce_written(note)
         self._keep_ranker_current(lambda upkeep: upkeep.note_written(note))
+        self.own_writes.written(note.path, note.text)
 
     def _note_deleted(self, path: str) -> None:
         self._announce_deleted(path)
         self._keep_ranker_current(lambda upkeep: upkeep.note_deleted(path))
+        self.own_writes.written(path, None)
 
     def _keep_ranker_current(self, change: Callable[[RankerUpkeep], None]) -> None:
         """Apply a note change to the active ranker. A ranker that is not installed is

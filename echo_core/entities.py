@@ -33,6 +33,7 @@ from echo_core.errors import EchoError, ExitCode, NotConfiguredError, not_found
 from echo_core.models import Entity
 from echo_core.name_matching import Match as Match  # noqa: PLC0414
 from echo_core.name_matching import NameTokens as NameTokens  # noqa: PLC0414
+from echo_core.name_matching import answering_to as answering_to  # noqa: PLC0414
 from echo_core.name_matching import candidate_tokens as candidate_tokens  # noqa: PLC0414
 from echo_core.name_matching import entity_keys as entity_keys  # noqa: PLC0414
 from echo_core.name_matching import entity_name_tokens as entity_name_tokens  # noqa: PLC0414
@@ -40,6 +41,7 @@ from echo_core.name_matching import entity_names as entity_names  # noqa: PLC041
 from echo_core.name_matching import entity_terms as entity_terms  # noqa: PLC0414
 from echo_core.name_matching import name_score as name_score  # noqa: PLC0414
 from echo_core.name_matching import rank_matches as rank_matches  # noqa: PLC0414
+from echo_core.name_matching import shared_name_tokens as shared_name_tokens  # noqa: PLC0414
 from echo_core.names import name_key, name_tokens
 from echo_core.protocols import Storage
 
@@ -155,12 +157,9 @@ class EntityIndex:
 
     def named(self, mention: str, kind: str | None = None) -> list[Entity]:
         """The ``exact`` matches whose title or an alias (not only the slug) equals
-        ``mention`` up to case and punctuation: who answers to that name. A slug is made
-        from a title, cut and suffixed, so another title can meet it ("Con Note" and the
-        slug ``con-note`` of "Con"); callers that must not merge two names use this."""
-        key = name_key(mention)
-        return [e for e in self.exact(mention, kind)
-                if any(name_key(n) == key for n in entity_names(e))]
+        ``mention`` up to case and punctuation: who answers to that name
+        (``answering_to``)."""
+        return answering_to(mention, self.exact(mention, kind))
 
     def document_frequency(self, token: str) -> int:
         """How many entities have ``token`` among their name tokens."""
@@ -203,12 +202,25 @@ class EntityIndex:
         stored = self._name_tokens.get(entity.slug)
         names = stored if stored is not None and self.entities.get(entity.slug) == entity \
             else entity_name_tokens(entity)
-        return frozenset(t for n in names for t in tokens & n)
+        return shared_name_tokens(tokens, names)
 
     def names_by_key(self) -> dict[str, set[str]]:
-        """name key -> slugs (read-only use: auto-linking scans it)."""
+        """name key -> slugs (read-only use: lint scans it whole)."""
         self._named()
         return self._by_key
+
+    def slugs_by_keys(self, keys: Iterable[str]) -> dict[str, set[str]]:
+        """name key -> slugs answering to it, for those of ``keys`` that name something
+        (copies: the caller may keep them)."""
+        self._named()
+        by_key = self._by_key
+        return {key: set(by_key[key]) for key in keys if by_key.get(key)}
+
+    def name_keys_sized(self, shortest: int, longest: int) -> list[str]:
+        """Every distinct name key of ``shortest`` to ``longest`` characters, sorted."""
+        self._named()
+        return sorted(k for k, slugs in self._by_key.items()
+                      if slugs and shortest <= len(k) <= longest)
 
 
 def apply_journal_record(index: EntityIndex, record: tuple[str, str, Entity | None]) -> None:
@@ -218,6 +230,20 @@ def apply_journal_record(index: EntityIndex, record: tuple[str, str, Entity | No
         index.put(entity)
     else:
         index.remove(slug)
+
+
+def _records(puts: Sequence[Entity], deletes: Sequence[str],
+             op_id: str | None) -> list[dict[str, Any]]:
+    """The journal records of a change: a put per entity, a del per slug, and ``op_id`` on
+    the last one (all lines landed before it; a change of nothing gets a "mark" line)."""
+    records: list[dict[str, Any]] = [
+        {"op": "put", "slug": e.slug, "e": entity_to_json(e)} for e in puts]
+    records += [{"op": "del", "slug": slug} for slug in deletes]
+    if op_id is not None:
+        if not records:
+            records.append({"op": "mark"})
+        records[-1]["op_id"] = op_id
+    return records
 
 
 @attrs.frozen
@@ -295,6 +321,11 @@ class EntityStore:
         """The ``entities`` mapping of a snapshot's text (``EchoError`` when unreadable)."""
         return cls._parse_snapshot(text)[0]
 
+    @classmethod
+    def parse_snapshot_and_ops(cls, text: str) -> tuple[dict[str, Any], list[str]]:
+        """``(entities mapping, the operation ids it keeps)`` of a snapshot's text."""
+        return cls._parse_snapshot(text)
+
     @staticmethod
     def _parse_snapshot(text: str) -> tuple[dict[str, Any], list[str]]:
         """``(entities mapping, kept op ids)`` of a snapshot's text."""
@@ -328,19 +359,13 @@ class EntityStore:
         true only once every change is recorded. With no changes, a line holding only the
         op id is appended."""
         index = self.load()
-        records: list[dict[str, Any]] = []
         for entity in puts:
             index.put(entity)
-            records.append({"op": "put", "slug": entity.slug, "e": entity_to_json(entity)})
         for slug in deletes:
             if index.get(slug) is None:
                 raise not_found(f"no entity {slug!r} in the index")
             index.remove(slug)
-            records.append({"op": "del", "slug": slug})
-        if op_id is not None:
-            if not records:
-                records.append({"op": "mark"})
-            records[-1]["op_id"] = op_id  # on the last line: all lines landed before it
+        records = _records(puts, deletes, op_id)
         if len(records) > 1:
             self._append_all(records)
         else:
@@ -352,6 +377,24 @@ class EntityStore:
             self.compact(index)
         self._signature = self._current_signature()
         return index
+
+    def record(self, puts: Sequence[Entity] = (), deletes: Sequence[str] = (), *,
+               op_id: str | None = None) -> None:
+        """``apply`` without reading the index: the same journal lines and commit point
+        (``op_id`` on the last line), for a caller that holds the vault lock and checked
+        the changes against a current view (the name cache, synced under that lock).
+
+        When this store holds the index as stored it is updated in memory too (``apply``:
+        a server's next ``load`` re-reads nothing); else only the journal is read and
+        rewritten, so a capture's cost does not grow with the number of entities. Folds
+        the journal when due, from the stored texts (``compact_raw``)."""
+        if self._index is not None and self._current_signature() == self._signature:
+            self.apply(puts, deletes, op_id=op_id)
+            return
+        self._append_all(_records(puts, deletes, op_id))
+        self._index = None
+        if self._compaction_due():
+            self.compact_raw()
 
     def _append(self, record: dict[str, Any]) -> None:
         # seq keeps every line distinct (append_line skips identical lines)
@@ -409,9 +452,7 @@ class EntityStore:
         lock and checked the changes against a current view, e.g. the name cache): the
         way a sweep records many changes to a large index. Folds the journal once it is
         long (``compact_raw``)."""
-        records: list[dict[str, Any]] = [
-            {"op": "put", "slug": e.slug, "e": entity_to_json(e)} for e in puts]
-        records += [{"op": "del", "slug": slug} for slug in deletes]
+        records = _records(puts, deletes, None)
         if not records:
             return
         self._append_all(records)

@@ -43,14 +43,18 @@ from echo_core.entities import (
     EntityStore,
     Match,
     NameTokens,
+    answering_to,
     candidate_tokens,
     entity_from_json,
     entity_keys,
+    entity_name_tokens,
     entity_terms,
     file_signature,
+    journal_op_id,
     journal_record,
     name_score,
     rank_matches,
+    shared_name_tokens,
 )
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Entity
@@ -60,7 +64,8 @@ from echo_core.protocols import Storage
 log = logging.getLogger("echo_memory")
 
 #: Bumped when the tables change; a cache of another version is rebuilt.
-CACHE_SCHEMA = 3  # 2: name keys keep the marks of non-Latin letters; 3: path index
+CACHE_SCHEMA = 4  # 2: name keys keep the marks of non-Latin letters; 3: path index;
+#                  4: key lengths and operation ids (capture answers from the cache)
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).
 BUSY_TIMEOUT = 30.0
@@ -74,12 +79,15 @@ CREATE TABLE IF NOT EXISTS entities(
     names TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS entities_path ON entities(path);
 CREATE TABLE IF NOT EXISTS name_keys(
-    key TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(key, id)) WITHOUT ROWID;
+    key TEXT NOT NULL, id INTEGER NOT NULL, klen INTEGER NOT NULL,
+    PRIMARY KEY(key, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS name_keys_klen ON name_keys(klen, key);
 CREATE TABLE IF NOT EXISTS name_tokens(
     token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(token, id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS token_df(token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ops(op_id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
-_TABLES = ("meta", "entities", "name_keys", "name_tokens", "token_df")
+_TABLES = ("meta", "entities", "name_keys", "name_tokens", "token_df", "ops")
 _ENTITY_COLUMNS = "slug, path, kind, title, aliases, h, names"
 
 Stat = tuple[int, float] | None
@@ -188,6 +196,48 @@ class EntityNames:
             "ORDER BY e.slug", (key,)).fetchall())
         found = [_row_entity(row) for row in rows]
         return [e for e in found if kind is None or e.kind == kind]
+
+    def named(self, mention: str, kind: str | None = None) -> list[Entity]:
+        """The ``exact`` matches whose title or an alias (not only the slug) has
+        ``mention``'s name key (``EntityIndex.named``)."""
+        return answering_to(mention, self.exact(mention, kind))
+
+    def by_path(self, path: str) -> Entity | None:
+        """The entry whose note is at ``path``."""
+        return self.by_paths([path]).get(path)
+
+    def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
+        """Tokens ``mention`` shares with any name of ``entity``."""
+        return shared_name_tokens(name_tokens(mention), entity_name_tokens(entity))
+
+    def slugs_by_keys(self, keys: Iterable[str]) -> dict[str, set[str]]:
+        """name key -> slugs answering to it, for those of ``keys`` that name something
+        (one query per 500 keys)."""
+        wanted = sorted(set(keys))
+        found: dict[str, set[str]] = {}
+        if not wanted:
+            return found
+        rows = self._query(lambda db: [
+            row for chunk in _chunks(wanted) for row in db.execute(
+                "SELECT k.key, e.slug FROM name_keys k JOIN entities e ON e.id = k.id "
+                f"WHERE k.key IN ({','.join('?' * len(chunk))})", chunk)])
+        for key, slug in rows:
+            found.setdefault(key, set()).add(slug)
+        return found
+
+    def name_keys_sized(self, shortest: int, longest: int) -> list[str]:
+        """Every distinct name key of ``shortest`` to ``longest`` characters, sorted (one
+        range of an index, not every key)."""
+        return self._query(lambda db: [row[0] for row in db.execute(
+            "SELECT DISTINCT key FROM name_keys WHERE klen BETWEEN ? AND ? ORDER BY key",
+            (shortest, longest))])
+
+    def has_op(self, op_id: str) -> bool:
+        """Whether the operation ``op_id`` was committed to the entity store (its id on a
+        journal line, or among the ids the snapshot keeps): ``EntityStore.has_op`` without
+        loading the store. The caller holds the vault lock for an answer that stays true."""
+        return self._query(lambda db: db.execute(
+            "SELECT 1 FROM ops WHERE op_id = ?", (op_id,)).fetchone() is not None)
 
     def document_frequency(self, token: str) -> int:
         """How many entities have ``token`` among their name tokens."""
@@ -375,7 +425,8 @@ class EntityNames:
                 journal[:offset].encode("utf-8")).hexdigest() != stored.get("prefix"):
             return False
         end = journal.rfind("\n") + 1
-        for line in journal[offset:end].splitlines():
+        lines = journal[offset:end].splitlines()
+        for line in lines:
             record = journal_record(line)
             if record is None:
                 continue
@@ -383,6 +434,7 @@ class EntityNames:
             self._remove(db, slug)
             if entity is not None:
                 self._insert(db, [entity])
+        self._add_ops(db, lines)
         self._save(db, signature, journal)
         return True
 
@@ -400,10 +452,15 @@ class EntityNames:
         texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
         entities: dict[str, Entity] = {}
         snapshot = texts.get(SNAPSHOT_PATH)
+        kept: list[str] = []
         if snapshot:
-            for slug, raw in EntityStore.parse_snapshot(snapshot).items():
+            raw_entities, kept = EntityStore.parse_snapshot_and_ops(snapshot)
+            for slug, raw in raw_entities.items():
                 entities[slug] = entity_from_json(slug, raw)
         journal = texts.get(JOURNAL_PATH) or ""
+        db.execute("DELETE FROM ops")
+        db.executemany("INSERT OR IGNORE INTO ops VALUES (?)", [(k,) for k in kept])
+        self._add_ops(db, journal[:journal.rfind("\n") + 1].splitlines())
         for line in journal.splitlines():
             record = journal_record(line)
             if record is None:
@@ -426,17 +483,23 @@ class EntityNames:
         self._save(db, signature, journal)
 
     @staticmethod
+    def _add_ops(db: sqlite3.Connection, lines: Iterable[str]) -> None:
+        """Record the operation ids these journal lines carry (``has_op``)."""
+        found = [(op_id,) for line in lines if (op_id := journal_op_id(line)) is not None]
+        db.executemany("INSERT OR IGNORE INTO ops VALUES (?)", found)
+
+    @staticmethod
     def _insert(db: sqlite3.Connection, entities: Sequence[Entity]) -> None:
         """Add entities (none of them present)."""
         next_id = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM entities").fetchone()[0])
         rows: list[tuple[Any, ...]] = []
-        keys: list[tuple[str, int]] = []
+        keys: list[tuple[str, int, int]] = []
         tokens: list[tuple[str, int]] = []
         df: dict[str, int] = {}
         for number, entity in enumerate(entities, next_id):
             entity_keys_, names = entity_terms(entity)
             rows.append((number, *_entity_row(entity, names)))
-            keys.extend((key, number) for key in entity_keys_)
+            keys.extend((key, number, len(key)) for key in entity_keys_)
             for token in frozenset().union(*names):
                 tokens.append((token, number))
                 df[token] = df.get(token, 0) + 1
@@ -444,7 +507,7 @@ class EntityNames:
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         keys.sort()
         tokens.sort()
-        db.executemany("INSERT INTO name_keys VALUES (?, ?)", keys)
+        db.executemany("INSERT INTO name_keys VALUES (?, ?, ?)", keys)
         db.executemany("INSERT INTO name_tokens VALUES (?, ?)", tokens)
         db.executemany("INSERT INTO token_df VALUES (?, ?) ON CONFLICT(token) "
                        "DO UPDATE SET n = n + excluded.n", sorted(df.items()))

@@ -36,6 +36,20 @@ class Match:
 NameTokens = tuple[frozenset[str], ...]
 
 
+def answering_to(mention: str, found: Iterable[Entity]) -> list[Entity]:
+    """Those of ``found`` (``exact`` matches of ``mention``) whose title or an alias, not
+    only the slug, has ``mention``'s name key (``EntityLookup.named``). A slug is made from
+    a title, cut and suffixed, so another title can meet it ("Con Note" and the slug
+    ``con-note`` of "Con"); callers that must not merge two names use this."""
+    key = name_key(mention)
+    return [e for e in found if any(name_key(n) == key for n in entity_names(e))]
+
+
+def shared_name_tokens(tokens: frozenset[str], names: NameTokens) -> frozenset[str]:
+    """The ``tokens`` of a mention that one of ``names`` (an entity's) holds too."""
+    return frozenset(t for n in names for t in tokens & n)
+
+
 def entity_name_tokens(entity: Entity) -> NameTokens:
     """``name_tokens`` of each of the entity's names, title first."""
     return tuple(name_tokens(n) for n in entity_names(entity))

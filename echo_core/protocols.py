@@ -9,12 +9,15 @@ from __future__ import annotations
 import errno
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from echo_core.errors import UnavailableError
-from echo_core.models import FileStat
+from echo_core.models import Entity, FileStat
+
+if TYPE_CHECKING:
+    from echo_core.name_matching import Match
 
 
 @runtime_checkable
@@ -243,6 +246,54 @@ class Expander(Protocol):
         spaces is a phrase (tokens in order): recall lets it boost what the query's own
         words found and bring in only documents holding the whole phrase
         (``echo_core.ops.recall_phrases``)."""
+        ...
+
+
+class EntityLookup(Protocol):
+    """The entity lookups a capture, its duplicate gate and auto-linking need, answered
+    the same by the in-memory ``EntityIndex`` and by the SQLite name cache
+    (``EntityNames``), which answers them without loading every entity. Names match up
+    to case, accents, hyphens, spaces and punctuation (``name_key``)."""
+
+    def get(self, slug: str) -> Entity | None:
+        """The entry for ``slug``."""
+        ...
+
+    def by_path(self, path: str) -> Entity | None:
+        """The entry whose note is at ``path``."""
+        ...
+
+    def exact(self, mention: str, kind: str | None = None) -> list[Entity]:
+        """Entities whose slug, title or an alias has ``mention``'s name key (of ``kind``
+        when given), sorted by slug."""
+        ...
+
+    def named(self, mention: str, kind: str | None = None) -> list[Entity]:
+        """The ``exact`` matches whose title or an alias (not only the slug) has
+        ``mention``'s name key: who answers to that name."""
+        ...
+
+    def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
+              limit: int = 5, max_df: int | None = None) -> list[Match]:
+        """Entities whose names share tokens with ``mention``, best first."""
+        ...
+
+    def document_frequency(self, token: str) -> int:
+        """How many entities have ``token`` among their name tokens."""
+        ...
+
+    def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
+        """Tokens ``mention`` shares with any name of ``entity``."""
+        ...
+
+    def slugs_by_keys(self, keys: Iterable[str]) -> dict[str, set[str]]:
+        """name key -> slugs answering to it (slug, title or alias), for those of
+        ``keys`` that name something."""
+        ...
+
+    def name_keys_sized(self, shortest: int, longest: int) -> list[str]:
+        """Every distinct name key of ``shortest`` to ``longest`` characters (what a
+        search for names a few edits away from a mention must compare it with)."""
         ...
 
 

@@ -46,7 +46,7 @@ def _ignore_written(note: Note) -> None:
     return None
 
 
-def _ignore_deleted(path: str) -> None:
+def _ignore_path(path: str) -> None:
     return None
 
 
@@ -54,7 +54,9 @@ class Vault:
     """Note-level access to one vault.
 
     ``on_written(note)`` / ``on_deleted(path)`` are called after each durable change;
-    the context wires them to the event hooks.
+    the context wires them to the event hooks. ``on_writing(path)`` is called just before
+    each write, append or delete (the context notes the folder's stamp then:
+    ``echo_core.own_writes``).
 
     ``keep_prior(path, text)``, when given, is called *before* ``write_note`` replaces an
     existing note whose text differs from the new one, and before ``delete_note``, with
@@ -69,13 +71,15 @@ class Vault:
         manifest: RoutingManifest,
         *,
         on_written: Callable[[Note], None] = _ignore_written,
-        on_deleted: Callable[[str], None] = _ignore_deleted,
+        on_deleted: Callable[[str], None] = _ignore_path,
         keep_prior: Callable[[str, str], None] | None = None,
+        on_writing: Callable[[str], None] = _ignore_path,
     ) -> None:
         self.storage = storage
         self.manifest = manifest
         self._on_written = on_written
         self._on_deleted = on_deleted
+        self._on_writing = on_writing
         self._keep_prior = keep_prior
 
     def read_note(self, path: str) -> Note:
@@ -105,6 +109,7 @@ class Vault:
             before = prior if prior is not None else self._current_text(clean)
             if before is not None and before != text:
                 self._keep_prior(clean, before)
+        self._on_writing(clean)
         self.storage.write(clean, text)
         note = parse_note(clean, text)
         self._on_written(note)
@@ -121,6 +126,7 @@ class Vault:
     def append_line(self, path: str, line: str) -> bool:
         """Idempotently append one line; fires ``on_written`` only when appended."""
         clean = normalize_path(path)
+        self._on_writing(clean)
         changed = self.storage.append_line(clean, line)
         if changed:
             self._on_written(parse_note(clean, self.storage.read(clean)))
@@ -141,6 +147,7 @@ class Vault:
         clean = normalize_path(path)
         if self._keep_prior is not None and (before := self._current_text(clean)) is not None:
             self._keep_prior(clean, before)
+        self._on_writing(clean)
         self.storage.delete(clean)
         self._on_deleted(clean)
 

@@ -21,7 +21,7 @@ from echo_core.context import EchoContext
 from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, EntityIndex, EntityStore
 from echo_core.entity_cache import EntityNames
 from echo_core.models import Entity
-from echo_core.names import name_tokens, token_set_similarity
+from echo_core.names import name_key, name_tokens, token_set_similarity
 from tests.capture_kit import VaultBox
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,9 +72,19 @@ def _same_answers(names: EntityNames, index: EntityIndex) -> None:
     tokens = {t for e in index.entities.values() for n in (e.title, *e.aliases) for t in name_tokens(n)}
     for token in tokens | {"absent"}:
         assert names.document_frequency(token) == index.document_frequency(token), token
+    for entity in index.entities.values():
+        assert names.by_path(entity.path) == entity
+        for mention in MENTIONS:
+            assert names.shared_tokens(mention, entity) == index.shared_tokens(mention, entity)
+    assert names.by_path("resources/concepts/absent.md") is None
+    keys = [name_key(m) for m in MENTIONS] + [name_key(e.slug) for e in index.entities.values()]
+    assert names.slugs_by_keys(keys) == index.slugs_by_keys(keys)
+    for shortest, longest in ((0, 100), (5, 7), (12, 12), (30, 40)):
+        assert names.name_keys_sized(shortest, longest) == index.name_keys_sized(shortest, longest)
     for mention in MENTIONS:
         for kind in (None, "company", "concept"):
             assert names.exact(mention, kind) == index.exact(mention, kind), (mention, kind)
+            assert names.named(mention, kind) == index.named(mention, kind), (mention, kind)
             for max_df in (None, 1, 3):
                 for min_score in (0.5, 0.8):
                     got = names.fuzzy(mention, kind=kind, min_score=min_score, limit=50, max_df=max_df)
@@ -292,3 +302,53 @@ def test_a_recall_right_after_a_capture_sees_the_new_entity(box: VaultBox) -> No
     box.capture("Compiler Notes", kind="concept", body="See [[grace-hopper]] for history.")
     found = recall(ctx, "compiler notes history").data
     assert "resources/people/grace-hopper.md" in {h.path for h in (*found.primary, *found.linked)}
+
+
+def test_operation_ids_are_known_without_loading_the_store(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``has_op`` answers as ``EntityStore.has_op`` does, from the journal and from the ids
+    a compacted snapshot keeps, across processes (a fresh cache is rebuilt with them)."""
+    monkeypatch.setattr(echo_core.entities, "COMPACT_AFTER", 4)
+    ctx = box.ctx()
+    names = box.ctx().entity_names
+    with ctx.storage.lock():
+        for n, entity in enumerate(ENTITIES[:3]):
+            ctx.entities.record([entity], op_id=f"op-{n}")
+    assert [names.has_op(f"op-{n}") for n in range(4)] == [True, True, True, False]
+    with ctx.storage.lock():
+        for n, entity in enumerate(ENTITIES[3:], 3):
+            ctx.entities.record([entity], op_id=f"op-{n}")
+    assert (box.vault / JOURNAL_PATH).read_text().count("\n") < 4  # compacted
+    fresh = box.ctx().entity_names
+    fresh.path.unlink()  # type: ignore[union-attr]
+    for cache in (names, fresh):
+        for n in range(len(ENTITIES)):
+            assert cache.has_op(f"op-{n}") is box.ctx().entities.has_op(f"op-{n}") is True
+        assert not cache.has_op("op-never")
+    _same_answers(fresh, box.index())
+
+
+def test_a_capture_answers_from_the_cache_without_loading_the_store(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Create, update, auto-link, a gate stop and a replayed operation: none loads every
+    entity (a fresh process at 100k entities would pay a second and 190 MB for it)."""
+    from echo_core.models import CaptureRequest
+    from echo_core.ops.capture import capture
+
+    assert box.capture("Grace Hopper", kind="person", body="COBOL").ok
+    box.ctx().entity_names.get("grace-hopper")  # the cache exists, as after any command
+
+    def no_load(self: EntityStore) -> EntityIndex:
+        raise AssertionError("the entity store must not be loaded")
+
+    monkeypatch.setattr(EntityStore, "load", no_load)
+    assert box.capture("Ada Lovelace", kind="person", body="Worked with Grace Hopper.").ok
+    assert "[[grace-hopper]]" in box.read("resources/people/ada-lovelace.md")
+    assert box.capture("Grace Hopper", kind="person", body="Nanoseconds.").action == "updated"
+    assert box.capture("Grace Hoper", kind="person", body="typo").action == "duplicate-gate"
+    request = CaptureRequest(title="Alan Turing", kind="person", body="Enigma")
+    assert capture(box.ctx(), request, op_id="0123456789abcdef").action == "created"
+    assert capture(box.ctx(), request, op_id="0123456789abcdef").action == "unchanged"
+    monkeypatch.undo()
+    assert {"ada-lovelace", "alan-turing", "grace-hopper"} <= set(box.index().entities)
+    assert "grace-hoper" not in box.index().entities

@@ -258,7 +258,7 @@ def test_a_capture_resumed_after_a_crash_is_logged_once(box: VaultBox,
     def killed(self: EntityStore, *args: Any, **kwargs: Any) -> None:
         raise Killed("killed before the commit point")
 
-    monkeypatch.setattr(EntityStore, "apply", killed)
+    monkeypatch.setattr(EntityStore, "record", killed)
     request = CaptureRequest(title="Kappa Engine", kind="concept", body="second")
     with pytest.raises(Killed):
         capture(box.ctx(), request, op_id="fedcba9876543210")

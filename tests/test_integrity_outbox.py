@@ -136,7 +136,7 @@ def test_a_capture_that_partly_landed_is_finished_not_replayed_whole(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The note is written, then the entity-journal append meets an outage (a 503 on a
     remote vault): the capture is queued; after the flush the fact is there once."""
-    real_apply = EntityStore.apply
+    real_record = EntityStore.record
     calls = {"n": 0}
 
     def outage(self: EntityStore, *args: Any, **kwargs: Any) -> Any:
@@ -144,13 +144,13 @@ def test_a_capture_that_partly_landed_is_finished_not_replayed_whole(
         raise BackendUnavailable("503 Service Unavailable (test)")
 
     capture(ctx, CaptureRequest(title="Lambda Calculus", kind="concept", body="first fact"))
-    monkeypatch.setattr(EntityStore, "apply", outage)
+    monkeypatch.setattr(EntityStore, "record", outage)
     queued = capture(ctx, CaptureRequest(title="Lambda Calculus", kind="concept",
                                          body="second fact lands once"))
     created = capture(ctx, CaptureRequest(title="Type Theory", kind="concept",
                                           body="created during the outage"))
     assert (queued.action, created.action) == ("queued", "queued")
-    monkeypatch.setattr(EntityStore, "apply", real_apply)
+    monkeypatch.setattr(EntityStore, "record", real_record)
     result = flush(make_ctx(tmp_path, env)).data
     assert (result.synced, result.pending, result.needs_attention) == (2, 0, 0)
     vault = tmp_path / "vault"
@@ -164,15 +164,15 @@ def test_a_capture_that_partly_landed_is_finished_not_replayed_whole(
 def test_a_killed_capture_leaves_no_orphan_and_the_next_capture_makes_no_duplicate(
         ctx: EchoContext, tmp_path: Path, env: dict[str, str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    real_apply = EntityStore.apply
+    real_record = EntityStore.record
 
     def killed(self: EntityStore, *args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt  # killed after the note write, before the index entry
 
-    monkeypatch.setattr(EntityStore, "apply", killed)
+    monkeypatch.setattr(EntityStore, "record", killed)
     with pytest.raises(KeyboardInterrupt):
         capture(ctx, CaptureRequest(title="Monads", kind="concept", body="killed fact"))
-    monkeypatch.setattr(EntityStore, "apply", real_apply)
+    monkeypatch.setattr(EntityStore, "record", real_record)
     again = make_ctx(tmp_path, env)
     for n in range(3):
         envelope = capture(again, CaptureRequest(title="Monads", kind="concept",

@@ -8,7 +8,9 @@ for every verb). During the run: a missing vault folder the operation meets beco
 ``vault_missing_error`` (69 "mount or restore" for a folder this machine used, 78 "not a
 vault" otherwise), so no verb reports it in its own words. An operation declared
 ``fresh`` first lets the indexes catch up with notes edited outside echo-memory
-(``echo_core.ops.freshness.freshen_for``).
+(``echo_core.ops.freshness.freshen_for``). After a run that succeeded, the notes it
+wrote are recorded as seen (``echo_core.own_writes``), so the next check does not take
+them for hand edits.
 """
 
 from __future__ import annotations
@@ -36,15 +38,27 @@ def run_operation(op: Operation[Any], ctx: Any, params: Any) -> Envelope[Any]:
     """``op.run(ctx, params)`` after ``check_before_run``; a missing vault folder met on
     the way is reported as ``vault_missing_error`` (a ``BackendUnavailable`` or 78)."""
     check_before_run(op, ctx)
+    own = getattr(ctx, "own_writes", None)
     try:
         if op.fresh is not None:
             from echo_core.ops.freshness import freshen_for
 
             freshen_for(ctx, op.fresh)
-        return op.run(ctx, params)
+        if own is not None:
+            own.forget()  # the check's own syncs are recorded by the check
+        done = op.run(ctx, params)
     except VaultMissing as down:
+        if own is not None:
+            own.forget()
         if not op.needs_vault:
             raise
         from echo_core.vault_seen import vault_missing_error
 
         raise vault_missing_error(ctx, down) from None
+    except BaseException:
+        if own is not None:
+            own.forget()
+        raise
+    if own is not None:
+        own.settle(ctx)
+    return done

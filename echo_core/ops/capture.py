@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
-from echo_core.entities import EntityIndex, Match, content_hash
+from echo_core.entities import Match, content_hash
 from echo_core.errors import not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
@@ -23,7 +23,7 @@ from echo_core.ops.links import RELATED_HEADING, link_mentioned, link_target, na
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
-from echo_core.protocols import BackendUnavailable, Storage
+from echo_core.protocols import BackendUnavailable, EntityLookup, Storage
 from echo_core.routing import KindRoute
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised
@@ -86,31 +86,38 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
     route = ctx.manifest.route(req.kind)
     with ctx.vault.storage.lock():
         recover_pending(ctx)
-        if ctx.entities.has_op(op_id):
-            return Envelope(True, Action.UNCHANGED, f"capture {op_id} landed already; nothing to do",
-                            CaptureResult(kind=req.kind, changed=False))
-        index = ctx.entities.load()
-        target = None if req.force else _resolve_target(ctx.vault.storage, index, req, route,
-                                                        today)
-        near = _near_duplicates(index, req, target)
-        stop: GateStop | None = None
-        if target is None and not req.force:
-            gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
-            stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
-        if req.dry_run:
-            return _dry_run(ctx, req, route, index, target, near, stop, today)
-        if stop is not None:
-            candidates = tuple(dict(c) for c in stop.candidates)
-            return Envelope(False, Action.DUPLICATE_GATE, gate_message(stop, str(req.kind)),
-                            CaptureResult(kind=req.kind, near_duplicates=near,
-                                          candidates=candidates, would_gate=True,
-                                          changed=False))
-        if target is not None:
-            if req.merge_into:
-                record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
-                                           "slug": target.slug})
-            return _update(ctx, req, route, index, target, near, op_id, today)
-        return _create(ctx, req, route, index, near, op_id, today)
+        # the name cache, synced once under the lock: as current as a fresh load of the
+        # entity store, without building every entity (SPEC §2.1 at any vault size)
+        index = ctx.entity_names
+        with index.one_snapshot():
+            return _capture_locked(ctx, req, route, index, op_id, today)
+
+
+def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
+                    index: EntityLookup, op_id: str, today: _dt.date) -> Envelope[CaptureResult]:
+    """Resolve, gate, then update or create; the caller holds the vault lock."""
+    if ctx.entity_names.has_op(op_id):
+        return Envelope(True, Action.UNCHANGED, f"capture {op_id} landed already; nothing to do",
+                        CaptureResult(kind=req.kind, changed=False))
+    target = None if req.force else _resolve_target(ctx.vault.storage, index, req, route, today)
+    near = _near_duplicates(index, req, target)
+    stop: GateStop | None = None
+    if target is None and not req.force:
+        gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
+        stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
+    if req.dry_run:
+        return _dry_run(ctx, req, route, index, target, near, stop, today)
+    if stop is not None:
+        candidates = tuple(dict(c) for c in stop.candidates)
+        return Envelope(False, Action.DUPLICATE_GATE, gate_message(stop, str(req.kind)),
+                        CaptureResult(kind=req.kind, near_duplicates=near,
+                                      candidates=candidates, would_gate=True, changed=False))
+    if target is not None:
+        if req.merge_into:
+            record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
+                                       "slug": target.slug})
+        return _update(ctx, req, route, index, target, near, op_id, today)
+    return _create(ctx, req, route, index, near, op_id, today)
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
@@ -126,7 +133,7 @@ def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
     return Envelope(True, Action.INBOX, message, CaptureResult(path=INBOX_PATH, changed=changed))
 
 
-def _resolve_target(storage: Storage, index: EntityIndex, req: CaptureRequest,
+def _resolve_target(storage: Storage, index: EntityLookup, req: CaptureRequest,
                     route: KindRoute, today: _dt.date) -> Entity | None:
     """The entity this capture updates: ``merge_into``'s, else the one whose title or
     alias is the title (any case or punctuation) or whose slug it is as written; never
@@ -145,7 +152,7 @@ def _resolve_target(storage: Storage, index: EntityIndex, req: CaptureRequest,
     return matches[0] if matches else _unindexed_note(storage, index, req, route, today)
 
 
-def _unindexed_note(storage: Storage, index: EntityIndex, req: CaptureRequest,
+def _unindexed_note(storage: Storage, index: EntityLookup, req: CaptureRequest,
                     route: KindRoute, today: _dt.date) -> Entity | None:
     """The note already at this title's own path when the index does not know it (written
     by hand, or by a capture whose index entry a power cut lost), if its first heading
@@ -163,14 +170,14 @@ def _unindexed_note(storage: Storage, index: EntityIndex, req: CaptureRequest,
     return Entity(slug=slug, path=path, kind=route.kind, title=title or req.title, aliases=aliases)
 
 
-def _near_duplicates(index: EntityIndex, req: CaptureRequest,
+def _near_duplicates(index: EntityLookup, req: CaptureRequest,
                      target: Entity | None) -> tuple[dict[str, Any], ...]:
     matches: list[Match] = index.fuzzy(req.title, min_score=NEAR_DUPLICATE_SCORE, limit=5)
     return tuple(m.to_candidate() for m in matches
                  if target is None or m.entity.slug != target.slug)
 
 
-def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
+def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
              target: Entity | None, near: tuple[dict[str, Any], ...],
              stop: GateStop | None, today: _dt.date) -> Envelope[CaptureResult]:
     if stop is not None:
@@ -205,7 +212,7 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
     return set_frontmatter_key(text, key, current + added), added
 
 
-def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
+def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
             target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
             today: _dt.date) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
@@ -249,7 +256,7 @@ def _base_slug(req: CaptureRequest, route: KindRoute, today: _dt.date) -> str:
 
 
 def _new_location(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
-                  index: EntityIndex, today: _dt.date) -> tuple[str, str]:
+                  index: EntityLookup, today: _dt.date) -> tuple[str, str]:
     base = _base_slug(req, route, today)
     folder = route.folder_for(req.domain)
     slug, n = base, 1
@@ -282,7 +289,7 @@ def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
             f"## {route.log_heading}\n\n## {RELATED_HEADING}\n")
 
 
-def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityIndex,
+def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
             near: tuple[dict[str, Any], ...], op_id: str,
             today: _dt.date) -> Envelope[CaptureResult]:
     refuse_taken_aliases(index, req.aliases, None)
@@ -301,7 +308,7 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                                   near_duplicates=near))
 
 
-def _autolink(vault: StagedVault, index: EntityIndex, path: str, slug: str, text: str,
+def _autolink(vault: StagedVault, index: EntityLookup, path: str, slug: str, text: str,
               body: str) -> tuple[str, tuple[str, ...], list[Entity]]:
     """Link the note at ``path`` with every other entity its ``body`` names (both ways,
     but never from a durable note to one that expires: ``links.link_mentioned``).

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from echo_core.entities import EntityIndex
 from echo_core.errors import usage_error
 from echo_core.models import Entity, GateStop
 from echo_core.names import name_key
 from echo_core.operations.spelling import spell
+from echo_core.protocols import EntityLookup
 
 
 def gate_message(stop: GateStop, kind: str) -> str:
@@ -22,7 +22,7 @@ def gate_message(stop: GateStop, kind: str) -> str:
             f"again with {spell('force')}")
 
 
-def refuse_taken_aliases(index: EntityIndex, aliases: Iterable[str],
+def refuse_taken_aliases(index: EntityLookup, aliases: Iterable[str],
                          owner: Entity | None) -> None:
     """``EchoError`` (2) when one of ``aliases`` already names another entity than
     ``owner`` (None: a new entity) by its slug, title or an alias, of any kind: one name

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
-from echo_core.entities import EntityIndex
 from echo_core.frontmatter import parse_frontmatter
 from echo_core.models import Entity
 from echo_core.names import is_linkable_name, words
 from echo_core.notes import append_under_heading, wikilinks
+from echo_core.protocols import EntityLookup
 from echo_core.vault import NoteWriter
 
 RELATED_HEADING = "Related"
@@ -18,7 +18,7 @@ MAX_NAME_WORDS = 6
 def link_target(path: str) -> str:
     """The wikilink target for a note path: its file name without ``.md``."""
     stem = path.rsplit("/", 1)[-1]
-    return stem[:-3] if stem.endswith(".md") else stem
+    return stem.removesuffix(".md")
 
 
 def graph_links(path: str, text: str, links: tuple[str, ...]) -> tuple[str, ...]:
@@ -43,24 +43,25 @@ def add_related(text: str, path: str) -> tuple[str, bool]:
     return append_under_heading(text, RELATED_HEADING, [related_line(path)])
 
 
-def named_entities(text: str, index: EntityIndex, *, exclude: set[str]) -> list[Entity]:
+def named_entities(text: str, index: EntityLookup, *, exclude: set[str]) -> list[Entity]:
     """Entities confidently named in ``text``: a whole-word match of a title or alias of
-    at least 4 characters that is not only common words. Ordered by first mention."""
+    at least 4 characters that is not only common words. Ordered by first mention.
+
+    Every run of up to ``MAX_NAME_WORDS`` words is looked up in one batch
+    (``slugs_by_keys``): the cost follows the text, not the number of entities."""
     tokens = words(text)
-    by_key = index.names_by_key()
+    spans = [(start, " ".join(tokens[start:start + width]))
+             for start in range(len(tokens))
+             for width in range(min(MAX_NAME_WORDS, len(tokens) - start), 0, -1)]
+    by_key = index.slugs_by_keys(key for _start, key in spans)
     found: dict[str, Entity] = {}
-    for start in range(len(tokens)):
-        for width in range(min(MAX_NAME_WORDS, len(tokens) - start), 0, -1):
-            key = " ".join(tokens[start:start + width])
-            slugs = by_key.get(key)
-            if not slugs:
+    for _start, key in spans:
+        for slug in sorted(by_key.get(key, ())):
+            entity = index.get(slug)
+            if entity is None or slug in exclude or slug in found:
                 continue
-            for slug in sorted(slugs):
-                entity = index.get(slug)
-                if entity is None or slug in exclude or slug in found:
-                    continue
-                if _named_by(entity, key):
-                    found[slug] = entity
+            if _named_by(entity, key):
+                found[slug] = entity
     return list(found.values())
 
 

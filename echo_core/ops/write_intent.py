@@ -172,7 +172,7 @@ def commit(ctx: EchoContext, stage: StagedVault, entities: Sequence[Entity], op_
         _roll_back(ctx, done)
         _forget(intent)
         raise
-    ctx.entities.apply(puts=list(entities), op_id=op_id)
+    ctx.entities.record(puts=list(entities), op_id=op_id)
     _forget(intent)
 
 
@@ -237,9 +237,9 @@ def recover_pending(ctx: EchoContext) -> Recovered:
                 os.replace(path, path.with_suffix(".bad"))
             continue
         try:
-            if not ctx.entities.has_op(op_id):
+            if not ctx.entity_names.has_op(op_id):
                 conflicts += _finish_writes(ctx, writes)
-                ctx.entities.apply(puts=entities, op_id=op_id)
+                ctx.entities.record(puts=entities, op_id=op_id)
         except BackendUnavailable:  # unreachable again: the intent stays for next time
             raise
         except EchoError as refused:  # this intent cannot be finished: never block the rest

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from echo_core import CaptureRequest, Entity, GateContext, GateStop, Match, entity_names, name_key
-from plugins.gate_duplicate.name_typos import typos_of
+from plugins.gate_duplicate.name_typos import MAX_EDITS, typos_of
 
 THRESHOLD = 0.8
 
@@ -47,11 +47,16 @@ def _token_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list
 
 
 def _typo_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list[Match]:
-    """Same-kind entities whose title or alias ``name`` misspells."""
+    """Same-kind entities whose title or alias ``name`` misspells. Only names of a length
+    within ``MAX_EDITS`` of it can be (each edit changes the length by one at most), so
+    only those are compared."""
     index = ctx.entities
-    by_key = index.names_by_key()
+    key = name_key(name)
+    near = index.name_keys_sized(len(key) - MAX_EDITS, len(key) + MAX_EDITS)
+    typos = typos_of(key, near)
+    by_key = index.slugs_by_keys(t.key for t in typos)
     found = []
-    for typo in typos_of(name_key(name), by_key):
+    for typo in typos:
         for slug in sorted(by_key.get(typo.key, ())):
             entity = index.get(slug)
             if (entity is None or entity.kind != request.kind
