@@ -16,9 +16,7 @@ winning source is recorded so ``doctor`` can say it. The config file is TOML at
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -73,6 +71,8 @@ def vault_scheme(url: str) -> str:
 
 def state_dir_for(base: str, identity: str) -> Path:
     """The per-vault state dir: ``<base>/vaults/<hash of the vault identity>``."""
+    import hashlib  # ~2 ms: not for a start-up that never opens a vault (--help)
+
     digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
     return Path(base).expanduser() / "vaults" / digest
 
@@ -100,6 +100,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise NotConfiguredError(f"cannot read config file {path}: {exc}") from exc
+    import tomllib  # ~1.5 ms: only when there is a file to parse
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

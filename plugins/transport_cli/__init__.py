@@ -8,9 +8,12 @@ the same ``register_commands`` hook every other plugin may use. The skills of th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from echo_core import BuildTarget, Register, hookimpl
+from echo_core import hookimpl
+
+if TYPE_CHECKING:
+    from echo_core import BuildTarget, Register
 
 SKILLS_PART_NAME = "claude-code:transport_cli"
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from echo_core import EchoError, Envelope
+from echo_core import EchoError
 from plugins.transport_cli.cli_kit import AppState, common_options, emit
+
+if TYPE_CHECKING:
+    from echo_core import Envelope
 
 #: The console script the generated Claude Code hooks and skills call.
 EXECUTABLE = "echo-memory"
@@ -48,6 +50,8 @@ def build_command(target: str, out_dir: str, as_json: bool) -> None:
     whole). The hooks run `echo-memory` from PATH; set ECHO_MEMORY_BIN in Claude Code's
     settings env when it is elsewhere. No vault is needed to build.
     """
+    import shutil
+
     import attrs
 
     from echo_core import build

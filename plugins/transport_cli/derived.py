@@ -25,7 +25,6 @@ from echo_core import (
     FieldInfo,
     Kind,
     Operation,
-    OperationRef,
     fields_of,
     parse_params,
     run_operation,
@@ -36,9 +35,12 @@ from plugins.transport_cli.cli_kit import (
     common_options,
     current_context,
     emit,
-    group_options,
     json_requested,
 )
+from plugins.transport_cli.operation_commands import LazyOperationCommand, add_operations
+
+__all__ = ["LazyOperationCommand", "add_operations", "cli_arguments", "command_for",
+           "option_name"]
 
 
 def option_name(info: FieldInfo) -> str:
@@ -199,67 +201,3 @@ def command_for(op: Operation[Any]) -> click.Command:
     command = cls(op.command[-1], params=params, callback=callback, help=op.cli_help)
     common_options(command)
     return command
-
-
-class LazyOperationCommand(click.Command):
-    """Stands in for the command of an ``OperationRef``: listed by its summary, built
-    (importing the declaration) only when it runs or shows its own help. ``finish`` is
-    applied to the built command (the CLI's argument guards)."""
-
-    def __init__(self, name: str, summary: str, load: Callable[[], Operation[Any]],
-                 finish: Callable[[click.Command], None]) -> None:
-        super().__init__(name, help=summary)
-        self._load = load
-        self._finish = finish
-        self._real: click.Command | None = None
-
-    def real(self) -> click.Command:
-        """The command, built on first use."""
-        if self._real is None:
-            self._real = command_for(self._load())
-            self._finish(self._real)
-        return self._real
-
-    def make_context(self, info_name: str | None, args: list[str],
-                     parent: click.Context | None = None, **extra: Any) -> click.Context:
-        return self.real().make_context(info_name, args, parent, **extra)
-
-    def to_info_dict(self, ctx: click.Context) -> dict[str, Any]:
-        return self.real().to_info_dict(ctx)
-
-
-def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef],
-                   load: Callable[[str], Operation[Any] | None],
-                   finish: Callable[[click.Command], None] = lambda command: None,
-                   ) -> dict[str, str]:
-    """Attach a command for each entry to ``cli`` (creating groups for nested words):
-    an ``Operation``'s command is built now, an ``OperationRef``'s when it is used
-    (``load(name)`` gives its declaration). Returns command path -> operation name."""
-    added: dict[str, str] = {}
-    for entry in entries:
-        group = cli
-        for word in entry.command[:-1]:
-            sub = group.commands.get(word)
-            if not isinstance(sub, click.Group):
-                help_text = (entry.group_help if isinstance(entry, OperationRef)
-                             else entry.cli.group_help if entry.cli else "")
-                sub = click.Group(word, help=help_text or f"The {word} commands.",
-                                 params=group_options())
-                group.add_command(sub)
-            group = sub
-        if isinstance(entry, OperationRef):
-            name = entry.name
-
-            def loader(name: str = name) -> Operation[Any]:
-                op = load(name)
-                assert op is not None
-                return op
-
-            command: click.Command = LazyOperationCommand(entry.command[-1], entry.summary,
-                                                          loader, finish)
-        else:
-            command = command_for(entry)
-            finish(command)
-        group.add_command(command)
-        added[" ".join(entry.command)] = entry.name
-    return added

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from echo_core import Envelope
 from plugins.transport_cli.cli_kit import AppState, common_options, emit
+
+if TYPE_CHECKING:
+    from echo_core import Envelope
 
 
 def _render_plugins(env: Envelope[Any]) -> str:
