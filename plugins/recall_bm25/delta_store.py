@@ -20,19 +20,25 @@ and checking one row per transaction is cheaper than filtering every posting.
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
-import numpy as np
-import numpy.typing as npt
 
 from plugins.recall_bm25.layout import CorruptIndex
 
-_Number = TypeVar("_Number", np.int64, np.float64)
+if TYPE_CHECKING:  # numpy is imported by the methods that compute on arrays (search, merge)
+    import numpy as np
+    import numpy.typing as npt
+
+    _Number = TypeVar("_Number", np.int64, np.float64)
+
+#: ``array`` type codes of the stored blobs: term keys int64, term frequencies uint32.
+_KEY_CODE, _TF_CODE = "q", "I"
 
 __all__ = ["DeltaDoc", "DeltaState", "DeltaStore", "DeltaTable", "remove_files"]
 
@@ -77,6 +83,8 @@ class DeltaTable:
 
     def rows(self, doc_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Positions of ``doc_ids`` (all present) in the table."""
+        import numpy as np
+
         return np.searchsorted(self.ids, doc_ids)
 
 
@@ -183,7 +191,7 @@ class DeltaStore:
 
     def delete_doc(self, doc_id: int, length: int, terms: bytes) -> None:
         """Remove a delta doc and exactly its postings (one PK delete per term)."""
-        keys = np.frombuffer(terms, dtype=np.int64).tolist()
+        keys = array(_KEY_CODE, terms).tolist()
         self._db.executemany("DELETE FROM dpost WHERE term = ? AND doc = ?",
                              zip(keys, repeat(doc_id)))
         self._db.execute("DELETE FROM ddoc WHERE id = ?", (doc_id,))
@@ -195,8 +203,8 @@ class DeltaStore:
         (tfs already clamped to ``TF_MAX``, as the base segment stores them)."""
         cursor = self._db.execute(
             "INSERT INTO ddoc(path, len, weight, updated, terms, tfs) VALUES (?, ?, ?, ?, ?, ?)",
-            (path, length, weight, updated, np.asarray(keys, np.int64).tobytes(),
-             np.asarray(tfs, np.uint32).tobytes()))
+            (path, length, weight, updated, array(_KEY_CODE, keys).tobytes(),
+             array(_TF_CODE, tfs).tobytes()))
         doc_id = int(cursor.lastrowid or 0)
         self._db.executemany("INSERT INTO dpost VALUES (?, ?, ?)",
                              zip(keys, repeat(doc_id), tfs))
@@ -205,6 +213,8 @@ class DeltaStore:
 
     def all_docs(self) -> list[DeltaDoc]:
         """Every delta doc, by id (for merges)."""
+        import numpy as np
+
         rows = self._db.execute(
             "SELECT id, path, len, weight, updated, terms, tfs FROM ddoc ORDER BY id")
         return [DeltaDoc(int(i), str(p), int(n), float(w), int(u),
@@ -236,6 +246,8 @@ class DeltaStore:
 
     def tombstones(self) -> npt.NDArray[np.int64]:
         """Every tombstoned base doc id."""
+        import numpy as np
+
         text = self._db.execute("SELECT group_concat(base_doc) FROM tomb").fetchone()[0]
         return _parse(text, np.int64) if text else np.empty(0, np.int64)
 
@@ -244,6 +256,8 @@ class DeltaStore:
     def term_postings(self, key: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(doc ids, tfs) of one term key. One ``group_concat`` parsed by numpy: ~10x
         faster than fetching rows for a common term."""
+        import numpy as np
+
         text = self._db.execute("SELECT group_concat(doc * 65536 + tf) FROM dpost "
                                 "WHERE term = ?", (key,)).fetchone()[0]
         if not text:
@@ -253,6 +267,8 @@ class DeltaStore:
 
     def doc_table(self) -> DeltaTable:
         """Id, length, weight and date of every delta doc, sorted by id."""
+        import numpy as np
+
         row = self._db.execute(
             "SELECT group_concat(id), group_concat(len), group_concat(printf('%!.17g', weight)),"
             " group_concat(updated) FROM ddoc").fetchone()
@@ -285,6 +301,8 @@ class DeltaStore:
 
 def _parse(text: str, dtype: type[_Number]) -> npt.NDArray[_Number]:
     """A comma-separated ``group_concat`` as an array (C-speed parse)."""
+    import numpy as np
+
     parsed: npt.NDArray[_Number] = np.fromstring(text, dtype=dtype, sep=",")
     return parsed
 

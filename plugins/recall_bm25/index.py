@@ -31,16 +31,17 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from echo_core import IndexDoc, SplittableDocs, Tokenizer, WeightedTerm, start_forked
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout
-from plugins.recall_bm25.search import Snapshot, merge_query, run_search
 from plugins.recall_bm25.segment_format import TF_MAX
 from plugins.recall_bm25.segment_reader import BaseSegment
+
+if TYPE_CHECKING:
+    from plugins.recall_bm25.search import Snapshot
 
 __all__ = ["MERGE_FRACTION", "MERGE_MIN_DOCS", "PROGRESS_EVERY", "Bm25Index"]
 
@@ -126,6 +127,10 @@ class Bm25Index:
     def _snapshot(self, store: DeltaStore) -> Snapshot:
         """The view for a search; call inside a read transaction. Cached until another
         connection commits (``data_version``) or this instance writes."""
+        import numpy as np
+
+        from plugins.recall_bm25.search import Snapshot
+
         state = store.state()
         version = store.data_version()
         if self._snap is not None and self._snap.version == version:
@@ -208,7 +213,7 @@ class Bm25Index:
         """Hide the current version of ``path`` (base tombstone and/or delta delete)."""
         doc = base.find(path)
         if doc is not None and not store.is_tombstoned(doc):
-            store.tombstone(doc, int(base.arrays.doc_len[doc]), base.doc_terms(doc).tolist())
+            store.tombstone(doc, base.doc_length(doc), base.doc_term_ids(doc))
         old = store.find_doc(path)
         if old is not None:
             store.delete_doc(*old)
@@ -216,6 +221,8 @@ class Bm25Index:
     def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
         """Best ``(path, score)`` pairs, highest first (ties by path), at most ``limit``;
         every score > 0. Scoring: ``plugins.recall_bm25.scoring``."""
+        from plugins.recall_bm25.search import merge_query, run_search
+
         query = merge_query(terms)
         if limit <= 0 or not query:
             return []

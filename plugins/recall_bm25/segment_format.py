@@ -23,10 +23,12 @@ A segment folder holds one ``.npy`` file per array below (memory-mapped when rea
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import numpy as np
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["ARRAYS", "SCHEMA", "TF_MAX", "SegmentArrays"]
 
@@ -37,21 +39,22 @@ TF_MAX = 65535
 #: Bump when the layout or the meaning of any array changes (forces a rebuild).
 SCHEMA = 1
 
-#: name -> (dtype, length as a function of (N, V, P, B)).
-ARRAYS: dict[str, tuple[np.dtype[Any], str]] = {
-    "term_key": (np.dtype(np.int64), "V"),
-    "term_ptr": (np.dtype(np.int64), "V+1"),
-    "post_doc": (np.dtype(np.uint32), "P"),
-    "post_tf": (np.dtype(np.uint16), "P"),
-    "fwd_ptr": (np.dtype(np.int64), "N+1"),
-    "fwd_term": (np.dtype(np.uint32), "P"),
-    "doc_len": (np.dtype(np.uint32), "N"),
-    "doc_weight": (np.dtype(np.float64), "N"),
-    "doc_updated": (np.dtype(np.int32), "N"),
-    "path_blob": (np.dtype(np.uint8), "B"),
-    "path_ptr": (np.dtype(np.int64), "N+1"),
-    "path_key": (np.dtype(np.int64), "N"),
-    "path_doc": (np.dtype(np.uint32), "N"),
+#: name -> (numpy dtype as its little-endian ``descr``, length as a function of (N, V, P,
+#: B)). Strings, so that reading a segment's few numbers needs no numpy (``npy_map``).
+ARRAYS: dict[str, tuple[str, str]] = {
+    "term_key": ("<i8", "V"),
+    "term_ptr": ("<i8", "V+1"),
+    "post_doc": ("<u4", "P"),
+    "post_tf": ("<u2", "P"),
+    "fwd_ptr": ("<i8", "N+1"),
+    "fwd_term": ("<u4", "P"),
+    "doc_len": ("<u4", "N"),
+    "doc_weight": ("<f8", "N"),
+    "doc_updated": ("<i4", "N"),
+    "path_blob": ("|u1", "B"),
+    "path_ptr": ("<i8", "N+1"),
+    "path_key": ("<i8", "N"),
+    "path_doc": ("<u4", "N"),
 }
 
 
@@ -97,6 +100,8 @@ class SegmentArrays:
 
     def counts(self) -> dict[str, int]:
         """The sizes recorded in ``meta.json``."""
+        import numpy as np
+
         return {"n_docs": self.n_docs, "n_terms": self.n_terms, "n_postings": self.n_postings,
                 "n_path_bytes": int(self.path_blob.shape[0]),
                 "total_len": int(self.doc_len.sum(dtype=np.int64))}
@@ -104,6 +109,8 @@ class SegmentArrays:
     @classmethod
     def empty(cls) -> SegmentArrays:
         """A segment with no documents (the implicit base before the first build)."""
+        import numpy as np
+
         arrays = {name: np.zeros(1 if rule.endswith("+1") else 0, dtype)
                   for name, (dtype, rule) in ARRAYS.items()}
         return cls(**arrays)

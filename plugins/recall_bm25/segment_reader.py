@@ -3,42 +3,31 @@
 Opening maps 13 ``.npy`` files and parses ``meta.json``; nothing is read eagerly, so the
 cost does not grow with the vault (no unpickling, no dictionary to load). Lookups touch
 only the pages they need: a term is a binary search over ``term_key``; a path a binary
-search over ``path_key`` confirmed against the stored path.
+search over ``path_key`` confirmed against the stored path. The lookups a write needs
+(``find``, ``path``, ``doc_length``, ``doc_term_ids``, ``df``) read typed ``memoryview``s
+of the mapped files and never import numpy (``npy_map``); ``arrays`` wraps the same bytes
+as numpy arrays on first use, for search and merges.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from plugins.recall_bm25.keys import path_key
 from plugins.recall_bm25.layout import CorruptIndex
+from plugins.recall_bm25.npy_map import MappedArrays
 from plugins.recall_bm25.segment_format import ARRAYS, SCHEMA, SegmentArrays, expected_length
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 __all__ = ["BaseSegment"]
-
-
-def _load(path: Path, dtype: np.dtype[Any], length: int) -> npt.NDArray[Any]:
-    """Map one array file and check its dtype and length (``CorruptIndex`` otherwise)."""
-    array: npt.NDArray[Any]
-    try:
-        if length == 0:
-            array = np.load(path, allow_pickle=False)  # an empty range cannot be mapped
-        else:
-            # A plain ndarray view of the map: np.memmap's Python-level __getitem__ costs
-            # ~8 us per slice, which dominated small queries.
-            array = np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
-    except (OSError, ValueError, EOFError) as exc:
-        raise CorruptIndex(f"cannot map {path.name}: {exc}") from exc
-    if array.dtype != dtype or array.shape != (length,):
-        raise CorruptIndex(
-            f"{path.name} is {array.dtype}{list(array.shape)}, expected {dtype}[{length}]")
-    return array
 
 
 class BaseSegment:
@@ -48,13 +37,36 @@ class BaseSegment:
     ``tokenizer``. Doc ids are ``0..n_docs-1``.
     """
 
-    def __init__(self, generation: int, arrays: SegmentArrays, total_len: int,
-                 tokenizer: str) -> None:
+    def __init__(self, generation: int, arrays: SegmentArrays | MappedArrays, total_len: int,
+                 tokenizer: str, n_docs: int | None = None) -> None:
         self.generation = generation
-        self.arrays = arrays
-        self.n_docs = arrays.n_docs
+        self._mapped = arrays if isinstance(arrays, MappedArrays) else None
+        self._arrays = arrays if isinstance(arrays, SegmentArrays) else None
+        self._views: dict[str, memoryview] = {}
+        self.n_docs = n_docs if n_docs is not None else len(self._view("doc_len"))
         self.total_len = total_len
         self.tokenizer = tokenizer
+
+    @property
+    def arrays(self) -> SegmentArrays:
+        """Every array as numpy (over the mapped files: no copy; imports numpy)."""
+        if self._arrays is None:
+            assert self._mapped is not None
+            mapped = self._mapped
+            self._arrays = SegmentArrays(**{name: mapped.to_numpy(name) for name in ARRAYS})
+        return self._arrays
+
+    def _view(self, name: str) -> memoryview:
+        """One array as a typed ``memoryview`` (no numpy needed)."""
+        found = self._views.get(name)
+        if found is None:
+            if self._mapped is not None:
+                found = self._mapped.view(name)
+            else:
+                assert self._arrays is not None
+                found = memoryview(getattr(self._arrays, name))
+            self._views[name] = found
+        return found
 
     @classmethod
     def empty(cls) -> BaseSegment:
@@ -83,16 +95,18 @@ class BaseSegment:
             raise CorruptIndex(f"{folder.name}/meta.json is malformed: {exc!r}") from exc
         if schema != SCHEMA:
             raise CorruptIndex(f"{folder.name} has schema {schema!r}, this code reads {SCHEMA}")
-        loaded = {name: _load(folder / f"{name}.npy", dtype, expected_length(rule, *sizes))
-                  for name, (dtype, rule) in ARRAYS.items()}
-        arrays = SegmentArrays(**loaded)
-        if int(arrays.term_ptr[-1]) != sizes[2] or int(arrays.fwd_ptr[-1]) != sizes[2] \
-                or int(arrays.path_ptr[-1]) != sizes[3]:
+        mapped = MappedArrays(folder, {name: (descr, expected_length(rule, *sizes))
+                                       for name, (descr, rule) in ARRAYS.items()})
+        segment = cls(generation, mapped, total_len, tokenizer, n_docs=sizes[0])
+        if segment._view("term_ptr")[-1] != sizes[2] or segment._view("fwd_ptr")[-1] != sizes[2] \
+                or segment._view("path_ptr")[-1] != sizes[3]:
             raise CorruptIndex(f"{folder.name}: offsets do not end at the array sizes")
-        return cls(generation, arrays, total_len, tokenizer)
+        return segment
 
     def term_ids(self, keys: Sequence[int]) -> npt.NDArray[np.int64]:
         """The term id of each key, or -1 where the dictionary lacks it."""
+        import numpy as np
+
         table = self.arrays.term_key
         wanted = np.asarray(keys, dtype=np.int64)
         if table.shape[0] == 0 or wanted.size == 0:
@@ -108,28 +122,37 @@ class BaseSegment:
 
     def df(self, term_id: int) -> int:
         """Document frequency of a term id in this segment."""
-        ptr = self.arrays.term_ptr
+        ptr = self._view("term_ptr")
         return int(ptr[term_id + 1] - ptr[term_id])
 
     def doc_terms(self, doc: int) -> npt.NDArray[np.uint32]:
-        """The term ids of one document (the forward index)."""
+        """The term ids of one document (the forward index), as numpy."""
         start, end = self.arrays.fwd_ptr[doc : doc + 2]
         return self.arrays.fwd_term[start:end]
 
+    def doc_term_ids(self, doc: int) -> list[int]:
+        """The term ids of one document (the forward index), without numpy."""
+        ptr = self._view("fwd_ptr")
+        return self._view("fwd_term")[ptr[doc]:ptr[doc + 1]].tolist()
+
+    def doc_length(self, doc: int) -> int:
+        """The BM25 length (tokens) of one document."""
+        return int(self._view("doc_len")[doc])
+
     def path(self, doc: int) -> str:
         """The vault path of one document."""
-        start, end = self.arrays.path_ptr[doc : doc + 2]
-        return bytes(self.arrays.path_blob[start:end]).decode("utf-8", "surrogatepass")
+        ptr = self._view("path_ptr")
+        return bytes(self._view("path_blob")[ptr[doc]:ptr[doc + 1]]).decode(
+            "utf-8", "surrogatepass")
 
     def find(self, path: str) -> int | None:
-        """The doc id holding ``path``, or None."""
-        table = self.arrays.path_key
-        if table.shape[0] == 0:
-            return None
+        """The doc id holding ``path``, or None (a binary search of the mapped keys)."""
+        table = self._view("path_key")
         key = path_key(path)
-        pos = int(np.searchsorted(table, key))
-        while pos < table.shape[0] and int(table[pos]) == key:
-            doc = int(self.arrays.path_doc[pos])
+        pos = bisect.bisect_left(table, key)
+        docs = self._view("path_doc")
+        while pos < len(table) and table[pos] == key:
+            doc = int(docs[pos])
             if self.path(doc) == path:
                 return doc
             pos += 1
@@ -137,8 +160,8 @@ class BaseSegment:
 
     def all_paths(self) -> list[str]:
         """Every path, in doc id order (decodes the whole blob)."""
-        text = bytes(self.arrays.path_blob).decode("utf-8", "surrogatepass")
-        ptr = self.arrays.path_ptr
+        text = bytes(self._view("path_blob")).decode("utf-8", "surrogatepass")
+        ptr = self._view("path_ptr").tolist()
         if text.isascii():
-            return [text[a:b] for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist(), strict=True)]
+            return [text[a:b] for a, b in itertools.pairwise(ptr)]
         return [self.path(d) for d in range(self.n_docs)]
