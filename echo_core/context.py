@@ -125,12 +125,10 @@ class EchoContext:
 
     @functools.cached_property
     def entity_names(self) -> EntityNames:
-        """Read-only entity name lookups (get, exact, fuzzy, document frequency) from a
-        per-machine SQLite cache in the state dir, synced with the entity store on use.
-
-        For paths that never write (recall's expansion and link resolution): a fresh
-        process skips building the full ``EntityIndex``. Capture, the gate and resolve
-        use ``entities.load()`` under the vault lock instead.
+        """Entity lookups (``EntityLookup``: get, exact, named, fuzzy, document
+        frequency, ...) from a per-machine SQLite cache in the state dir, synced with the
+        entity store on use: a fresh process never builds the full ``EntityIndex``.
+        Capture syncs it under the vault lock (``one_snapshot``) and answers from it.
         """
         return EntityNames(self.storage, self.state_dir / ENTITY_NAMES_FILE)
 

@@ -330,10 +330,12 @@ def test_operation_ids_are_known_without_loading_the_store(
 
 def test_a_capture_answers_from_the_cache_without_loading_the_store(
         box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Create, update, auto-link, a gate stop and a replayed operation: none loads every
-    entity (a fresh process at 100k entities would pay a second and 190 MB for it)."""
+    """Create, update, auto-link, a gate stop, a replayed operation, resolve and link:
+    none loads every entity (a fresh process at 100k entities would pay a second and
+    190 MB for it)."""
     from echo_core.models import CaptureRequest
     from echo_core.ops.capture import capture
+    from echo_core.ops.resolve import link, resolve
 
     assert box.capture("Grace Hopper", kind="person", body="COBOL").ok
     box.ctx().entity_names.get("grace-hopper")  # the cache exists, as after any command
@@ -349,6 +351,9 @@ def test_a_capture_answers_from_the_cache_without_loading_the_store(
     request = CaptureRequest(title="Alan Turing", kind="person", body="Enigma")
     assert capture(box.ctx(), request, op_id="0123456789abcdef").action == "created"
     assert capture(box.ctx(), request, op_id="0123456789abcdef").action == "unchanged"
+    assert resolve(box.ctx(), "grace hopper").data.slug == "grace-hopper"
+    assert resolve(box.ctx(), "Grace Hoppr").data.candidates[0]["slug"] == "grace-hopper"
+    assert link(box.ctx(), "Alan Turing", "grace-hopper").action == "linked"
     monkeypatch.undo()
     assert {"ada-lovelace", "alan-turing", "grace-hopper"} <= set(box.index().entities)
     assert "grace-hoper" not in box.index().entities

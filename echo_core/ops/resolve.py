@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
-from echo_core.entities import EntityIndex, content_hash
+from echo_core.entities import content_hash
 from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.models import Entity, Envelope
 from echo_core.names import slugify
 from echo_core.ops.links import link_reciprocally
 from echo_core.ops.telemetry import record_resolve_event
+from echo_core.protocols import EntityLookup
 from echo_core.write_scope import require_note_path
 
 if TYPE_CHECKING:
@@ -42,7 +43,13 @@ def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envel
         raise usage_error("mention: give a name to resolve")
     if kind is not None:
         ctx.manifest.route(kind)
-    index = ctx.entities.load()
+    index = ctx.entity_names  # a few indexed lookups, never the whole index
+    with index.one_snapshot():
+        return _resolve(ctx, index, mention, kind)
+
+
+def _resolve(ctx: EchoContext, index: EntityLookup, mention: str,
+             kind: str | None) -> Envelope[ResolveResult]:
     exact = index.get(mention)
     found = ([exact] if exact is not None and kind in (None, exact.kind) else []) or \
         index.named(mention, kind=kind) or index.exact(mention, kind=kind)
@@ -76,7 +83,7 @@ class LinkResult:
     changed: bool
 
 
-def _locate(ctx: EchoContext, index: EntityIndex, ref: str) -> str:
+def _locate(ctx: EchoContext, index: EntityLookup, ref: str) -> str:
     """A vault path for ``ref``: an existing note path in the write scope (SPEC §1.4), or
     an exactly resolvable name."""
     if ref.endswith(".md"):
@@ -98,8 +105,8 @@ def _locate(ctx: EchoContext, index: EntityIndex, ref: str) -> str:
 
 def link(ctx: EchoContext, a: str, b: str) -> Envelope[LinkResult]:
     """Add reciprocal ``## Related`` links between two notes (paths or names)."""
-    with ctx.vault.storage.lock():
-        index = ctx.entities.load()
+    with ctx.vault.storage.lock(), ctx.entity_names.one_snapshot():
+        index = ctx.entity_names
         path_a, path_b = _locate(ctx, index, a), _locate(ctx, index, b)
         if path_a == path_b:
             raise usage_error(f"cannot link {path_a} to itself")
@@ -112,7 +119,7 @@ def link(ctx: EchoContext, a: str, b: str) -> Envelope[LinkResult]:
                 if entity is not None:
                     refreshed.append(attrs.evolve(entity, h=content_hash(ctx.vault.storage.read(path))))
             if refreshed:
-                ctx.entities.apply(puts=refreshed)
+                ctx.entities.record(puts=refreshed)
     message = f"linked {path_a} <-> {path_b}" if changed else f"{path_a} and {path_b} already linked"
     return Envelope(True, Action.LINKED if changed else Action.UNCHANGED, message,
                     LinkResult(path_a, path_b, changed))
