@@ -41,9 +41,8 @@ from echo_core.ops.links import link_target
 from echo_core.ops.scope import (
     PLACEHOLDER,
     count_phrase,
-    count_sessions_since,
-    session_date,
     shown_stamp,
+    tally_sessions,
 )
 from echo_core.ops.semantic_lines import NO_FACTS, semantic_line
 from echo_core.ops.triage import parse_inbox
@@ -179,7 +178,7 @@ def _problem(read: Read, what: str) -> str:
 # -- brief sections -------------------------------------------------------------------
 
 
-def _marker_block(snap: VaultSnapshot) -> _Block:
+def _marker_block(snap: VaultSnapshot, logged: int) -> _Block:
     if snap.marker.status != "ok":
         return _fixed("marker", snap.marker.status, "echo-memory vault: " + _problem(
             snap.marker, "the marker"))
@@ -189,7 +188,6 @@ def _marker_block(snap: VaultSnapshot) -> _Block:
     if schema != snap.expected_schema:
         line += (f" (this echo-memory expects {snap.expected_schema}; "
                  "run `echo-memory doctor`)")
-    logged = len([p for p in snap.sessions if session_date(p) is not None])
     if snap.session_log is not None:
         line += (f", bootstrapped: {_count(logged, 'session')} logged, last committed "
                  f"{snap.heartbeat_time}")
@@ -201,16 +199,22 @@ def _marker_block(snap: VaultSnapshot) -> _Block:
     return _fixed("marker", "ok", line)
 
 
-def _scope_block(snap: VaultSnapshot) -> _Block:
+def _scope_updated(read: Read) -> str:
+    """The current context's ``scope_updated`` ("" when unread or unset)."""
+    if read.status != "ok":
+        return ""
+    return str(parse_note(read.path, read.text).frontmatter.get("scope_updated") or "")
+
+
+def _scope_block(snap: VaultSnapshot, updated: str, sessions_since: int) -> _Block:
     read = snap.context
     if read.status != "ok":
         return _fixed("scope", read.status, "## Scope\n" + _problem(read, "the current context"))
     scope = section_body(read.text, "Scope") or ""
-    updated = str(parse_note(read.path, read.text).frontmatter.get("scope_updated") or "")
     if snap.sessions_error:
         since = "sessions since unknown"
     else:
-        since = f"{_count(count_sessions_since(snap.sessions, updated), 'session')} logged since"
+        since = f"{_count(sessions_since, 'session')} logged since"
     if not scope or scope == PLACEHOLDER:
         scope = '(no scope set yet; set one with `echo-memory scope set "..."`)'
     return _fixed("scope", "ok",
@@ -439,7 +443,10 @@ def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
                   full_budget: int) -> tuple[Section, ...]:
     """The digest sections in order (see module docstring); their joined text is at most
     ``budget`` (brief) or ``full_budget`` (full) characters."""
-    blocks = [_marker_block(snap), _scope_block(snap), *_preference_blocks(snap),
+    updated = _scope_updated(snap.context)
+    logged, since = tally_sessions(snap.sessions, updated)  # one pass over the logs
+    blocks = [_marker_block(snap, logged), _scope_block(snap, updated, since),
+              *_preference_blocks(snap),
               _session_block(snap), _agent_log_block(snap), _inbox_block(snap)]
     sections = _fit(blocks, budget, TRIM_ORDER)
     if brief:

@@ -13,13 +13,28 @@ manifest cheaply, bounded by a time budget:
    100k-note vault over a few calls) — this finds notes edited in place, which change
    no folder.
 
-What it finds is synced to both indexes (``vault_changes.apply_stamps``). ``load`` runs
-the unbounded form (every note stat-ed) or, when due, the fast sweep, so every change is
-seen by the next session start at the latest. A backend without folder stamps (a remote
-one, where each stat is a round trip) gets no per-operation check: load's fast sweep when
-due, the server's hourly sweep and ``sweep --fast`` keep it current. A vault with no manifest yet gets its
-baseline (the first fast sweep). A failure here never fails the operation: it is logged
-and the operation answers from the indexes as they are.
+What it finds is synced to both indexes (``vault_changes.apply_stamps``).
+
+The full pass (``full_pass``) is the fast sweep when one is due (``ECHO_FAST_SWEEP_DAYS``),
+else every note stat-ed; it is what a session start owes:
+
+* ``echo-memory load`` runs it before it answers: every change made before the load
+  started is in both indexes when it answers.
+* The SessionStart hook answers without it (``DEFER_ATTR``, ``OwedPass``): before its answer
+  only step 1 runs (new, deleted and renamed notes are in the indexes when it answers;
+  a vault with no baseline yet, or more than ``SESSION_SYNC_LIMIT`` notes to sync, leaves
+  even that to the full pass), and the full pass runs once the answer is written
+  (``echo_core.ops.session_pass``: a detached process by default). So every change made
+  before a session start is in both indexes once that start's full pass has ended.
+  A pass that dies midway (killed, crashed) leaves nothing torn: a manifest row is
+  written only after both indexes took its change, so the next pass finds the rest.
+
+A backend without folder stamps (a remote one, where each stat is a round trip) gets no
+per-operation check and no unbounded stat pass: the fast sweep when due, the server's
+hourly sweep and ``sweep --fast`` keep it current. A vault with no manifest yet gets its
+baseline (the first fast sweep). ``ECHO_FRESHNESS=off`` turns every check off, the full
+pass included. A failure here never fails the operation: it is logged and the operation
+answers from the indexes as they are.
 """
 
 from __future__ import annotations
@@ -28,6 +43,9 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+import attrs
+
+from echo_core.ops.index_sync import IndexSync
 from echo_core.ops.vault_changes import (
     Changes,
     Stamp,
@@ -59,41 +77,96 @@ WINDOW = 256
 #: How long a bounded check waits for the vault lock to update the entity index before
 #: leaving that part to the next check (a capture in another process holds it briefly).
 QUICK_LOCK_TIMEOUT = 0.5
+#: A session start syncs at most this many notes before it answers; more (a large pull
+#: or copy) are left to the full pass it runs after answering.
+SESSION_SYNC_LIMIT = 64
+
+
+def _off(ctx: EchoContext) -> bool:
+    return ctx.env.get("ECHO_FRESHNESS", "").strip().lower() in ("off", "0", "no", "false")
+
+
+#: The attribute a caller sets on a context to have ``load`` (``fresh="full"``) run only
+#: the folder pass and owe the full pass (the SessionStart hook: ``OwedPass``).
+DEFER_ATTR = "defer_full_pass"
+#: The attribute holding the ``OwedPass`` then (read by ``getattr``, as ``live_watched``).
+OWED_ATTR = "owed_full_pass"
+
+
+@attrs.define
+class OwedPass:
+    """The full pass a session start answered without: the context to run it for, and
+    when it was owed (``time.time_ns`` before the session start looked at the vault)."""
+
+    ctx: EchoContext
+    requested_ns: int
+
+    def settle(self, *, background: bool = True) -> None:
+        """Run it (``session_pass.settle``): in a detached process when ``background``
+        (and ``ECHO_SESSION_PASS`` does not say ``inline``), else here. Never raises."""
+        from echo_core.ops.session_pass import settle
+
+        settle(self, background=background)
 
 
 def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
     """What a surface runs before an operation declared ``fresh=mode``: ``"quick"`` the
-    bounded check; ``"full"`` (load) the fast sweep when one is due (SPEC §5.1), else
-    every note stat-ed. Nothing when ``ECHO_FRESHNESS=off`` or a watcher keeps this
-    process's indexes current (``ctx.live_watched``)."""
-    if ctx.env.get("ECHO_FRESHNESS", "").strip().lower() in ("off", "0", "no", "false"):
-        return None
-    if getattr(ctx, "live_watched", False):
+    bounded check; ``"full"`` (load) the full pass (``full_pass``), or, when the context
+    says ``defer_full_pass``, the folder pass alone, leaving an ``OwedPass`` in its
+    ``owed_full_pass`` for the caller to settle once it has answered. Nothing when
+    ``ECHO_FRESHNESS=off`` or a watcher keeps this process's indexes current
+    (``ctx.live_watched``)."""
+    if _off(ctx) or getattr(ctx, "live_watched", False):
         return None
     try:
         local = has_folder_stamps(ctx.vault.storage)
     except Exception:  # noqa: BLE001 - the operation reports a backend it cannot open
         return None
     if mode == "full":
-        try:
-            from echo_core.ops.fast_sweep import fast_sweep, sweep_due
-
-            if sweep_due(ctx):
-                fast_sweep(ctx)
-                return Changes()
-        except BackendUnavailable:
-            return None
-        except Exception as exc:
-            log.warning("the fast sweep before load failed (%s); run `echo-memory sweep "
-                        "--fast` to see why", exc)
-            log.debug("fast sweep failure", exc_info=True)
-            return None
-        return freshen(ctx, None) if local else None
+        if not getattr(ctx, DEFER_ATTR, False):
+            return full_pass(ctx)
+        if local or _sweep_due(ctx):  # a remote backend's full pass is its fast sweep
+            setattr(ctx, OWED_ATTR, OwedPass(ctx, time.time_ns()))
+        return freshen(ctx, 0.0, max_sync=SESSION_SYNC_LIMIT) if local else None
     # a remote backend stats one file per round trip: it has no cheap check, and relies
     # on load's fast sweep and the server's watcher-less hourly sweep instead
     if not local or _checked_recently(ctx):
         return None
     return freshen(ctx, _budget(ctx))
+
+
+def _sweep_due(ctx: EchoContext) -> bool:
+    from echo_core.ops.fast_sweep import sweep_due
+
+    try:
+        return sweep_due(ctx)
+    except Exception:  # noqa: BLE001 - the pass will say what is wrong
+        return True
+
+
+def full_pass(ctx: EchoContext) -> Changes | None:
+    """The fast sweep when one is due (SPEC §5.1), else every note stat-ed (a backend
+    without folder stamps: nothing). What it did (a sweep: an empty ``Changes``; its
+    ``sync.entities_pending`` set when the entity index was busy and some notes are
+    left to the next pass), or None when it could not run (logged)."""
+    try:
+        from echo_core.ops.fast_sweep import fast_sweep, sweep_due
+
+        if sweep_due(ctx):
+            done = fast_sweep(ctx).data
+            return Changes(sync=IndexSync(entities_pending=done.pending))
+    except BackendUnavailable:
+        return None
+    except Exception as exc:
+        log.warning("the fast sweep before load failed (%s); run `echo-memory sweep "
+                    "--fast` to see why", exc)
+        log.debug("fast sweep failure", exc_info=True)
+        return None
+    try:
+        local = has_folder_stamps(ctx.vault.storage)
+    except Exception:  # noqa: BLE001 - the operation reports a backend it cannot open
+        return None
+    return freshen(ctx, None) if local else Changes()
 
 
 #: state dir -> when this process last ran a bounded check of it (``time.monotonic``)
@@ -126,11 +199,14 @@ def _budget(ctx: EchoContext) -> float:
         return DEFAULT_BUDGET
 
 
-def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET) -> Changes | None:
+def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET,
+            max_sync: int | None = None) -> Changes | None:
     """The bounded check of the module docstring (``budget=None``: every note stat-ed);
-    None when it could not run (logged)."""
+    None when it could not run (logged). ``max_sync``: a bounded check that finds more
+    notes than that to sync, or a vault with no baseline yet, syncs nothing (the caller
+    runs the full pass soon after)."""
     try:
-        return _freshen(ctx, budget)
+        return _freshen(ctx, budget, max_sync)
     except BackendUnavailable:
         return None  # the operation meets the vault's absence itself
     except Exception as exc:
@@ -140,9 +216,11 @@ def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET) -> Changes 
         return None
 
 
-def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
+def _freshen(ctx: EchoContext, budget: float | None, max_sync: int | None = None) -> Changes:
     manifest = manifest_of(ctx)
     if not manifest.has_baseline():
+        if max_sync is not None:
+            return Changes()
         from echo_core.ops.fast_sweep import fast_sweep
 
         fast_sweep(ctx)
@@ -156,12 +234,15 @@ def _freshen(ctx: EchoContext, budget: float | None) -> Changes:
         return apply_stamps(ctx, stamps, recorded, folders=folders)
     deadline = time.perf_counter() + budget
     stamps, folders = _folder_pass(ctx, manifest) if has_folder_stamps(storage) else ({}, {})
-    cursor = _window_pass(ctx, manifest, stamps, deadline)
+    cursor = _window_pass(ctx, manifest, stamps, deadline) if budget > 0 else None
     rows = manifest.rows(stamps)
-    if not folders and all(_same(stamps[p], rows.get(p)) for p in stamps):
-        manifest.set_cursor(cursor)  # nothing moved: only where to go on next time
+    moved = sum(1 for p in stamps if not _same(stamps[p], rows.get(p)))
+    if max_sync is not None and moved > max_sync:
+        return Changes()  # too many for now: the caller's full pass syncs them
+    if cursor is not None:
+        manifest.set_cursor(cursor)  # where to go on next time
+    if not folders and not moved:
         return Changes()
-    manifest.set_cursor(cursor)
     return apply_stamps(ctx, stamps, rows, folders=folders,
                         lock_timeout=QUICK_LOCK_TIMEOUT)
 

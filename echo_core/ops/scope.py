@@ -5,11 +5,12 @@ moves the prior scope, dated, to the top of ``## Scope History`` and stamps
 ``scope_updated`` with the time it was set (``YYYY-MM-DDTHH:MM:SS``; older vaults and
 ``init`` hold a date only).
 
-"Sessions logged since" counts the session logs made after that moment: a log's time is
-the ``<date>-<HHMM>`` of its name, and it counts when its minute is later than the
-minute the scope was set (so the session whose ``session-end`` set the scope, and every
-session before it on that day, do not). Against a date-only stamp the time of day is
-unknown: sessions of that day and later count.
+"Sessions logged since" counts the session logs made after that moment: a log is a file
+whose name starts with a valid date, its time is the ``<date>-<HHMM>`` of its name (the
+start of its day without a valid ``HHMM``), and it counts when its minute is later than
+the minute the scope was set (so the session whose ``session-end`` set the scope, and
+every session before it on that day, do not). Against a date-only stamp the time of day
+is unknown: sessions of that day and later count. A stamp's UTC offset is ignored.
 """
 
 from __future__ import annotations
@@ -46,51 +47,61 @@ class ScopeResult:
     changed: bool = False
 
 
-def session_date(path: str) -> str | None:
-    """The ``YYYY-MM-DD`` of a session log path (``_agent/sessions/2026-03-01-0930-x.md``)."""
-    name = path.rsplit("/", 1)[-1]
-    day = name[:10]
-    try:
-        _dt.date.fromisoformat(day)
-    except ValueError:
-        return None
-    return day
-
-
-def session_time(path: str) -> _dt.datetime | None:
-    """When a session log was made, from its name: ``<date>-<HHMM>`` (a name without a
-    valid ``HHMM`` counts as the start of its day); None when the name has no date."""
-    day = session_date(path)
-    if day is None:
-        return None
-    start = _dt.datetime.fromisoformat(day)
-    clock = path.rsplit("/", 1)[-1][10:15]
-    if len(clock) == 5 and clock[0] == "-" and clock[1:].isdigit():
-        hour, minute = int(clock[1:3]), int(clock[3:5])
-        if hour < 24 and minute < 60:
-            return start.replace(hour=hour, minute=minute)
-    return start
-
-
 def count_sessions_since(paths: Iterable[str], scope_updated: str) -> int:
     """How many of the session logs ``paths`` were made after ``scope_updated`` (see the
     module docstring): "" counts every log; a date only counts logs of that day and
     later; a timestamp counts logs of a later minute."""
+    return tally_sessions(paths, scope_updated)[1]
+
+
+def count_logged(paths: Iterable[str]) -> int:
+    """How many of ``paths`` are session logs (a name starting with a valid date)."""
+    return tally_sessions(paths, "")[0]
+
+
+def tally_sessions(paths: Iterable[str], scope_updated: str) -> tuple[int, int]:
+    """``(logged, since)``: how many of ``paths`` are session logs (``session_date``), and
+    how many of those ``count_sessions_since`` counts. One pass that parses each distinct
+    day once (a vault with 20k logs costs milliseconds, not a date parse per log)."""
     stamp = scope_updated.strip().replace(" ", "T")
     try:
         since = _dt.datetime.fromisoformat(stamp) if stamp else None
     except ValueError:
         since = None  # unreadable stamp: count every log rather than hide them
-    exact = since is not None and "T" in stamp
-    count = 0
+    since_day = since.date().isoformat() if since is not None else ""
+    # a log of ``since_day`` counts when its minute is later (exact) or always (a date)
+    since_minute = since.hour * 60 + since.minute if since is not None and "T" in stamp else -1
+    days: dict[str, str | None] = {}  # the name's first 10 characters -> its ISO day
+    logged = later = 0
     for path in paths:
-        made = session_time(path)
-        if made is None:
+        name = path[path.rfind("/") + 1:]
+        head = name[:10]
+        day = days.get(head, "")
+        if day == "":
+            day = days[head] = _iso_day(head)
+        if day is None:
             continue
-        if since is None or (made > since.replace(second=0, microsecond=0) if exact
-                             else made.date() >= since.date()):
-            count += 1
-    return count
+        logged += 1
+        if day > since_day or (day == since_day and _minute_of(name) > since_minute):
+            later += 1
+    return logged, later
+
+
+def _iso_day(head: str) -> str | None:
+    try:
+        return _dt.date.fromisoformat(head).isoformat()
+    except ValueError:
+        return None
+
+
+def _minute_of(name: str) -> int:
+    """The minute of the day a log's name gives (``<date>-<HHMM>``; 0 without one)."""
+    clock = name[10:15]
+    if len(clock) == 5 and clock[0] == "-" and clock[1:].isdigit():
+        hour, minute = int(clock[1:3]), int(clock[3:5])
+        if hour < 24 and minute < 60:
+            return hour * 60 + minute
+    return 0
 
 
 def sessions_since(ctx: EchoContext, scope_updated: str) -> int:

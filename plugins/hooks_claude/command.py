@@ -35,10 +35,29 @@ def hook_command(event: str) -> None:
     memory problem never blocks the agent; only SessionStart then says in one line
     "memory unavailable: <reason>; <what to do>". Output is always JSON (--json is
     accepted for uniformity); ECHO_HOOK_DEBUG=1 prints tracebacks to stderr.
+
+    \b
+    SessionStart answers after a quick check for new, deleted and renamed notes;
+    the check of every note (or the weekly fast sweep) runs after the answer, in
+    a detached process (ECHO_SESSION_PASS=inline: in this one, before it exits).
     """
-    from plugins.hooks_claude.runner import run_hook, write_stdout
+    from plugins.hooks_claude.runner import answer_hook, finish, write_stdout
 
     state: CliState = click.get_current_context().obj
-    text = run_hook(event, state.context, getattr(sys.stdin, "buffer", None), os.environ)
+    text, later = answer_hook(event, state.context, getattr(sys.stdin, "buffer", None),
+                              os.environ)
     if text:
         write_stdout(text)
+    if later:
+        finish(later, background=_own_process())
+
+
+def _own_process() -> bool:
+    """Whether this is a hook process of its own (its stdout a real file or pipe), whose
+    after-answer work may go to a detached process; not when run inside another program
+    (a test runner capturing output), where it runs before returning."""
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True

@@ -52,16 +52,32 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
     unavailable, why, and what to do (``unavailable_line``). Quiet for other sources."""
     if not wants_digest(payload):
         return None
-    from echo_core import invoke
-
     ctx = make_ctx()
-    envelope = invoke(ctx, "load", {"brief": True})
+    envelope = _load_brief(ctx)
     digest = _digest_of(envelope.data) if envelope.ok else None
     if digest is None:
         return _context_output("SessionStart", unavailable_line(envelope.message))
     if payload.get("source") == "compact":
         digest = _checkpoint_section(ctx, payload) + digest
     return _context_output("SessionStart", SESSION_HEADER + digest)
+
+
+def _load_brief(ctx: Any) -> Any:
+    """``load --brief`` with only the quick part of its freshness check before it (new,
+    deleted, renamed notes); the check of every note it owes runs after the answer
+    (``runner.after_answer``), so a large vault does not hold the session back."""
+    from echo_core import invoke
+    from plugins.hooks_claude.runner import after_answer
+
+    setattr(ctx, "defer_full_pass", True)  # noqa: B010 - read by getattr in the core
+    try:
+        return invoke(ctx, "load", {"brief": True})
+    finally:
+        setattr(ctx, "defer_full_pass", False)  # noqa: B010
+        owed = getattr(ctx, "owed_full_pass", None)
+        if owed is not None:
+            setattr(ctx, "owed_full_pass", None)  # noqa: B010
+            after_answer(lambda background: owed.settle(background=background))
 
 
 def _checkpoint_section(ctx: Any, payload: Payload) -> str:

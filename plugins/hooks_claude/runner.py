@@ -15,11 +15,16 @@ Contract (SPEC §4.5, ``reference/claude-code.md``):
 * Time budget (``events``): a SIGALRM timer raises ``HookTimeout`` at the soft budget so
   locks and temp files unwind cleanly; a daemon thread calls ``os._exit(0)`` at the hard
   stop in case the signal cannot interrupt (no SIGALRM on Windows, a long C call).
+* Work after the answer: a handler may leave work that need not hold the answer back
+  (``after_answer``: SessionStart's full freshness pass). ``answer_hook`` returns it with
+  the output; the ``hook`` command runs it (``finish``) once the output is written, in a
+  detached process where it can; ``run_hook`` runs it in this process before returning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import json
 import os
@@ -34,6 +39,31 @@ from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, HookTimeout, budget_fo
 
 TRUNCATION_MARK = "\n…(truncated by echo-memory to fit the hook output limit)"
 DEBUG_ENV = "ECHO_HOOK_DEBUG"
+
+#: Work left for after the answer: ``task(background)``; ``background`` says the task
+#: may hand itself to a detached process (the hook process is about to exit).
+AfterAnswer = Callable[[bool], None]
+_LATER: contextvars.ContextVar[list[AfterAnswer] | None] = contextvars.ContextVar(
+    "hook_after_answer", default=None)
+
+
+def after_answer(task: AfterAnswer) -> None:
+    """Leave ``task`` to run once the answer is written (within ``answer_hook``); outside
+    one (a handler called directly) it runs now, in this process."""
+    later = _LATER.get()
+    if later is None:
+        finish([task], background=False)
+    else:
+        later.append(task)
+
+
+def finish(tasks: list[AfterAnswer], *, background: bool) -> None:
+    """Run the tasks ``answer_hook`` returned; a failing one is skipped (fail-safe)."""
+    for task in tasks:
+        try:
+            task(background)
+        except Exception:  # noqa: BLE001, S110 - the answer is out; nothing to report to
+            pass
 
 
 @contextlib.contextmanager
@@ -112,7 +142,26 @@ def _note_failure(event: str, exc: BaseException, env: Mapping[str, str]) -> Non
 def run_hook(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | None,
              env: Mapping[str, str]) -> str | None:
     """Run the handler of ``event_name`` under the time budget; its rendered output, or
-    None (quiet) for an unknown event, an invalid payload, a timeout or any error."""
+    None (quiet) for an unknown event, an invalid payload, a timeout or any error. Work
+    the handler left for after its answer has run here when this returns."""
+    text, later = answer_hook(event_name, make_ctx, stdin, env)
+    finish(later, background=False)
+    return text
+
+
+def answer_hook(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | None,
+                env: Mapping[str, str]) -> tuple[str | None, list[AfterAnswer]]:
+    """``run_hook``'s output, and the work left for after it (not run yet: ``finish``)."""
+    later: list[AfterAnswer] = []
+    token = _LATER.set(later)
+    try:
+        return _answer(event_name, make_ctx, stdin, env), later
+    finally:
+        _LATER.reset(token)
+
+
+def _answer(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | None,
+            env: Mapping[str, str]) -> str | None:
     event = canonical_event(event_name)
     if event is None:
         return None
