@@ -14,11 +14,12 @@ the readable form people see (the CLI's prose; the text content of an MCP result
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import attrs
+
+from echo_core.operations.names import NAME, TOOL_NAME
 
 if TYPE_CHECKING:
     from echo_core.models import Envelope
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 Access = Literal["read", "write", "destructive"]
 Profile = Literal["core", "full"]
 P = TypeVar("P")
-NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
-TOOL_NAME = re.compile(r"^echo_[a-z0-9]+(?:_[a-z0-9]+)*$")
 
 
 def lazy_type(module: str, name: str) -> Callable[[], type]:

@@ -13,11 +13,12 @@ of the plugin should check that each reference matches what it loads (``mismatch
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from echo_core.operations.declaration import Operation
+if TYPE_CHECKING:  # imported by load(): listing a reference needs no declaration class
+    from echo_core.operations.declaration import Operation
 
 
 @attrs.frozen
@@ -36,6 +37,8 @@ class OperationRef:
 
     def load(self) -> Operation[Any]:
         """The declaration (imported on first call; Python caches the module)."""
+        from echo_core.operations.declaration import Operation
+
         op = getattr(importlib.import_module(self.module), self.attr)
         if not isinstance(op, Operation):
             raise TypeError(f"{self.module}.{self.attr} is not an Operation")

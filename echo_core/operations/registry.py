@@ -10,22 +10,23 @@ serve: ``for_cli()``, ``for_mcp(profile)``, ``skills()``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
 from echo_core.errors import EchoError, ExitCode
-from echo_core.operations.declaration import NAME, TOOL_NAME, Operation, SkillSpec
 from echo_core.operations.lazy import OperationRef
+from echo_core.operations.names import NAME, TOOL_NAME
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the declaration classes are imported when an Operation is checked
+    from echo_core.operations.declaration import Operation, SkillSpec
     from echo_core.plugins import PluginHost
     from echo_core.registrations import RegistrationProblem
 
 HOOK = "register_operations"
 
 
-Entry = Operation[Any] | OperationRef
+Entry: TypeAlias = "Operation[Any] | OperationRef"
 
 
 def declaration_problems(name: str, obj: object) -> str | None:
@@ -41,6 +42,8 @@ def declaration_problems(name: str, obj: object) -> str | None:
             ("CLI words must be kebab-case", all(NAME.match(w) for w in obj.command)),
         ) if not ok]
         return f"{name!r}: {'; '.join(bad)}" if bad else None
+    from echo_core.operations.declaration import Operation
+
     if not isinstance(obj, Operation):
         return f"{name!r} is not an Operation ({type(obj).__name__})"
     if obj.name != name:
@@ -160,7 +163,7 @@ class OperationRegistry:
     def load(self, name: str) -> Operation[Any] | None:
         """The declaration of ``name`` (an ``OperationRef`` imported once), or None."""
         entry = self.operations.get(name)
-        if entry is None or isinstance(entry, Operation):
+        if entry is None or not isinstance(entry, OperationRef):
             return entry
         if name not in self._loaded:
             self._loaded[name] = entry.load()

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 import click
 
 from echo_core import (
-    BackendUnavailable,
     EchoError,
     ExitCode,
     PluginHost,
@@ -120,6 +119,16 @@ def _startup_host() -> PluginHost:
     return create_host(disabled=disabled)
 
 
+def _as_reported(error: EchoError) -> EchoError:
+    """``error``, or for a vault backend that could not be reached (``BackendUnavailable``)
+    the ``UnavailableError`` saying so (exit 69)."""
+    from echo_core import BackendUnavailable  # echo_core.protocols: not needed by --help
+
+    if isinstance(error, BackendUnavailable):
+        return UnavailableError(f"vault unreachable: {error}")
+    return error
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; exits with the stable codes of DESIGN §3.
 
@@ -139,10 +148,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             cli = build_cli(host)
             cli.main(args=args, prog_name="echo-memory", standalone_mode=False,
                      obj=AppState(host))
-    except BackendUnavailable as down:  # before EchoError: it is one
-        sys.exit(report_error(UnavailableError(f"vault unreachable: {down}"), as_json))
     except EchoError as error:
-        sys.exit(report_error(error, as_json))
+        sys.exit(report_error(_as_reported(error), as_json))
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:
