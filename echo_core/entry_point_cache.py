@@ -16,6 +16,11 @@ a cache folder that cannot be written is no error. A hit never imports
 ``importlib.metadata``.
 
 The file decides discovery only: what a plugin is and does is always its imported code.
+A cached entry point that fails to import is recorded as failed like any other, and the
+file is removed (``forget``) so the next start scans again. Not seen by the key:
+distributions that a custom ``sys.meta_path`` finder provides apart from ``sys.path``, and
+a ``*.dist-info`` edited in place (no install tool does either); set
+``ECHO_PLUGIN_CACHE=off`` there.
 """
 
 from __future__ import annotations

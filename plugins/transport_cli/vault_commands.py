@@ -40,6 +40,9 @@ def plugins_command(as_json: bool) -> None:
     set ECHO_STRICT_PLUGINS=1 to make such a failure fatal, ECHO_DISABLE_PLUGINS=a,b to
     skip some, ECHO_PLUGIN_DISTS=echo-memory,other-dist to load only the plugins of the
     distributions listed, ECHO_TRACE_PLUGINS=1 to trace every hook call on stderr.
+    The installed plugins are found once per environment and remembered under
+    ~/.cache/echo-memory (any install or uninstall is noticed); ECHO_PLUGIN_CACHE=off
+    looks through every installed distribution on each start instead.
     """
     from echo_core import list_plugins
 
