@@ -100,6 +100,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import NOT_WRITABLE_ERRNOS as NOT_WRITABLE_ERRNOS
     from echo_core.protocols import BackendUnavailable as BackendUnavailable
     from echo_core.protocols import BuildTarget as BuildTarget
+    from echo_core.protocols import EntityLookup as EntityLookup
     from echo_core.protocols import Expander as Expander
     from echo_core.protocols import IndexDoc as IndexDoc
     from echo_core.protocols import PersistentRanker as PersistentRanker
@@ -170,7 +171,8 @@ _EXPORTS: dict[str, str] = {
     "ensure_index": "echo_core.ops.recall_index",
     "normalize_path": "echo_core.paths",
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
-    **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget", "Expander",
+    **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget",
+                     "EntityLookup", "Expander",
                      "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory", "Storage",
                      "StorageFactory", "QueueFactory", "SplittableDocs",
                      "Tokenizer", "WordTokenizer",

@@ -29,7 +29,6 @@ exactly the semantics of ``EntityIndex`` (the scoring code is shared).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -45,19 +44,28 @@ from echo_core.entities import (
     SNAPSHOT_PATH,
     EntityStore,
     Match,
-    NameTokens,
     answering_to,
     candidate_tokens,
     entity_from_json,
-    entity_keys,
     entity_name_tokens,
-    entity_terms,
     file_signature,
-    journal_op_id,
     journal_record,
     name_score,
     rank_matches,
     shared_name_tokens,
+)
+from echo_core.entity_cache_rows import (
+    CACHE_SCHEMA,
+    ENTITY_COLUMNS,
+    SCHEMA,
+    TABLES,
+    add_ops,
+    chunks,
+    decode_names,
+    entity_row,
+    insert_entities,
+    remove_entity,
+    row_entity,
 )
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Entity
@@ -66,64 +74,12 @@ from echo_core.protocols import Storage
 
 log = logging.getLogger("echo_memory")
 
-#: Bumped when the tables change; a cache of another version is rebuilt.
-CACHE_SCHEMA = 4  # 2: name keys keep the marks of non-Latin letters; 3: path index;
-#                  4: key lengths and operation ids (capture answers from the cache)
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).
 BUSY_TIMEOUT = 30.0
-_CHUNK = 500  # bound on SQL parameters per IN (...) query
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS entities(
-    id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
-    kind TEXT NOT NULL, title TEXT NOT NULL, aliases TEXT NOT NULL, h TEXT NOT NULL,
-    names TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS entities_path ON entities(path);
-CREATE TABLE IF NOT EXISTS name_keys(
-    key TEXT NOT NULL, id INTEGER NOT NULL, klen INTEGER NOT NULL,
-    PRIMARY KEY(key, id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS name_keys_klen ON name_keys(klen, key);
-CREATE TABLE IF NOT EXISTS name_tokens(
-    token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(token, id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS token_df(token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ops(op_id TEXT PRIMARY KEY) WITHOUT ROWID;
-"""
-_TABLES = ("meta", "entities", "name_keys", "name_tokens", "token_df", "ops")
-_ENTITY_COLUMNS = "slug, path, kind, title, aliases, h, names"
 
 Stat = tuple[int, float] | None
 _T = TypeVar("_T")
-
-
-def _encode_names(names: NameTokens) -> str:
-    """Tokens never hold whitespace: names joined by tabs, tokens by spaces (sorted)."""
-    return "\t".join(" ".join(sorted(n)) for n in names)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _decode_names(text: str) -> NameTokens:
-    """The name token sets stored as ``text`` (memoised: a pure function of the text, and
-    the same candidates come back for query after query)."""
-    return tuple(frozenset(part.split()) for part in text.split("\t"))
-
-
-def _entity_row(entity: Entity, names: NameTokens = ()) -> tuple[str, ...]:
-    """The stored columns of an entity (``names`` encoded last)."""
-    aliases = json.dumps(list(entity.aliases), ensure_ascii=False) if entity.aliases else "[]"
-    return (entity.slug, entity.path, entity.kind, entity.title, aliases, entity.h,
-            _encode_names(names))
-
-
-def _row_entity(row: Sequence[Any]) -> Entity:
-    aliases = tuple(json.loads(row[4])) if row[4] != "[]" else ()
-    return Entity(slug=row[0], path=row[1], kind=row[2], title=row[3], aliases=aliases, h=row[5])
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start:start + _CHUNK]
 
 
 def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
@@ -154,14 +110,14 @@ class EntityNames:
 
     def get_many(self, slugs: Iterable[str]) -> dict[str, Entity]:
         """The entries of those ``slugs`` that exist (one sync, one query per 500)."""
-        return {row[0]: _row_entity(row) for row in self._rows_where("slug", slugs)}
+        return {row[0]: row_entity(row) for row in self._rows_where("slug", slugs)}
 
     def by_paths(self, paths: Iterable[str]) -> dict[str, Entity]:
         """The entity of each of those note paths that has one."""
-        return {row[1]: _row_entity(row) for row in self._rows_where("path", paths)}
+        return {row[1]: row_entity(row) for row in self._rows_where("path", paths)}
 
     def _rows_where(self, column: str, values: Iterable[str],
-                    columns: str = _ENTITY_COLUMNS) -> list[Any]:
+                    columns: str = ENTITY_COLUMNS) -> list[Any]:
         """Rows whose ``column`` is one of ``values``: one query per 500 of them, or one
         pass over the table when there are thousands (cheaper than as many probes)."""
         wanted = sorted(set(values))
@@ -174,7 +130,7 @@ class EntityNames:
                 row for row in db.execute(f"SELECT {columns} FROM entities")
                 if row[index] in keep])
         return self._query(lambda db: [
-            row for chunk in _chunks(wanted)
+            row for chunk in chunks(wanted)
             for row in db.execute(
                 f"SELECT {columns} FROM entities WHERE {column} IN "
                 f"({','.join('?' * len(chunk))})", chunk)])
@@ -194,10 +150,10 @@ class EntityNames:
         spaces and punctuation; restricted to ``kind`` when given. Sorted by slug."""
         key = name_key(mention)
         rows = self._query(lambda db: db.execute(
-            f"SELECT {', '.join('e.' + c for c in _ENTITY_COLUMNS.split(', '))} "
+            f"SELECT {', '.join('e.' + c for c in ENTITY_COLUMNS.split(', '))} "
             "FROM name_keys k JOIN entities e ON e.id = k.id WHERE k.key = ? "
             "ORDER BY e.slug", (key,)).fetchall())
-        found = [_row_entity(row) for row in rows]
+        found = [row_entity(row) for row in rows]
         return [e for e in found if kind is None or e.kind == kind]
 
     def named(self, mention: str, kind: str | None = None) -> list[Entity]:
@@ -221,7 +177,7 @@ class EntityNames:
         if not wanted:
             return found
         rows = self._query(lambda db: [
-            row for chunk in _chunks(wanted) for row in db.execute(
+            row for chunk in chunks(wanted) for row in db.execute(
                 "SELECT k.key, e.slug FROM name_keys k JOIN entities e ON e.id = k.id "
                 f"WHERE k.key IN ({','.join('?' * len(chunk))})", chunk)])
         for key, slug in rows:
@@ -259,7 +215,7 @@ class EntityNames:
             chosen = candidate_tokens(tokens, lambda t: dfs.get(t, 0), max_df)
             if not chosen:
                 return []
-            sql = (f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id IN "
+            sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
                    f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(chosen))}))")
             params: list[str] = list(chosen)
             if kind is not None:
@@ -269,8 +225,8 @@ class EntityNames:
 
         rows = self._query(run)
         # score the stored name tokens first: only the rows that can match become entities
-        candidates = [(_row_entity(row), names) for row in rows
-                      if name_score(tokens, names := _decode_names(row[6])) >= min_score]
+        candidates = [(row_entity(row), names) for row in rows
+                      if name_score(tokens, names := decode_names(row[6])) >= min_score]
         return rank_matches(tokens, candidates, kind=kind, min_score=min_score, limit=limit)
 
     def __len__(self) -> int:
@@ -286,7 +242,7 @@ class EntityNames:
 
     @staticmethod
     def _df(db: sqlite3.Connection, tokens: Sequence[str]) -> dict[str, int]:
-        return {t: n for chunk in _chunks(tokens) for t, n in db.execute(
+        return {t: n for chunk in chunks(tokens) for t, n in db.execute(
             f"SELECT token, n FROM token_df WHERE token IN ({','.join('?' * len(chunk))})", chunk)}
 
     @contextmanager
@@ -356,9 +312,9 @@ class EntityNames:
             elif version != CACHE_SCHEMA:
                 db.execute("BEGIN IMMEDIATE")
                 if db.execute("PRAGMA user_version").fetchone()[0] != CACHE_SCHEMA:
-                    for table in _TABLES:
+                    for table in TABLES:
                         db.execute(f"DROP TABLE IF EXISTS {table}")
-                    for statement in _SCHEMA.split(";"):
+                    for statement in SCHEMA.split(";"):
                         if statement.strip():
                             db.execute(statement)
                     db.execute(f"PRAGMA user_version = {CACHE_SCHEMA}")
@@ -434,10 +390,10 @@ class EntityNames:
             if record is None:
                 continue
             _op, slug, entity = record
-            self._remove(db, slug)
+            remove_entity(db, slug)
             if entity is not None:
-                self._insert(db, [entity])
-        self._add_ops(db, lines)
+                insert_entities(db, [entity])
+        add_ops(db, lines)
         self._save(db, signature, journal)
         return True
 
@@ -463,7 +419,7 @@ class EntityNames:
         journal = texts.get(JOURNAL_PATH) or ""
         db.execute("DELETE FROM ops")
         db.executemany("INSERT OR IGNORE INTO ops VALUES (?)", [(k,) for k in kept])
-        self._add_ops(db, journal[:journal.rfind("\n") + 1].splitlines())
+        add_ops(db, journal[:journal.rfind("\n") + 1].splitlines())
         for line in journal.splitlines():
             record = journal_record(line)
             if record is None:
@@ -475,61 +431,16 @@ class EntityNames:
         cached = {row[0]: row for row in db.execute(
             "SELECT slug, path, kind, title, aliases, h FROM entities")}
         if not cached:
-            self._insert(db, [entities[s] for s in sorted(entities)])
+            insert_entities(db, [entities[s] for s in sorted(entities)])
         else:
             stale = [slug for slug, row in cached.items()
-                     if slug not in entities or _entity_row(entities[slug])[:6] != row]
+                     if slug not in entities or entity_row(entities[slug])[:6] != row]
             for slug in stale:
-                self._remove(db, slug)
+                remove_entity(db, slug)
             fresh = set(stale) | (entities.keys() - cached.keys())
-            self._insert(db, [entities[s] for s in sorted(fresh) if s in entities])
+            insert_entities(db, [entities[s] for s in sorted(fresh) if s in entities])
         self._save(db, signature, journal)
 
-    @staticmethod
-    def _add_ops(db: sqlite3.Connection, lines: Iterable[str]) -> None:
-        """Record the operation ids these journal lines carry (``has_op``)."""
-        found = [(op_id,) for line in lines if (op_id := journal_op_id(line)) is not None]
-        db.executemany("INSERT OR IGNORE INTO ops VALUES (?)", found)
-
-    @staticmethod
-    def _insert(db: sqlite3.Connection, entities: Sequence[Entity]) -> None:
-        """Add entities (none of them present)."""
-        next_id = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM entities").fetchone()[0])
-        rows: list[tuple[Any, ...]] = []
-        keys: list[tuple[str, int, int]] = []
-        tokens: list[tuple[str, int]] = []
-        df: dict[str, int] = {}
-        for number, entity in enumerate(entities, next_id):
-            entity_keys_, names = entity_terms(entity)
-            rows.append((number, *_entity_row(entity, names)))
-            keys.extend((key, number, len(key)) for key in entity_keys_)
-            for token in frozenset().union(*names):
-                tokens.append((token, number))
-                df[token] = df.get(token, 0) + 1
-        db.executemany(f"INSERT INTO entities(id, {_ENTITY_COLUMNS}) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        keys.sort()
-        tokens.sort()
-        db.executemany("INSERT INTO name_keys VALUES (?, ?, ?)", keys)
-        db.executemany("INSERT INTO name_tokens VALUES (?, ?)", tokens)
-        db.executemany("INSERT INTO token_df VALUES (?, ?) ON CONFLICT(token) "
-                       "DO UPDATE SET n = n + excluded.n", sorted(df.items()))
-
-    @staticmethod
-    def _remove(db: sqlite3.Connection, slug: str) -> None:
-        row = db.execute(f"SELECT id, {_ENTITY_COLUMNS} FROM entities WHERE slug = ?",
-                         (slug,)).fetchone()
-        if row is None:
-            return
-        number, entity = row[0], _row_entity(row[1:])
-        tokens = sorted(frozenset().union(*_decode_names(row[7])))
-        db.execute("DELETE FROM entities WHERE id = ?", (number,))
-        db.executemany("DELETE FROM name_keys WHERE key = ? AND id = ?",
-                       [(key, number) for key in entity_keys(entity)])
-        db.executemany("DELETE FROM name_tokens WHERE token = ? AND id = ?",
-                       [(token, number) for token in tokens])
-        db.executemany("UPDATE token_df SET n = n - 1 WHERE token = ?", [(t,) for t in tokens])
-        db.executemany("DELETE FROM token_df WHERE token = ? AND n <= 0", [(t,) for t in tokens])
 
 
 def _plain(signature: tuple[Stat, Stat]) -> list[list[float] | None]:

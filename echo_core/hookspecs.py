@@ -217,8 +217,9 @@ def gate_capture(request: CaptureRequest, ctx: GateContext) -> GateStop | None:
     """Decide whether a capture may proceed.
 
     :param request: the validated ``CaptureRequest``.
-    :param ctx: a ``GateContext``: the entity index under the vault lock and the route
-        of the requested kind. Gates must not write.
+    :param ctx: a ``GateContext``: the entities as they are under the vault lock (an
+        ``EntityLookup``: lookups by slug, path, name and name tokens; no walk over every
+        entity) and the route of the requested kind. Gates must not write.
     :returns: a ``GateStop`` (with candidates) to stop the capture (duplicate, trust
         boundary), or ``None`` to let it through.
 

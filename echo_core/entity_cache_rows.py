@@ -1,0 +1,111 @@
+"""The tables of the entity name cache (``entity_cache``): its schema, how an entity is
+stored as a row (names encoded as text), and adding or removing one entity with its name
+keys, name tokens and token counts, and the operation ids journal lines carry."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from echo_core.entities import NameTokens, entity_keys, entity_terms, journal_op_id
+from echo_core.models import Entity
+
+#: Bumped when the tables change; a cache of another version is rebuilt.
+CACHE_SCHEMA = 4  # 2: name keys keep the marks of non-Latin letters; 3: path index;
+#                  4: key lengths and operation ids (capture answers from the cache)
+CHUNK = 500  # bound on SQL parameters per IN (...) query
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entities(
+    id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+    kind TEXT NOT NULL, title TEXT NOT NULL, aliases TEXT NOT NULL, h TEXT NOT NULL,
+    names TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS entities_path ON entities(path);
+CREATE TABLE IF NOT EXISTS name_keys(
+    key TEXT NOT NULL, id INTEGER NOT NULL, klen INTEGER NOT NULL,
+    PRIMARY KEY(key, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS name_keys_klen ON name_keys(klen, key);
+CREATE TABLE IF NOT EXISTS name_tokens(
+    token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(token, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS token_df(token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ops(op_id TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+TABLES = ("meta", "entities", "name_keys", "name_tokens", "token_df", "ops")
+ENTITY_COLUMNS = "slug, path, kind, title, aliases, h, names"
+
+
+def encode_names(names: NameTokens) -> str:
+    """Tokens never hold whitespace: names joined by tabs, tokens by spaces (sorted)."""
+    return "\t".join(" ".join(sorted(n)) for n in names)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def decode_names(text: str) -> NameTokens:
+    """The name token sets stored as ``text`` (memoised: a pure function of the text, and
+    the same candidates come back for query after query)."""
+    return tuple(frozenset(part.split()) for part in text.split("\t"))
+
+
+def entity_row(entity: Entity, names: NameTokens = ()) -> tuple[str, ...]:
+    """The stored columns of an entity (``names`` encoded last)."""
+    aliases = json.dumps(list(entity.aliases), ensure_ascii=False) if entity.aliases else "[]"
+    return (entity.slug, entity.path, entity.kind, entity.title, aliases, entity.h,
+            encode_names(names))
+
+
+def row_entity(row: Sequence[Any]) -> Entity:
+    aliases = tuple(json.loads(row[4])) if row[4] != "[]" else ()
+    return Entity(slug=row[0], path=row[1], kind=row[2], title=row[3], aliases=aliases, h=row[5])
+
+
+def chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+def add_ops(db: sqlite3.Connection, lines: Iterable[str]) -> None:
+    """Record the operation ids these journal lines carry (``has_op``)."""
+    found = [(op_id,) for line in lines if (op_id := journal_op_id(line)) is not None]
+    db.executemany("INSERT OR IGNORE INTO ops VALUES (?)", found)
+
+def insert_entities(db: sqlite3.Connection, entities: Sequence[Entity]) -> None:
+    """Add entities (none of them present)."""
+    next_id = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM entities").fetchone()[0])
+    rows: list[tuple[Any, ...]] = []
+    keys: list[tuple[str, int, int]] = []
+    tokens: list[tuple[str, int]] = []
+    df: dict[str, int] = {}
+    for number, entity in enumerate(entities, next_id):
+        entity_keys_, names = entity_terms(entity)
+        rows.append((number, *entity_row(entity, names)))
+        keys.extend((key, number, len(key)) for key in entity_keys_)
+        for token in frozenset().union(*names):
+            tokens.append((token, number))
+            df[token] = df.get(token, 0) + 1
+    db.executemany(f"INSERT INTO entities(id, {ENTITY_COLUMNS}) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    keys.sort()
+    tokens.sort()
+    db.executemany("INSERT INTO name_keys VALUES (?, ?, ?)", keys)
+    db.executemany("INSERT INTO name_tokens VALUES (?, ?)", tokens)
+    db.executemany("INSERT INTO token_df VALUES (?, ?) ON CONFLICT(token) "
+                   "DO UPDATE SET n = n + excluded.n", sorted(df.items()))
+
+def remove_entity(db: sqlite3.Connection, slug: str) -> None:
+    row = db.execute(f"SELECT id, {ENTITY_COLUMNS} FROM entities WHERE slug = ?",
+                     (slug,)).fetchone()
+    if row is None:
+        return
+    number, entity = row[0], row_entity(row[1:])
+    tokens = sorted(frozenset().union(*decode_names(row[7])))
+    db.execute("DELETE FROM entities WHERE id = ?", (number,))
+    db.executemany("DELETE FROM name_keys WHERE key = ? AND id = ?",
+                   [(key, number) for key in entity_keys(entity)])
+    db.executemany("DELETE FROM name_tokens WHERE token = ? AND id = ?",
+                   [(token, number) for token in tokens])
+    db.executemany("UPDATE token_df SET n = n - 1 WHERE token = ?", [(t,) for t in tokens])
+    db.executemany("DELETE FROM token_df WHERE token = ? AND n <= 0", [(t,) for t in tokens])
