@@ -89,7 +89,7 @@ def build_cli(host: PluginHost) -> click.Group:
 def _add_operations(cli: click.Group, host: PluginHost) -> dict[str, str]:
     """Commands derived from the operation registry; returns command -> owning plugin."""
     from echo_core import OperationRegistry
-    from plugins.transport_cli.operation_commands import add_operations
+    from plugins.transport_cli.derived import add_operations
 
     registry = OperationRegistry.from_host(host)
     added = add_operations(cli, registry.for_cli(), registry.load, guard_text_arguments)

@@ -7,6 +7,10 @@ surface's CLI-only ``extra`` arguments. The callback gathers the values, lets
 ``CliSurface.prepare`` turn extras into parameters, validates everything through
 ``parse_params(surface="cli")`` (the same check MCP uses), runs the operation and prints
 its envelope with the operation's ``render``.
+
+Loaded on every start-up (``add_operations`` lists the commands for ``--help``): the
+parameter classes, validation and running are imported by the functions that build or
+run a command, not by this module.
 """
 
 from __future__ import annotations
@@ -14,33 +18,22 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import attrs
 import click
 
-from echo_core import (
-    CliArg,
-    CliParam,
-    FieldInfo,
-    Kind,
-    Operation,
-    fields_of,
-    parse_params,
-    run_operation,
-    spelled_for,
-)
+from echo_core import OperationRef
 from plugins.transport_cli.cli_kit import (
     LiteralArgsCommand,
     common_options,
     current_context,
     emit,
+    group_options,
     json_requested,
 )
-from plugins.transport_cli.operation_commands import LazyOperationCommand, add_operations
 
-__all__ = ["LazyOperationCommand", "add_operations", "cli_arguments", "command_for",
-           "option_name"]
+if TYPE_CHECKING:
+    from echo_core import CliArg, CliParam, FieldInfo, Operation
 
 
 def option_name(info: FieldInfo) -> str:
@@ -52,6 +45,8 @@ def option_name(info: FieldInfo) -> str:
 
 
 def _click_type(info: FieldInfo) -> Any:
+    from echo_core import Kind
+
     bounds = info.bounds_for("cli")
     kind = info.type.kind
     if kind is Kind.INT:
@@ -81,6 +76,10 @@ def _help(info: FieldInfo) -> str:
 
 
 def _parameter(info: FieldInfo) -> click.Parameter:
+    import attrs
+
+    from echo_core import Kind
+
     cli = info.spec.cli
     assert cli is not None
     if cli.positional:
@@ -111,6 +110,8 @@ def _extra(arg: CliArg) -> click.Parameter:
 def _convert(info: FieldInfo, value: Any) -> Any:
     """A parsed click value as the parameter takes it (joined words, split lists,
     negated flags)."""
+    from echo_core import Kind
+
     cli = info.spec.cli
     assert cli is not None
     kind = info.type.kind
@@ -127,6 +128,8 @@ def _convert(info: FieldInfo, value: Any) -> Any:
 def cli_arguments(op: Operation[Any], values: Mapping[str, Any]) -> dict[str, Any]:
     """The parameter mapping for ``op`` from click's ``values`` (flags not given and
     empty lists are left to the declared defaults)."""
+    from echo_core import Kind, fields_of
+
     fields = {f.name: f for f in fields_of(op.params) if f.spec.cli is not None}
     out: dict[str, Any] = {}
     for name, value in values.items():
@@ -172,6 +175,8 @@ def _progress_bar(label: str, run: Callable[[], Any]) -> Any:
 
 def command_for(op: Operation[Any]) -> click.Command:
     """The click command running ``op`` (named after the last of its CLI words)."""
+    from echo_core import fields_of, parse_params, run_operation, spelled_for
+
     surface = op.cli
     assert surface is not None
     fields = [f for f in fields_of(op.params)
@@ -201,3 +206,67 @@ def command_for(op: Operation[Any]) -> click.Command:
     command = cls(op.command[-1], params=params, callback=callback, help=op.cli_help)
     common_options(command)
     return command
+
+
+class LazyOperationCommand(click.Command):
+    """Stands in for the command of an ``OperationRef``: listed by its summary, built
+    (importing the declaration) only when it runs or shows its own help. ``finish`` is
+    applied to the built command (the CLI's argument guards)."""
+
+    def __init__(self, name: str, summary: str, load: Callable[[], Operation[Any]],
+                 finish: Callable[[click.Command], None]) -> None:
+        super().__init__(name, help=summary)
+        self._load = load
+        self._finish = finish
+        self._real: click.Command | None = None
+
+    def real(self) -> click.Command:
+        """The command, built on first use."""
+        if self._real is None:
+            self._real = command_for(self._load())
+            self._finish(self._real)
+        return self._real
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        return self.real().make_context(info_name, args, parent, **extra)
+
+    def to_info_dict(self, ctx: click.Context) -> dict[str, Any]:
+        return self.real().to_info_dict(ctx)
+
+
+def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef],
+                   load: Callable[[str], Operation[Any] | None],
+                   finish: Callable[[click.Command], None] = lambda command: None,
+                   ) -> dict[str, str]:
+    """Attach a command for each entry to ``cli`` (creating groups for nested words):
+    an ``Operation``'s command is built now, an ``OperationRef``'s when it is used
+    (``load(name)`` gives its declaration). Returns command path -> operation name."""
+    added: dict[str, str] = {}
+    for entry in entries:
+        group = cli
+        for word in entry.command[:-1]:
+            sub = group.commands.get(word)
+            if not isinstance(sub, click.Group):
+                help_text = (entry.group_help if isinstance(entry, OperationRef)
+                             else entry.cli.group_help if entry.cli else "")
+                sub = click.Group(word, help=help_text or f"The {word} commands.",
+                                 params=group_options())
+                group.add_command(sub)
+            group = sub
+        if isinstance(entry, OperationRef):
+            name = entry.name
+
+            def loader(name: str = name) -> Operation[Any]:
+                op = load(name)
+                assert op is not None
+                return op
+
+            command: click.Command = LazyOperationCommand(entry.command[-1], entry.summary,
+                                                          loader, finish)
+        else:
+            command = command_for(entry)
+            finish(command)
+        group.add_command(command)
+        added[" ".join(entry.command)] = entry.name
+    return added
