@@ -78,12 +78,10 @@ WINDOW = 256
 #: leaving that part to the next check (a capture in another process holds it briefly).
 QUICK_LOCK_TIMEOUT = 0.5
 #: A session start syncs at most this many notes before it answers; more (a large pull
-#: or copy) are left to the full pass it runs after answering.
+#: or copy) are left to the full pass it runs after answering, and so is the entity part
+#: when the vault lock stays taken longer than ``SESSION_LOCK_TIMEOUT`` seconds.
 SESSION_SYNC_LIMIT = 64
-
-
-def _off(ctx: EchoContext) -> bool:
-    return ctx.env.get("ECHO_FRESHNESS", "").strip().lower() in ("off", "0", "no", "false")
+SESSION_LOCK_TIMEOUT = 0.1
 
 
 #: The attribute a caller sets on a context to have ``load`` (``fresh="full"``) run only
@@ -135,6 +133,10 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
     return freshen(ctx, _budget(ctx))
 
 
+def _off(ctx: EchoContext) -> bool:
+    return ctx.env.get("ECHO_FRESHNESS", "").strip().lower() in ("off", "0", "no", "false")
+
+
 def _sweep_due(ctx: EchoContext) -> bool:
     from echo_core.ops.fast_sweep import sweep_due
 
@@ -158,7 +160,7 @@ def full_pass(ctx: EchoContext) -> Changes | None:
     except BackendUnavailable:
         return None
     except Exception as exc:
-        log.warning("the fast sweep before load failed (%s); run `echo-memory sweep "
+        log.warning("the fast sweep at session start failed (%s); run `echo-memory sweep "
                     "--fast` to see why", exc)
         log.debug("fast sweep failure", exc_info=True)
         return None
@@ -202,9 +204,10 @@ def _budget(ctx: EchoContext) -> float:
 def freshen(ctx: EchoContext, budget: float | None = DEFAULT_BUDGET,
             max_sync: int | None = None) -> Changes | None:
     """The bounded check of the module docstring (``budget=None``: every note stat-ed);
-    None when it could not run (logged). ``max_sync``: a bounded check that finds more
-    notes than that to sync, or a vault with no baseline yet, syncs nothing (the caller
-    runs the full pass soon after)."""
+    None when it could not run (logged). ``max_sync`` (a session start, whose full pass
+    follows): a bounded check that finds more notes than that to sync, or a vault with no
+    baseline yet, syncs nothing, and the vault lock is waited for only
+    ``SESSION_LOCK_TIMEOUT``."""
     try:
         return _freshen(ctx, budget, max_sync)
     except BackendUnavailable:
@@ -243,8 +246,8 @@ def _freshen(ctx: EchoContext, budget: float | None, max_sync: int | None = None
         manifest.set_cursor(cursor)  # where to go on next time
     if not folders and not moved:
         return Changes()
-    return apply_stamps(ctx, stamps, rows, folders=folders,
-                        lock_timeout=QUICK_LOCK_TIMEOUT)
+    return apply_stamps(ctx, stamps, rows, folders=folders, lock_timeout=(
+        QUICK_LOCK_TIMEOUT if max_sync is None else SESSION_LOCK_TIMEOUT))
 
 
 def _same(stamp: Stamp | None, row: tuple[int, int, str] | None) -> bool:
