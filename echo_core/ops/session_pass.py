@@ -137,9 +137,6 @@ def _record_started(path: Path, started: int) -> None:
             tmp.unlink()
 
 
-_CHILD_CODE = "from echo_core.ops.session_pass import main; main()"
-
-
 def spawn_pass(ctx: EchoContext, requested_ns: int) -> bool:
     """Start the detached process that runs the owed pass (``main``); False when none
     could be started (the caller runs it inline)."""
@@ -147,12 +144,15 @@ def spawn_pass(ctx: EchoContext, requested_ns: int) -> bool:
         return False
     import echo_core
 
+    # the folder echo_core came from, last on the child's path (found there only when it
+    # is not installed: a source tree); -P keeps the folder the hook runs in (the user's
+    # project) off sys.path
     root = str(Path(echo_core.__file__).resolve().parent.parent)
-    env = dict(ctx.env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-    # -P: the folder the hook runs in (the user's project) is not put on sys.path
-    argv = [sys.executable, "-P", "-c", _CHILD_CODE, ctx.config.vault.value,
+    code = (f"import sys; sys.path.append({root!r}); "
+            "from echo_core.ops.session_pass import main; main()")
+    argv = [sys.executable, "-P", "-c", code, ctx.config.vault.value,
             ctx.config.state_base.value, str(requested_ns)]
+    env = dict(ctx.env)
     try:
         if hasattr(os, "posix_spawn"):
             null = os.devnull
