@@ -187,7 +187,7 @@ def _read(path: str, key: Mapping[str, Any]) -> InstalledPlugins | None:
     """The cached answer for ``key`` in the file at ``path``; None when it holds none."""
     try:
         for entry in _entries(path):
-            if entry["key"] == key:
+            if entry.get("key") == key:
                 entry_points = tuple(
                     InstalledEntryPoint(_text(e["name"]), _text(e["value"]),
                                         _optional_text(e["dist"]), _text(e["version"]))

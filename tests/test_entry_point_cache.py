@@ -129,7 +129,8 @@ def test_a_new_path_entry_is_another_environment(cache_home: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("content", [b"", b"{not json", b"[]", b'{"entries": 3}',
-                                     b'{"entries": [{"key": 1}]}', b"\xff\xfe"])
+                                     b'{"entries": [{"key": 1}]}', b'{"entries": [{}, 2]}',
+                                     b"\xff\xfe"])
 def test_a_damaged_cache_file_is_ignored_and_rewritten(cache_home: Path, content: bytes) -> None:
     expected = _installed().entry_points
     _cache_file(cache_home).write_bytes(content)
