@@ -187,7 +187,7 @@ class PluginHost:
         strict). A cached listing is forgotten first: it may be what is out of date."""
         try:
             return ep.load()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is recorded, not fatal
             if installed.from_cache:
                 forget(group)
             self.record_failure(ep.name, ep.version, "entry-point", exc)
