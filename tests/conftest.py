@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -18,6 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 PLUGIN_DISTS = "ECHO_PLUGIN_DISTS"
 os.environ.setdefault(PLUGIN_DISTS, "echo-memory")
 CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
+
+# Hermetic caches: the plugin list cache (``echo_core.entry_point_cache``) of every test
+# and subprocess goes to a folder of this run, never the user's ~/.cache; removed at exit.
+_CACHE_HOME = tempfile.mkdtemp(prefix="echo-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+atexit.register(shutil.rmtree, _CACHE_HOME, True)
 
 
 @pytest.fixture

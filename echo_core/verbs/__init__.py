@@ -9,10 +9,12 @@ needs to list and route each verb, so a start-up imports only the verb it runs. 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from echo_core.operations import Operation
 from echo_core.operations.lazy import OperationRef
+
+if TYPE_CHECKING:
+    from echo_core.operations import Operation
 from echo_core.verbs.groups import GROUP_HELP
 
 PACKAGE = "echo_core.verbs"

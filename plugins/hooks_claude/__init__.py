@@ -13,9 +13,12 @@ the hookspec markers; everything else is imported when used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from echo_core import BuildTarget, Register, hookimpl
+from echo_core import Register, hookimpl
+
+if TYPE_CHECKING:
+    from echo_core import BuildTarget
 
 BUILD_PART_NAME = "claude-code:hooks_claude"
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from echo_core import RankerFactory, Register, Tokenizer, hookimpl
+from echo_core import Register, hookimpl
 
 if TYPE_CHECKING:
+    from echo_core import RankerFactory, Tokenizer
     from plugins.recall_bm25.index import Bm25Index
 
 NAME = "bm25"

@@ -7,7 +7,12 @@ stemmer, stopwords) is imported only when the hook runs.
 
 from __future__ import annotations
 
-from echo_core import Register, Tokenizer, hookimpl
+from typing import TYPE_CHECKING
+
+from echo_core import Register, hookimpl
+
+if TYPE_CHECKING:
+    from echo_core import Tokenizer
 
 NAME = "porterlite"
 

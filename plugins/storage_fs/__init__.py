@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from echo_core import Register, StorageFactory, hookimpl, usage_error
+from echo_core import Register, hookimpl, usage_error
 
 if TYPE_CHECKING:
+    from echo_core import StorageFactory
     from plugins.storage_fs.folder_storage import FolderStorage
 
 SCHEME = "file"

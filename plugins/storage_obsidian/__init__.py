@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from echo_core import EchoError, ExitCode, Register, StorageFactory, hookimpl, usage_error
+from echo_core import EchoError, ExitCode, Register, hookimpl, usage_error
 
 if TYPE_CHECKING:
+    from echo_core import StorageFactory
     from plugins.storage_obsidian.obsidian_storage import ObsidianStorage
 
 SCHEMES = {"obsidian+https": ("https", 27124), "obsidian+http": ("http", 27123)}

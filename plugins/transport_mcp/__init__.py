@@ -10,9 +10,12 @@ destructive) and lock are derived from the operation's declaration.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from echo_core import BuildTarget, Register, hookimpl
+from echo_core import Register, hookimpl
+
+if TYPE_CHECKING:
+    from echo_core import BuildTarget
 
 
 @hookimpl(trylast=True)  # trylast: `serve` is listed after the everyday verbs
