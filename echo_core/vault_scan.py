@@ -1,10 +1,11 @@
 """What a backend can say about the vault's files without reading them.
 
-A backend may offer three optional methods (the folder backend does): ``scan_tree``
-(every file's size and mtime and every folder's mtime, one walk), ``folder_stamps`` and
-``file_stamps`` (stats of some folders or files). These functions use them when present
-and fall back to the ``Storage`` protocol's ``list`` and ``stat`` otherwise (a remote
-backend: no folder stamps, so only a file's own stat shows that it changed).
+A backend may offer optional methods (the folder backend does): ``scan_tree`` (every
+file's size and mtime and every folder's mtime, one walk), ``list_tree`` (a listing and
+its folders' mtimes), ``folder_stamps`` and ``file_stamps`` (stats of some folders or
+files). These functions use them when present and fall back to the ``Storage``
+protocol's ``list`` and ``stat`` otherwise (a remote backend: no folder stamps, so only a
+file's own stat shows that it changed).
 """
 
 from __future__ import annotations
@@ -78,6 +79,17 @@ def file_stamps(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[int, 
             found[path] = None
             continue
         found[path] = (st.size, _ns(st.mtime))
+    return found
+
+
+def list_tree(storage: Storage, folder: str) -> tuple[list[str], dict[str, int | None]] | None:
+    """``storage.list(folder)`` and the ``mtime_ns`` of every folder it walked (None: not
+    a folder), each taken before that folder was listed, when the backend can (None
+    otherwise): the listing stands while ``folder_stamps`` of those folders match."""
+    native = getattr(storage, "list_tree", None)
+    if not callable(native):
+        return None
+    found: tuple[list[str], dict[str, int | None]] = native(folder)
     return found
 
 

@@ -3,7 +3,8 @@
 Steps: ping the backend; flush the outbox (queued offline writes replay first, so the
 digest sees them); read in parallel the
 marker, operator preferences, current context, heartbeat, today's daily note, the inbox,
-the sessions listing and the semantic-memory listing, then the session log the
+the sessions listing (kept per machine while no folder under it changed:
+``echo_core.ops.session_logs``) and the semantic-memory listing, then the session log the
 heartbeat points to and the semantic memory notes (at most ``SEMANTIC_READ_LIMIT``: every
 capture or session-end reflection of kind ``semantic`` - the operator's preferences and
 the facts learned - which the brief lists under Fact / Pattern); render the digest
@@ -47,6 +48,7 @@ from echo_core.ops.digest import (
     sections_text,
 )
 from echo_core.ops.scope import CONTEXT_PATH, SESSIONS_DIR, count_phrase
+from echo_core.ops.session_logs import SessionLogsSource
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.read_cache import FOLDER as READ_CACHE_FOLDER
 from echo_core.read_cache import ReadCache, ReadSource, RecordingReader
@@ -231,7 +233,7 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope[LoadResult]:
     warning)."""
     budget = load_budget(ctx.env, brief=brief)
     outbox = "not checked (vault unreachable)"
-    recorder = RecordingReader(ctx.vault.storage)
+    recorder = RecordingReader(SessionLogsSource(ctx))
     try:
         ctx.vault.storage.ping()
         outbox, outbox_note = outbox_step(ctx)

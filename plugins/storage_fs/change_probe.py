@@ -1,6 +1,6 @@
 """The folder backend's change-detection methods (``echo_core.vault_scan`` uses them when
-a backend has them): one tree walk with stats, one folder's entries, folder and file
-stamps, and content hashes of raw bytes. A mixin of ``FolderStorage``: it needs the
+a backend has them): one tree walk with stats, a listing with its folders' stamps, one
+folder's entries, folder and file stamps, and content hashes of raw bytes. A mixin of ``FolderStorage``: it needs the
 vault root string ``_prefix`` and ``_require_root``."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from plugins.storage_fs.tree_scan import (
     file_digests,
     file_stamps,
     folder_stamps,
+    list_tree,
     scan_folder,
     scan_tree,
 )
@@ -35,6 +36,16 @@ class ChangeProbe(abc.ABC):
         rel = normalize_path(prefix, allow_root=True)
         self._require_root()
         return scan_tree(self._prefix, rel, suffix, prune)
+
+    def list_tree(self, prefix: str) -> tuple[list[str], dict[str, int | None]]:
+        """``list(prefix)`` and the mtime of every folder it walked, each taken before
+        that folder was listed (``tree_scan.list_tree``): whether a listing is still the
+        one ``list`` would give is one stat per folder."""
+        rel = normalize_path(prefix, allow_root=True)
+        self._require_root()
+        if any(part.startswith(".") for part in rel.split("/") if part):
+            return [], {rel: None}
+        return list_tree(self._prefix, rel)
 
     def file_digests(self, paths: Sequence[str]) -> dict[str, str | None]:
         """The content hash of each file's bytes (None: gone), without decoding it.

@@ -92,6 +92,52 @@ def _linked_file(path: str, real_root: Path) -> os.stat_result | None:
     return st
 
 
+def list_tree(root: str, rel: str) -> tuple[list[str], dict[str, int | None]]:
+    """The files ``FolderStorage.list(rel)`` gives (sorted; the same rules: hidden names
+    skipped, linked folders not descended, a linked file kept when it resolves to a file
+    inside the vault), without a stat of each file, and the ``mtime_ns`` of every folder
+    walked (``rel`` itself included; None when it is not a folder), each taken before its
+    entries were listed: a file added or removed since moves one of them."""
+    found: list[str] = []
+    real_root = Path(os.path.realpath(root))
+    base = f"{root}/{rel}" if rel else root
+    real_base = Path(os.path.realpath(base))
+    if not real_base.is_dir() or (real_base != real_root and real_root not in real_base.parents):
+        return found, {rel: None}
+    folders: dict[str, int | None] = {}
+    skip = len(root) + 1
+    stack = [base]
+    while stack:
+        where = stack.pop()
+        try:
+            folders[where[skip:] if len(where) > len(root) else ""] = os.stat(where).st_mtime_ns
+            entries = os.scandir(where)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name[0] == ".":
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not entry.is_symlink():
+                        stack.append(entry.path)
+                    continue
+                if entry.is_symlink():
+                    real = Path(os.path.realpath(entry.path))
+                    if real_root not in real.parents or not real.is_file():
+                        continue
+                found.append(entry.path[skip:])
+    if os.sep != "/":
+        found = [p.replace(os.sep, "/") for p in found]
+        folders = {f.replace(os.sep, "/"): m for f, m in folders.items()}
+    found.sort()
+    return found, folders
+
+
 def file_digests(root: str, paths: Sequence[str]) -> dict[str, str | None]:
     """``content_hash`` of each file's bytes (the hash of its text when it is UTF-8);
     None for a file gone or unreadable."""
