@@ -72,17 +72,18 @@ def tally_sessions(paths: Iterable[str], scope_updated: str) -> tuple[int, int]:
     # a log of ``since_day`` counts when its minute is later (exact) or always (a date)
     since_minute = since.hour * 60 + since.minute if since is not None and "T" in stamp else -1
     days: dict[str, str | None] = {}  # the name's first 10 characters -> its ISO day
+    known = days.get
     logged = later = 0
     for path in paths:
-        name = path[path.rfind("/") + 1:]
-        head = name[:10]
-        day = days.get(head, "")
+        cut = path.rfind("/") + 1
+        head = path[cut:cut + 10]
+        day = known(head, "")
         if day == "":
             day = days[head] = _iso_day(head)
         if day is None:
             continue
         logged += 1
-        if day > since_day or (day == since_day and _minute_of(name) > since_minute):
+        if day > since_day or (day == since_day and _minute_of(path[cut:]) > since_minute):
             later += 1
     return logged, later
 
