@@ -169,8 +169,9 @@ def _generated(box: VaultBox, count: int) -> list[str]:
 
 def test_on_a_large_vault_every_change_is_seen_by_the_next_session_start(box: VaultBox) -> None:
     """With no time for the rotating window, an in-place edit waits for the next
-    SessionStart (``load``, every note stat-ed); a new note and a deletion change a
-    folder's mtime and are seen at once."""
+    session start (``load`` stats every note first; the SessionStart hook right after its
+    answer: test_session_start_pass.py); a new note and a deletion change a folder's
+    mtime and are seen at once."""
     paths = _generated(box, 3000)
     fast_sweep(box.ctx())
     edited = box.vault / paths[2500]
@@ -186,7 +187,7 @@ def test_on_a_large_vault_every_change_is_seen_by_the_next_session_start(box: Va
     assert [e.path for e in index.named("Fresh")] == ["resources/concepts/c01/fresh.md"]
     assert index.by_path(paths[10]) is None
     assert recall(box.ctx(), "zanzibarish").data.primary == ()  # not seen yet
-    invoke(box.ctx(), "load", {})  # what the SessionStart hook runs
+    invoke(box.ctx(), "load", {})  # echo-memory load: every note stat-ed first
     assert [h.path for h in recall(box.ctx(), "zanzibarish").data.primary] == [paths[2500]]
 
 
