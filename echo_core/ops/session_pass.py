@@ -55,12 +55,10 @@ def pass_mode(ctx: EchoContext, default: str = "background") -> str:
 
 
 def settle(owed: OwedPass, *, background: bool = True) -> None:
-    """Run the pass ``owed`` (nothing when none is due): in a detached process when
-    ``background`` and ``ECHO_SESSION_PASS`` do not say ``inline`` and one can be
-    started, else here. Never raises (a failure is logged)."""
+    """Run the pass ``owed``: in a detached process when ``background`` and
+    ``ECHO_SESSION_PASS`` do not say ``inline`` and one can be started, else here. Never
+    raises (a failure is logged)."""
     ctx = owed.ctx
-    if ctx is None:
-        return
     try:
         if background and pass_mode(ctx) == "background" and spawn_pass(ctx, owed.requested_ns):
             return
