@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.errors import CODE_NAMES as CODE_NAMES
     from echo_core.errors import not_found as not_found
     from echo_core.errors import usage_error as usage_error
+    from echo_core.forked_work import ForkedWork as ForkedWork
+    from echo_core.forked_work import start_forked as start_forked
     from echo_core.gating import GateContext as GateContext
     from echo_core.hook_views import CliState as CliState
     from echo_core.hook_views import EventContext as EventContext
@@ -89,11 +91,12 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.ops.capture import capture as capture
     from echo_core.ops.fast_sweep import fast_sweep as fast_sweep
     from echo_core.ops.index_sync import sync_paths as sync_paths
-    from echo_core.ops.vault_changes import sync_changed as sync_changed
     from echo_core.ops.init import init_vault as init_vault
     from echo_core.ops.plugins_info import list_plugins as list_plugins
     from echo_core.ops.recall import recall as recall
     from echo_core.ops.recall_index import ensure_index as ensure_index
+    from echo_core.ops.session_pass import settle_owed_pass as settle_owed_pass
+    from echo_core.ops.vault_changes import sync_changed as sync_changed
     from echo_core.paths import normalize_path as normalize_path
     from echo_core.plugins import PluginHost as PluginHost
     from echo_core.plugins import create_host as create_host
@@ -112,10 +115,10 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import Storage as Storage
     from echo_core.protocols import StorageFactory as StorageFactory
     from echo_core.protocols import Tokenizer as Tokenizer
-    from echo_core.protocols import WordTokenizer as WordTokenizer
     from echo_core.protocols import VaultMissing as VaultMissing
     from echo_core.protocols import VaultNotWritable as VaultNotWritable
     from echo_core.protocols import WeightedTerm as WeightedTerm
+    from echo_core.protocols import WordTokenizer as WordTokenizer
     from echo_core.scoring import BM25_B as BM25_B
     from echo_core.scoring import BM25_K1 as BM25_K1
     from echo_core.scoring import FRESHNESS_FLOOR as FRESHNESS_FLOOR
@@ -126,8 +129,6 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.storage_base import with_line as with_line
     from echo_core.tempfiles import sweep_stale as sweep_stale
     from echo_core.tempfiles import temp_name as temp_name
-    from echo_core.forked_work import ForkedWork as ForkedWork
-    from echo_core.forked_work import start_forked as start_forked
     from echo_core.terminal_text import json_text as json_text
     from echo_core.terminal_text import terminal_safe as terminal_safe
     from echo_core.text_source import read_text_source as read_text_source
@@ -181,6 +182,7 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.scoring"),
     **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
     "read_text_source": "echo_core.text_source",
+    "settle_owed_pass": "echo_core.ops.session_pass",
     **dict.fromkeys(("ForkedWork", "start_forked"), "echo_core.forked_work"),
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",

@@ -223,6 +223,26 @@ class EntityIndex:
                       if slugs and shortest <= len(k) <= longest)
 
 
+def read_store_texts(storage: Storage) -> dict[str, str | None]:
+    """The snapshot's and the journal's texts (None: absent). A file that cannot be read
+    (not UTF-8, say) is an ``EchoError`` telling to run ``sweep --apply``, which sets the
+    damaged file aside and rebuilds the index from the notes; an absent vault, a held lock
+    or an outage raise as they are."""
+    try:
+        return dict(storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH]))
+    except EchoError as exc:
+        if exc.code != ExitCode.FAILURE:
+            raise
+        raise store_unreadable(exc) from exc
+
+
+def store_unreadable(exc: EchoError) -> EchoError:
+    """The error for an entity-store file that cannot be read: what to run about it."""
+    return EchoError(f"the entity index cannot be read ({exc.message}); run "
+                     "`echo-memory sweep --apply`: it sets the damaged file aside "
+                     "and rebuilds the index from the notes")
+
+
 def apply_journal_record(index: EntityIndex, record: tuple[str, str, Entity | None]) -> None:
     """Apply one parsed journal line (``journal_record``) to ``index``: put or remove."""
     _op, slug, entity = record
@@ -278,14 +298,7 @@ class EntityStore:
         if self._index is not None and signature == self._signature:
             return self._index
         index = EntityIndex()
-        try:
-            texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
-        except EchoError as exc:
-            if exc.code != ExitCode.FAILURE:  # absent vault, lock, outage: as they are
-                raise
-            raise EchoError(f"the entity index cannot be read ({exc.message}); run "
-                            "`echo-memory sweep --apply`: it sets the damaged file aside "
-                            "and rebuilds the index from the notes") from exc
+        texts = read_store_texts(self.storage)
         with collector_paused():
             return self._build(index, texts, signature)
 

@@ -52,7 +52,9 @@ from echo_core.entities import (
     journal_record,
     name_score,
     rank_matches,
+    read_store_texts,
     shared_name_tokens,
+    store_unreadable,
 )
 from echo_core.entity_cache_rows import (
     CACHE_SCHEMA,
@@ -403,12 +405,14 @@ class EntityNames:
         except EchoError as exc:
             if exc.code == ExitCode.NOT_FOUND:
                 return ""
+            if exc.code == ExitCode.FAILURE:
+                raise store_unreadable(exc) from exc
             raise
 
     def _rebuild(self, db: sqlite3.Connection, signature: tuple[Stat, Stat]) -> None:
         """Re-read both files and make the cache equal to them. Only entries that differ
         are rewritten: after a compaction (same entities, new snapshot) that is none."""
-        texts = self.storage.read_many([SNAPSHOT_PATH, JOURNAL_PATH])
+        texts = read_store_texts(self.storage)
         entities: dict[str, Entity] = {}
         snapshot = texts.get(SNAPSHOT_PATH)
         kept: list[str] = []

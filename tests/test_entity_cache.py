@@ -357,3 +357,18 @@ def test_a_capture_answers_from_the_cache_without_loading_the_store(
     monkeypatch.undo()
     assert {"ada-lovelace", "alan-turing", "grace-hopper"} <= set(box.index().entities)
     assert "grace-hoper" not in box.index().entities
+
+
+def test_an_unreadable_journal_tells_to_run_sweep_apply(box: VaultBox) -> None:
+    """Bytes that are not UTF-8 appended to the journal after a sync: the replay says what
+    to run, as a load of the store does, instead of a bare decoding error."""
+    from echo_core.errors import EchoError
+
+    _apply(box.ctx(), ENTITIES[:2])
+    names = box.ctx().entity_names
+    assert names.get("vantage-point") is not None
+    with (box.vault / JOURNAL_PATH).open("ab") as journal:
+        journal.write(b"\xff\xfe garbage\n")
+    with pytest.raises(EchoError) as caught:
+        names.get("vantage-point")
+    assert "`echo-memory sweep --apply`" in caught.value.message

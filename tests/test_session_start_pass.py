@@ -27,7 +27,8 @@ from echo_core.ops.freshness import SESSION_SYNC_LIMIT
 from echo_core.ops.recall import recall
 from echo_core.ops.session_pass import DONE_FILE, LOCK_FILE, run_owed_pass
 from echo_core.ops.vault_changes import manifest_of
-from plugins.hooks_claude.runner import answer_hook, finish
+from plugins.hooks_claude.after_answer import finish
+from plugins.hooks_claude.runner import answer_hook
 from tests.capture_kit import VaultBox
 from tests.conftest import REPO
 from tests.hook_kit import context_of, hook_env, run_hook

@@ -94,17 +94,11 @@ OWED_ATTR = "owed_full_pass"
 @attrs.define
 class OwedPass:
     """The full pass a session start answered without: the context to run it for, and
-    when it was owed (``time.time_ns`` before the session start looked at the vault)."""
+    when it was owed (``time.time_ns`` before the session start looked at the vault).
+    ``echo_core.settle_owed_pass`` runs it."""
 
     ctx: EchoContext
     requested_ns: int
-
-    def settle(self, *, background: bool = True) -> None:
-        """Run it (``session_pass.settle``): in a detached process when ``background``
-        (and ``ECHO_SESSION_PASS`` does not say ``inline``), else here. Never raises."""
-        from echo_core.ops.session_pass import settle
-
-        settle(self, background=background)
 
 
 def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:

@@ -1,7 +1,7 @@
 """The full freshness pass a session start owes, run after its answer (SPEC §4.5, §5.1).
 
 The SessionStart hook answers after the folder pass alone (``freshness.DEFER_ATTR``) and
-then settles the ``freshness.OwedPass`` it was left (``settle``), as ``ECHO_SESSION_PASS``
+then settles the ``freshness.OwedPass`` it was left (``settle_owed_pass``), as ``ECHO_SESSION_PASS``
 says:
 
 * ``background`` (the default of ``echo-memory hook``): a detached process runs it (its
@@ -54,7 +54,7 @@ def pass_mode(ctx: EchoContext, default: str = "background") -> str:
     return raw if raw in ("background", "inline") else default
 
 
-def settle(owed: OwedPass, *, background: bool = True) -> None:
+def settle_owed_pass(owed: OwedPass, *, background: bool = True) -> None:
     """Run the pass ``owed``: in a detached process when ``background`` and
     ``ECHO_SESSION_PASS`` do not say ``inline`` and one can be started, else here. Never
     raises (a failure is logged)."""

@@ -41,7 +41,8 @@ def hook_command(event: str) -> None:
     the check of every note (or the weekly fast sweep) runs after the answer, in
     a detached process (ECHO_SESSION_PASS=inline: in this one, before it exits).
     """
-    from plugins.hooks_claude.runner import answer_hook, finish, write_stdout
+    from plugins.hooks_claude.after_answer import finish
+    from plugins.hooks_claude.runner import answer_hook, write_stdout
 
     state: CliState = click.get_current_context().obj
     text, later = answer_hook(event, state.context, getattr(sys.stdin, "buffer", None),

@@ -65,9 +65,9 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
 def _load_brief(ctx: Any) -> Any:
     """``load --brief`` with only the quick part of its freshness check before it (new,
     deleted, renamed notes); the check of every note it owes runs after the answer
-    (``runner.after_answer``), so a large vault does not hold the session back."""
-    from echo_core import invoke
-    from plugins.hooks_claude.runner import after_answer
+    (``after_answer``), so a large vault does not hold the session back."""
+    from echo_core import invoke, settle_owed_pass
+    from plugins.hooks_claude.after_answer import after_answer
 
     setattr(ctx, "defer_full_pass", True)  # noqa: B010 - read by getattr in the core
     try:
@@ -77,7 +77,7 @@ def _load_brief(ctx: Any) -> Any:
         owed = getattr(ctx, "owed_full_pass", None)
         if owed is not None:
             setattr(ctx, "owed_full_pass", None)  # noqa: B010
-            after_answer(lambda background: owed.settle(background=background))
+            after_answer(lambda background: settle_owed_pass(owed, background=background))
 
 
 def _checkpoint_section(ctx: Any, payload: Payload) -> str:

@@ -24,7 +24,6 @@ Contract (SPEC §4.5, ``reference/claude-code.md``):
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import io
 import json
 import os
@@ -35,35 +34,11 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
+from plugins.hooks_claude.after_answer import AfterAnswer, collecting, finish
 from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, HookTimeout, budget_for, canonical_event
 
 TRUNCATION_MARK = "\n…(truncated by echo-memory to fit the hook output limit)"
 DEBUG_ENV = "ECHO_HOOK_DEBUG"
-
-#: Work left for after the answer: ``task(background)``; ``background`` says the task
-#: may hand itself to a detached process (the hook process is about to exit).
-AfterAnswer = Callable[[bool], None]
-_LATER: contextvars.ContextVar[list[AfterAnswer] | None] = contextvars.ContextVar(
-    "hook_after_answer", default=None)
-
-
-def after_answer(task: AfterAnswer) -> None:
-    """Leave ``task`` to run once the answer is written (within ``answer_hook``); outside
-    one (a handler called directly) it runs now, in this process."""
-    later = _LATER.get()
-    if later is None:
-        finish([task], background=False)
-    else:
-        later.append(task)
-
-
-def finish(tasks: list[AfterAnswer], *, background: bool) -> None:
-    """Run the tasks ``answer_hook`` returned; a failing one is skipped (fail-safe)."""
-    for task in tasks:
-        try:
-            task(background)
-        except Exception:  # noqa: BLE001, S110 - the answer is out; nothing to report to
-            pass
 
 
 @contextlib.contextmanager
@@ -152,12 +127,8 @@ def run_hook(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | Non
 def answer_hook(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | None,
                 env: Mapping[str, str]) -> tuple[str | None, list[AfterAnswer]]:
     """``run_hook``'s output, and the work left for after it (not run yet: ``finish``)."""
-    later: list[AfterAnswer] = []
-    token = _LATER.set(later)
-    try:
+    with collecting() as later:
         return _answer(event_name, make_ctx, stdin, env), later
-    finally:
-        _LATER.reset(token)
 
 
 def _answer(event_name: str, make_ctx: Callable[[], Any], stdin: BinaryIO | None,
