@@ -11,7 +11,9 @@ run builds), and the median wall time and the largest peak RSS are reported:
 * ``python -c pass``: the interpreter's floor;
 * ``echo-memory --help``;
 * ``echo-memory recall --json <query>`` (a different query each run);
-* ``echo-memory hook UserPromptSubmit`` and ``hook SessionStart`` with Claude Code's stdin;
+* ``echo-memory hook UserPromptSubmit`` and ``hook SessionStart`` with Claude Code's stdin
+  (each SessionStart's full freshness pass, which runs after its answer in a detached
+  process, is waited for, untimed, before the next command runs);
 * ``echo-memory capture`` of a new title (create) and of one title again (update).
 
 ``--save`` writes the figures as JSON; ``--compare`` reads such a file and prints it as a
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.machine_speed import speed_line  # noqa: E402
+from bench.perf_session_start import wait_for_session_pass  # noqa: E402
 from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler  # noqa: E402
 
 #: (row, target) in the order printed; the targets are issue 15's.
@@ -75,14 +78,21 @@ def peak_rss_mb(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> flo
 
 
 def measure(label: str, make: Callable[[int], tuple[list[str], bytes]], env: dict[str, str],
-            runs: int) -> dict[str, float | None]:
+            runs: int, after: Callable[[], object] = lambda: None) -> dict[str, float | None]:
     """Median wall ms of ``runs`` cold runs (after one warm-up run), and the peak RSS of
-    one run more."""
+    one run more. ``after()`` runs after each run, untimed (SessionStart: wait for the
+    full freshness pass it leaves running after its answer, so the next run does not
+    share the CPU with it)."""
     warm_argv, warm_stdin = make(-1)
     run_cold(warm_argv, env, warm_stdin)
-    walls = [run_cold(argv, env, stdin) for argv, stdin in map(make, range(runs))]
+    after()
+    walls = []
+    for argv, stdin in map(make, range(runs)):
+        walls.append(run_cold(argv, env, stdin))
+        after()
     last_argv, last_stdin = make(runs)
     rss = peak_rss_mb(last_argv, env, last_stdin)
+    after()
     shown = f"{rss:6.1f} MB" if rss is not None else "(no GNU time)"
     print(f"  {label:24s} median {statistics.median(walls):7.1f} ms  (min {min(walls):.1f}, "
           f"max {max(walls):.1f})  peak RSS {shown}", flush=True)
@@ -130,7 +140,10 @@ def measure_size(size: int, work: Path, runs: int) -> dict[str, dict[str, float 
                                         "concept", "--body", f"Fact number {stamp}-{i + 1}."],
                                        b""),
     }
-    return {label: measure(label, make, env, runs) for label, make in commands.items()}
+    waits: dict[str, Callable[[], object]] = {
+        "hook SessionStart": lambda: wait_for_session_pass(state)}
+    return {label: measure(label, make, env, runs, waits.get(label, lambda: None))
+            for label, make in commands.items()}
 
 
 def print_table(size: int, now: dict[str, dict[str, float | None]],
