@@ -56,3 +56,15 @@ def test_a_manifest_from_before_snapshots_gets_a_generation(tmp_path: Path) -> N
     db.execute("DELETE FROM meta WHERE k = 'generation'")
     assert dict(manifest.snapshot()) == manifest.notes()
     assert manifest.get("generation")
+
+
+def test_directly_in_lists_a_folders_own_notes_not_its_sub_folders(tmp_path: Path) -> None:
+    """What the folder pass compares a listed folder with: its own notes only (a folder
+    whose thousands of notes sit a level down costs no row of theirs)."""
+    paths = ["top.md", "a/x.md", "a/y.md", "a/b/z.md", "a/b/c/w.md", "a0/v.md", "a-b/u.md",
+             "ä/ü.md", "ä/ö/t.md", "a.md"]
+    manifest = VaultManifest(tmp_path)
+    manifest.replace({p: (1, 1, "h") for p in paths}, {"": 1}, baseline="x")
+    for folder in ("", "a", "a/b", "a/b/c", "ä", "ä/ö", "a0", "absent"):
+        want = sorted(p for p in paths if p.rpartition("/")[0] == folder)
+        assert sorted(manifest.directly_in(folder)) == want, folder

@@ -270,8 +270,8 @@ def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
         for path, stamp in listing.files.items():
             if tracked(path):
                 stamps[path] = stamp
-        for path in manifest.under(folder):
-            if path not in listing.files and path.rpartition("/")[0] == folder:
+        for path in manifest.directly_in(folder):
+            if path not in listing.files:
                 stamps[path] = None
         for sub in listing.folders:
             if sub != folder and sub not in recorded:  # new: walk it whole
