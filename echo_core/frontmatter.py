@@ -137,17 +137,30 @@ def _std_resolver() -> Any:
     return Resolver()
 
 
+#: Words of letters, digits, ``_`` and ``-`` that start with a letter, single spaces
+#: between: YAML 1.1 resolves such a plain scalar to a string unless it is one of the
+#: bool or null spellings below (every int, float, timestamp, merge and value form starts
+#: with a digit, a sign, a dot, ``<`` or ``=``). Known without importing yaml, which
+#: costs a one-shot capture ~10 ms; ``_plain_ok`` asks the resolver for anything else.
+_WORDS_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+)*")
+_YAML11_WORDS = frozenset(
+    f(word) for word in ("yes", "no", "true", "false", "on", "off", "null")
+    for f in (str.lower, str.capitalize, str.upper))
+
+
 def _plain_ok(text: str) -> bool:
     """Whether ``text`` can be written unquoted and read back as the same string by any
     YAML 1.1 loader (so ``'yes'``, ``'2026-01-01'``, ``'12'`` and ``'null'`` are not)."""
-    import yaml
-
     if not text or text != text.strip() or not text.isprintable():
         return False
     if text[0] in _PLAIN_FIRST_BAD or any(c in text for c in ",[]{}"):
         return False
     if ": " in text or text.endswith(":") or " #" in text or _YAML_UNSAFE_RE.search(text):
         return False
+    if _WORDS_RE.fullmatch(text):
+        return text not in _YAML11_WORDS
+    import yaml
+
     tag = _std_resolver().resolve(yaml.ScalarNode, text, (True, False))
     return bool(tag == _STR_TAG)
 

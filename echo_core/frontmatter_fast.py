@@ -1,8 +1,8 @@
 """The fast path of frontmatter parsing: flat blocks read without PyYAML.
 
 Notes' frontmatter is nearly always flat: simple keys, plain words, dates, small ints,
-flow lists of such. Those are read here (PyYAML's constructor costs ~25 us a block);
-anything else — quotes, comments, nesting, continuation lines, ':' or '#' in a value,
+double-quoted strings without escapes, flow lists of such. Those are read here (PyYAML's constructor costs ~25 us a block);
+anything else — other quoted forms, comments, nesting, continuation lines, ':' or '#' in a value,
 other numbers, CR — returns None and goes to PyYAML, so results are always PyYAML's
 (property-tested in tests/test_frontmatter_fast.py). What it accepts is flat, alias-free
 and never beyond the bounds of ``echo_core.yaml_bounded`` (the caller checks the size
@@ -67,6 +67,10 @@ def _read_scalar(text: str) -> Any:
         return text
     if _FAST_INT_RE.fullmatch(text):
         return int(text)
+    if len(text) >= 2 and text[0] == text[-1] == '"':  # "2026-03-01": what we write
+        inner = text[1:-1]
+        if '"' not in inner and "\\" not in inner and not YAML_UNSAFE_RE.search(inner):
+            return inner  # no escape, no quote, no break: the characters as they are
     return _NO_FAST
 
 

@@ -402,3 +402,36 @@ def test_set_key_with_an_inline_value_leaves_a_stray_item_line_alone() -> None:
     out = set_frontmatter_key(text, "yes", 2)
     assert out == text.replace("yes: 1\n", "yes: 2\n")
     assert remove_frontmatter_key(text, "yes") == text.replace("yes: 1\n", "")
+
+
+_WORD_CHARS = "abcdeNOSTYLUrfyn019_- "
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.text(alphabet=_WORD_CHARS, min_size=1, max_size=12))
+def test_plain_words_are_judged_as_the_yaml_resolver_judges_them(text: str) -> None:
+    """The yaml-free shortcut of ``_plain_ok`` (words starting with a letter) gives the
+    resolver's answer: a string stays plain unless YAML 1.1 reads it as a bool or null."""
+    from yaml import ScalarNode
+    from yaml.resolver import Resolver
+
+    from echo_core import frontmatter
+
+    if not frontmatter._WORDS_RE.fullmatch(text):
+        return
+    resolved = Resolver().resolve(ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+    assert frontmatter._plain_ok(text) is resolved
+
+
+@pytest.mark.parametrize("text", [
+    "yes", "Yes", "YES", "yEs", "no", "No", "NO", "nO", "true", "True", "TRUE", "tRue", "false",
+    "False", "FALSE", "on", "On", "ON", "oN", "off", "Off", "OFF", "null", "Null", "NULL",
+    "nULL", "y", "Y", "n", "N", "e", "E1", "x1e5", "inf", "nan", "NaN", "concept", "a-b_c d"])
+def test_yaml_spellings_of_bools_and_nulls_are_quoted(text: str) -> None:
+    from yaml import ScalarNode
+    from yaml.resolver import Resolver
+
+    from echo_core import frontmatter
+
+    resolved = Resolver().resolve(ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+    assert frontmatter._plain_ok(text) is resolved

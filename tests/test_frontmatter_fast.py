@@ -34,7 +34,8 @@ WORDS = ["active", "complete", "on-hold", "Vantage Systems", "yes", "No", "TRUE"
          "{a: b}", "a [b]", "- item", "-", "?", "? q", "x:", "Café Crème", "naïve", "日本",
          "a\u2028b", "a\x85b", "a\ufeffb", "tab\there", "trailing ", "  lead", "=", "<<",
          "Über", "ß", "x" * 40, "k8s", "S3 bucket", "a - b", "a -b", "v1.2.3", "x/y", "a?b",
-         ""]
+         "", '"2026-03-01"', '""', '"a # b"', '"x: y"', '"a, b"', '"[x]"', '"back\\slash"',
+         '"tab\tin"', '"a" b', '"a"b"', '"yes"', '"12"', '"é  "', '" spaced "']
 #: Every YAML 1.1 bool and null spelling PyYAML resolves, and near misses (strings).
 SPECIAL = ["yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False",
            "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~", "yEs",
@@ -95,6 +96,7 @@ def plain_block(draw: st.DrawFn) -> str:
 @example("type: company\nstatus: active\ncreated: 2024-01-02\nupdated: 2024-02-03\n"
          "tags: [company, kalo]\naliases: [Kalo Company]\n")
 @example("tags: []\nx: [ ]\ny:\n")
+@example('type: daily\ncreated: "2026-03-01"\ntags: [daily, "x y"]\n')
 @example("a: [yes, No, ~, 12, 2026-01-01]\n")
 @example("a: x  \n\n\nb:   \nc: [d , e]  \n")  # blank lines, trailing spaces
 @example("a: x\n   \nb: y\n")  # a line of spaces
