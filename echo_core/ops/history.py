@@ -164,7 +164,7 @@ def _reindex_entity(ctx: EchoContext, path: str, text: str) -> tuple[str, ...]:
     with its restored ``text``: title (first heading), aliases (frontmatter) and hash. An
     alias that names another entity is left out of the index (one name, one note) and
     reported in the returned warnings. Caller holds the vault lock."""
-    index = ctx.entities.load()
+    index = ctx.entity_names  # synced at its first lookup, under the caller's lock
     entity = index.by_path(path)
     if entity is None:
         return ()
@@ -181,5 +181,5 @@ def _reindex_entity(ctx: EchoContext, path: str, text: str) -> tuple[str, ...]:
                             f"{entity.slug}: remove it from one of the two notes")
     updated = attrs.evolve(entity, title=note.title, aliases=tuple(kept), h=content_hash(text))
     if updated != entity:
-        ctx.entities.apply(puts=[updated])
+        ctx.entities.record(puts=[updated])
     return tuple(warnings)

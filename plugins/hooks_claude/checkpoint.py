@@ -89,7 +89,7 @@ def write_checkpoint(payload: dict[str, Any], make_ctx: Any) -> str | None:
 
     ctx = make_ctx()
     title = checkpoint_title(ctx.today(), payload.get("session_id"))
-    exists = ctx.entities.load().get(slugify(title)) is not None
+    exists = ctx.entity_names.get(slugify(title)) is not None
     envelope = invoke(ctx, "capture", {"title": title, "kind": KIND, "tags": tuple(TAGS),
                                        "body": checkpoint_body(payload, summary),
                                        "force": not exists})
@@ -133,7 +133,7 @@ def latest_checkpoint(ctx: Any, session_id: Any) -> tuple[str, str] | None:
     from echo_core import slugify
 
     today = ctx.today()
-    index = ctx.entities.load()
+    index = ctx.entity_names
     for day in (today, today - _dt.timedelta(days=1)):
         entity = index.get(slugify(checkpoint_title(day, session_id)))
         if entity is not None and ctx.vault.storage.exists(entity.path):
