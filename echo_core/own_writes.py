@@ -17,12 +17,14 @@ succeeded, does what the freshness check would have done for those notes and no 
   kind's folder becomes its entity as a hand-written note would);
 * their manifest rows get their new stamps and content hashes;
 * a folder's new stamp is recorded only when its stamp before this operation's first
-  write into it was the one recorded: a folder that someone else changed first keeps
-  its old stamp, so the next check still lists it and finds their change.
+  write into it was the one recorded, and its stamp now is the one this operation's last
+  write into it left: a folder that someone else changed first, or since (another
+  process's capture between this one's unlock and its settle, say), keeps its old
+  stamp, so the next check still lists it and finds their change.
 
 What it cannot see: a person changing the same folder or note in the instant between
-this process's write and its ``stat`` (microseconds) is recorded as this process's own
-write; the unbounded check at session start, which compares every note's stamp, and the
+this process's ``stat`` and its write, or its write and the ``stat`` after it
+(microseconds), is recorded as this process's own write; the unbounded check at session start, which compares every note's stamp, and the
 fast sweep's verification shard find such an edit later. Backends without folder stamps
 (remote ones, where each ``stat`` is a round trip) are left to their periodic sweeps as
 before. A failure here is logged and never fails the operation: the next check then
@@ -54,6 +56,7 @@ class OwnWrites:
         self._lock = threading.Lock()
         self._texts: dict[str, str | None] = {}  # path -> text written, None: deleted
         self._before: dict[str, int | None] = {}  # folder -> its stamp before our writes
+        self._after: dict[str, int | None] = {}  # folder -> its stamp after our last write
         self._stamped: bool | None = None
 
     def _has_stamps(self) -> bool:
@@ -79,33 +82,40 @@ class OwnWrites:
             self._before.setdefault(folder, stamp)
 
     def written(self, path: str, text: str | None) -> None:
-        """Called after the note at ``path`` was written (``text``) or deleted (None)."""
-        if self._has_stamps():
-            with self._lock:
-                self._texts[path] = text
+        """Called after the note at ``path`` was written (``text``) or deleted (None):
+        keeps its folder's stamp as this write left it."""
+        if not self._has_stamps():
+            return
+        from echo_core.vault_scan import folder_stamps
+
+        folder = _folder_of(path)
+        stamp = folder_stamps(self._storage, [folder]).get(folder)
+        with self._lock:
+            self._texts[path] = text
+            self._after[folder] = stamp
 
     def forget(self) -> None:
         """Drop what was collected (an operation that failed part-way: the next freshness
         check finds its notes as hand edits, the safe way)."""
         with self._lock:
-            self._texts, self._before = {}, {}
+            self._texts, self._before, self._after = {}, {}, {}
 
     def settle(self, ctx: EchoContext) -> None:
         """Sync and record what was collected (see the module docstring), then forget it."""
         with self._lock:
-            texts, before = self._texts, self._before
-            self._texts, self._before = {}, {}
+            texts, before, after = self._texts, self._before, self._after
+            self._texts, self._before, self._after = {}, {}, {}
         if not texts:
             return
         try:
-            _record(ctx, self._storage, texts, before)
+            _record(ctx, self._storage, texts, before, after)
         except Exception as exc:
             log.info("own writes not recorded (%s); the next freshness check finds them", exc)
             log.debug("own writes failure", exc_info=True)
 
 
 def _record(ctx: EchoContext, storage: Storage, texts: dict[str, str | None],
-            before: dict[str, int | None]) -> None:
+            before: dict[str, int | None], after: dict[str, int | None]) -> None:
     from echo_core.entities import content_hash
     from echo_core.ops.index_sync import sync_paths
     from echo_core.ops.vault_changes import manifest_of, tracked
@@ -135,5 +145,5 @@ def _record(ctx: EchoContext, storage: Storage, texts: dict[str, str | None],
     wanted = sorted(f for f, was in before.items()
                     if was is not None and recorded.get(f) == was)
     now = folder_stamps(storage, wanted)
-    folders = {f: m for f, m in now.items() if m is not None}
+    folders = {f: m for f, m in now.items() if m is not None and m == after.get(f)}
     manifest.update(rows, folders)

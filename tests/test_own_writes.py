@@ -142,3 +142,26 @@ def test_an_operation_that_fails_records_nothing(cli, monkeypatch: pytest.Monkey
     assert text.count("Flow-matic") == 1 and text.count("Mark I") == 1
     assert sorted(p.name for p in (cli.vault / "resources/people").glob("*.md")
                   if p.name != "README.md") == ["grace-hopper.md"]
+
+
+def test_a_folder_changed_after_the_write_and_before_the_settle_keeps_its_old_stamp(  # type: ignore[no-untyped-def]
+        cli, listings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer adds a note to the same folder once this capture released the lock
+    and before it records its writes: the folder is not recorded as seen, so the next
+    check lists it and finds that note."""
+    from echo_core.own_writes import OwnWrites
+
+    assert cli("capture", "Grace Hopper", "--kind", "person", "--body", "COBOL").code == 0
+    real = OwnWrites.settle
+
+    def then_someone_writes(self: OwnWrites, ctx: Any) -> None:
+        (cli.vault / "resources/people/ada-lovelace.md").write_text(
+            "# Ada Lovelace\n\nAnalytical engine.\n", encoding="utf-8")
+        real(self, ctx)
+
+    monkeypatch.setattr(OwnWrites, "settle", then_someone_writes)
+    assert cli("capture", "Alan Turing", "--kind", "person", "--body", "Enigma").code == 0
+    monkeypatch.setattr(OwnWrites, "settle", real)
+    listings.clear()
+    assert recalled(cli, "analytical") == ["resources/people/ada-lovelace.md"]
+    assert "resources/people" in listings
