@@ -253,6 +253,26 @@ class DeltaStore:
 
     # --- search ----------------------------------------------------------------------
 
+    def term_doc_tfs(self, key: int) -> list[tuple[int, int]]:
+        """(doc id, tf) of each delta posting of one term key, without numpy."""
+        return self._db.execute("SELECT doc, tf FROM dpost WHERE term = ?", (key,)).fetchall()
+
+    def tombstone_set(self) -> set[int]:
+        """Every tombstoned base doc id, without numpy."""
+        return {row[0] for row in self._db.execute("SELECT base_doc FROM tomb")}
+
+    def doc_rows(self, ids: set[int]) -> dict[int, tuple[int, float, int]]:
+        """id -> (length, weight, updated) of those delta docs, without numpy."""
+        found: dict[int, tuple[int, float, int]] = {}
+        wanted = sorted(ids)
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            for doc, length, weight, updated in self._db.execute(
+                    "SELECT id, len, weight, updated FROM ddoc WHERE id IN "
+                    f"({','.join('?' * len(chunk))})", chunk):
+                found[doc] = (int(length), float(weight), int(updated))
+        return found
+
     def term_postings(self, key: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(doc ids, tfs) of one term key. One ``group_concat`` parsed by numpy: ~10x
         faster than fetching rows for a common term."""

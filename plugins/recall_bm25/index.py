@@ -27,6 +27,7 @@ import functools
 import logging
 import shutil
 import sqlite3
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -39,6 +40,7 @@ from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, token
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout
 from plugins.recall_bm25.segment_format import TF_MAX
 from plugins.recall_bm25.segment_reader import BaseSegment
+from plugins.recall_bm25.small_search import SMALL_QUERY_POSTINGS, base_postings, small_search
 
 if TYPE_CHECKING:
     from plugins.recall_bm25.search import Snapshot
@@ -149,6 +151,14 @@ class Bm25Index:
                               state.n_tomb, dead)
         return self._snap
 
+    def _view_state(self, store: DeltaStore) -> tuple[BaseSegment, DeltaState, bool]:
+        """Inside a read transaction, without numpy: ``CURRENT``'s base, the delta's
+        totals (zeros when the delta is stale) and whether it is live."""
+        state = store.state()
+        self._base = base = self._load_base()
+        live = state.gen == base.generation
+        return base, state if live else DeltaState(base.generation), live
+
     def _sync_for_write(self, store: DeltaStore) -> tuple[BaseSegment, DeltaState]:
         """Inside a write transaction: load ``CURRENT``'s base and purge a stale delta."""
         self._snap = None
@@ -221,7 +231,7 @@ class Bm25Index:
     def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
         """Best ``(path, score)`` pairs, highest first (ties by path), at most ``limit``;
         every score > 0. Scoring: ``plugins.recall_bm25.scoring``."""
-        from plugins.recall_bm25.search import merge_query, run_search
+        from plugins.recall_bm25.query import merge_query
 
         query = merge_query(terms)
         if limit <= 0 or not query:
@@ -229,6 +239,14 @@ class Bm25Index:
         with self._lock:
             store = self._delta()
             with store.read():
+                if "numpy" not in sys.modules:  # a cold process: numpy only if it pays
+                    base, state, live = self._view_state(store)
+                    tids, postings = base_postings(base, query)
+                    if postings <= SMALL_QUERY_POSTINGS:
+                        return small_search(base, state, live, store, query, tids, limit,
+                                            self._today)
+                from plugins.recall_bm25.search import run_search
+
                 return run_search(self._snapshot(store), store, query, limit, self._today)
 
     # --- PersistentRanker ------------------------------------------------------------
@@ -242,7 +260,7 @@ class Bm25Index:
                     return True
                 store = self._delta()
                 with store.read():
-                    self._snapshot(store)
+                    self._view_state(store)
                 return False
         except Exception as exc:  # noqa: BLE001 - any failure to open means "rebuild"
             log.warning("bm25 index at %s needs a rebuild: %s", self._layout.root, exc)

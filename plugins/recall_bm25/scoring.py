@@ -17,7 +17,8 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from echo_core import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
+from echo_core import FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
+from plugins.recall_bm25.scalar_math import FRESHNESS_TABLE, K1, B, idf, norm_terms
 
 __all__ = [
     "FRESHNESS_FLOOR",
@@ -37,10 +38,6 @@ __all__ = [
     "top_k",
 ]
 
-#: BM25 term-frequency saturation (SPEC §3.1; the value lives in ``echo_core.scoring``).
-K1: float = BM25_K1
-#: BM25 length normalisation strength.
-B: float = BM25_B
 #: Days after which the freshness prior halves.
 HALF_LIFE_DAYS: float = FRESHNESS_HALF_LIFE_DAYS
 #: How many extra candidates tied at the top-k cut are kept for tie-breaking by path.
@@ -55,16 +52,11 @@ Ints: TypeAlias = npt.NDArray[np.int64]
 Postings: TypeAlias = tuple[Ints, Floats]
 
 
-def idf(n_docs: int, df: int) -> float:
-    """BM25 idf of a document frequency, with ``df`` clamped to ``0..n_docs``."""
-    d = min(max(df, 0), n_docs)
-    return float(np.log1p((n_docs - d + 0.5) / (d + 0.5)))
-
-
 def length_norm(doc_len: npt.ArrayLike, avgdl: float) -> Floats:
     """``K1 x (1 - B + B x len / avgdl)`` per document."""
-    norm = np.asarray(doc_len, dtype=np.float64) * (K1 * B / avgdl)
-    norm += K1 * (1.0 - B)
+    scale, offset = norm_terms(avgdl)
+    norm = np.asarray(doc_len, dtype=np.float64) * scale
+    norm += offset
     return norm
 
 
@@ -77,11 +69,15 @@ def term_contributions(tf: npt.ArrayLike, norm: Floats, weight_idf: float) -> Fl
     return tf64
 
 
+_FRESHNESS = np.array(FRESHNESS_TABLE, dtype=np.float64)
+
+
 def freshness(updated: npt.ArrayLike, today: int) -> Floats:
-    """The freshness prior of each day ordinal (0 = unknown -> 1.0) against ``today``."""
+    """The freshness prior of each day ordinal (0 = unknown -> 1.0) against ``today``:
+    ``scalar_math.FRESHNESS_TABLE`` by age, so it equals ``freshness_of`` bit for bit."""
     days = np.asarray(updated, dtype=np.int64)
-    age = np.maximum(today - days, 0).astype(np.float64)
-    fresh = np.maximum(FRESHNESS_FLOOR, np.exp2(-age / HALF_LIFE_DAYS))
+    age = np.clip(today - days, 0, _FRESHNESS.shape[0] - 1)
+    fresh: Floats = _FRESHNESS[age]
     fresh[days <= 0] = 1.0
     return fresh
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import attrs
 import numpy as np
 import numpy.typing as npt
 
-from echo_core import WeightedTerm
 from plugins.recall_bm25.delta_store import DeltaStore, DeltaTable
 from plugins.recall_bm25.keys import term_key
+from plugins.recall_bm25.query import QueryTerm, merge_query
 from plugins.recall_bm25.scoring import (
     SPARSE_RATIO,
     Floats,
@@ -95,26 +94,6 @@ class Snapshot:
             return self._prior[1]
         found: Floats = self._prior[1][ids]
         return found
-
-
-@attrs.frozen
-class QueryTerm:
-    """A distinct query term: summed weight; ``plain`` unless every copy was boost-only."""
-
-    term: str
-    weight: float
-    plain: bool
-
-
-def merge_query(terms: Sequence[WeightedTerm]) -> list[QueryTerm]:
-    """Fold duplicate terms (weights summed) in first-seen order; drop empty terms and
-    terms whose summed weight is not positive (they could only lower scores)."""
-    merged: dict[str, tuple[float, bool]] = {}
-    for t in terms:
-        if t.term:
-            weight, plain = merged.get(t.term, (0.0, False))
-            merged[t.term] = (weight + float(t.weight), plain or not t.boost_only)
-    return [QueryTerm(term, w, plain) for term, (w, plain) in merged.items() if w > 0]
 
 
 def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], limit: int,

@@ -135,6 +135,28 @@ class BaseSegment:
         ptr = self._view("fwd_ptr")
         return self._view("fwd_term")[ptr[doc]:ptr[doc + 1]].tolist()
 
+    def term_keys(self) -> memoryview:
+        """The sorted term keys (the dictionary), without numpy."""
+        return self._view("term_key")
+
+    def posting_lists(self, term_id: int) -> tuple[memoryview, memoryview]:
+        """(doc ids, term frequencies) of one term id, without numpy."""
+        ptr = self._view("term_ptr")
+        start, end = ptr[term_id], ptr[term_id + 1]
+        return self._view("post_doc")[start:end], self._view("post_tf")[start:end]
+
+    def doc_lengths(self) -> memoryview:
+        """Every document's BM25 length, without numpy."""
+        return self._view("doc_len")
+
+    def doc_weights(self) -> memoryview:
+        """Every document's static prior (``IndexDoc.weight``), without numpy."""
+        return self._view("doc_weight")
+
+    def doc_days(self) -> memoryview:
+        """Every document's ``updated`` day ordinal (0: unknown), without numpy."""
+        return self._view("doc_updated")
+
     def doc_length(self, doc: int) -> int:
         """The BM25 length (tokens) of one document."""
         return int(self._view("doc_len")[doc])
