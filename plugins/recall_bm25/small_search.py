@@ -83,6 +83,8 @@ def small_search(base: BaseSegment, state: DeltaState, live: bool, store: DeltaS
                 continue
             weight = q.weight * idf(n_docs, df) * (K1 + 1.0)
             if tid >= 0:
+                docs: Sequence[int]
+                tfs: Sequence[int]
                 docs, tfs = base.posting_lists(tid)
                 if not plain:  # only the matched documents: a binary search each
                     docs, tfs = _matched(base_sums, docs, tfs)
