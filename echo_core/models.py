@@ -23,17 +23,25 @@ _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 
 
 def _field_names(cls: type) -> tuple[str, ...] | None:
-    """The attribute names of an attrs class (None for any other class); memoised."""
+    """The attribute names of an attrs class or a named tuple (the records kept off the
+    start-up path, issue 15), None for any other class; memoised."""
     try:
         return _FIELD_NAMES[cls]
     except KeyError:
-        names = tuple(f.name for f in attrs.fields(cls)) if attrs.has(cls) else None
+        tuple_fields = getattr(cls, "_fields", None) if issubclass(cls, tuple) else None
+        if attrs.has(cls):
+            names: tuple[str, ...] | None = tuple(f.name for f in attrs.fields(cls))
+        elif isinstance(tuple_fields, tuple):
+            names = tuple_fields
+        else:
+            names = None
         _FIELD_NAMES[cls] = names
         return names
 
 
 def to_jsonable(value: Any) -> Any:
-    """Convert attrs instances, mappings, sequences and dates into JSON-ready data."""
+    """Convert attrs instances and named tuples (objects by field), mappings, sequences
+    and dates into JSON-ready data."""
     cls = type(value)
     if cls in _PLAIN:
         return value

@@ -8,21 +8,23 @@ summary) and where the declaration lives. The registry hands out the real ``Oper
 (importing its module) only when a surface needs more: the CLI builds a command when that
 command runs or shows its help, the MCP server and the skills build load them all. A test
 of the plugin should check that each reference matches what it loads (``mismatch``).
+
+``OperationRef`` is a ``NamedTuple``, not attrs (house style's exception for the start-up
+path, issue 15): the built-in verbs' index builds one per verb at every start-up, and
+importing attrs costs ~10 ms of a ~75 ms ``--help``. It is immutable and compared by value,
+as the attrs class was.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # imported by load(): listing a reference needs no declaration class
     from echo_core.operations.declaration import Operation
 
 
-@attrs.frozen
-class OperationRef:
+class OperationRef(NamedTuple):
     """Where operation ``name`` is declared (``module``'s attribute ``attr``), with what
     the CLI needs to list it and the registry needs to check clashes without importing."""
 
@@ -57,6 +59,7 @@ class OperationRef:
         loaded = OperationRef.of(self.load(), self.module, self.attr)
         if loaded == self:
             return None
-        diffs = [f"{f.name}: {getattr(self, f.name)!r} != {getattr(loaded, f.name)!r}"
-                 for f in attrs.fields(OperationRef) if getattr(self, f.name) != getattr(loaded, f.name)]
+        diffs = [f"{field}: {mine!r} != {theirs!r}"
+                 for field, mine, theirs in zip(self._fields, self, loaded, strict=True)
+                 if mine != theirs]
         return f"{self.module}.{self.attr}: " + "; ".join(diffs)

@@ -1,0 +1,68 @@
+"""What a cold start imports (issue 15): modules a command does not need stay out.
+
+Each check runs the CLI in a fresh interpreter (``main`` called in-process there) and
+looks at ``sys.modules`` afterwards; ``ECHO_PLUGIN_DISTS`` keeps third-party plugins out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from echo_core.config import Config, Setting
+from echo_core.models import to_jsonable
+from echo_core.plugins import PluginRecord
+from echo_core.registrations import RegistrationProblem
+
+_PROBE = """
+import json, sys
+from plugins.transport_cli.app import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _imported(args: list[str], env: dict[str, str] | None = None) -> set[str]:
+    """The modules imported by ``echo-memory <args>`` run in a fresh interpreter."""
+    run_env = {**os.environ, "ECHO_PLUGIN_DISTS": "echo-memory", **(env or {})}
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True,
+                          text=True, env=run_env, check=False, timeout=120)
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _packages(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_help_imports_no_attrs(tmp_path: Path) -> None:
+    imported = _imported(["--help"], {"ECHO_CONFIG": str(tmp_path / "none.toml")})
+    assert "plugins.transport_cli.app" in imported
+    assert not _packages(imported) & {"attr", "attrs", "dataclasses"}
+    assert not {"echo_core.models", "echo_core.protocols", "echo_core.context"} & imported
+
+
+def test_records_off_the_start_up_path_are_json_objects_by_field() -> None:
+    record = PluginRecord("alpha", "1.0", hooks=["register_storage"])
+    problem = RegistrationProblem("duplicate", "register_storage", "fs", ("a", "b"), "taken")
+    assert to_jsonable([record, problem]) == [
+        {"name": "alpha", "version": "1.0", "status": "ok", "error": None,
+         "hooks": ["register_storage"], "source": "entry-point"},
+        {"kind": "duplicate", "hook": "register_storage", "name": "fs",
+         "plugins": ["a", "b"], "message": "taken"},
+    ]
+
+
+def test_config_records_compare_by_value_and_stay_immutable() -> None:
+    first = Config(Setting("/v", "flag"), Setting("/s", "default"), "/c.toml", False)
+    again = Config(Setting("/v", "flag"), Setting("/s", "default"), "/c.toml", False)
+    assert first == again and first.backends == {} and first.raw == {}
+    with pytest.raises(AttributeError):
+        first.vault.value = "/elsewhere"  # type: ignore[misc]
