@@ -216,11 +216,16 @@ class EntityIndex:
         by_key = self._by_key
         return {key: set(by_key[key]) for key in keys if by_key.get(key)}
 
-    def name_keys_sized(self, shortest: int, longest: int) -> list[str]:
-        """Every distinct name key of ``shortest`` to ``longest`` characters, sorted."""
+    def name_keys_sized(self, shortest: int, longest: int, *, spaces: int | None = None,
+                        squashed: str | None = None) -> list[str]:
+        """Every distinct name key of ``shortest`` to ``longest`` characters, sorted; with
+        ``spaces``, only those holding that many spaces or (``squashed``) whose characters
+        other than spaces are ``squashed`` (``EntityLookup.name_keys_sized``)."""
         self._named()
         return sorted(k for k, slugs in self._by_key.items()
-                      if slugs and shortest <= len(k) <= longest)
+                      if slugs and shortest <= len(k) <= longest
+                      and (spaces is None or k.count(" ") == spaces
+                           or (squashed is not None and k.replace(" ", "") == squashed)))
 
 
 def read_store_texts(storage: Storage) -> dict[str, str | None]:

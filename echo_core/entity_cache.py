@@ -186,12 +186,21 @@ class EntityNames:
             found.setdefault(key, set()).add(slug)
         return found
 
-    def name_keys_sized(self, shortest: int, longest: int) -> list[str]:
+    def name_keys_sized(self, shortest: int, longest: int, *, spaces: int | None = None,
+                        squashed: str | None = None) -> list[str]:
         """Every distinct name key of ``shortest`` to ``longest`` characters, sorted (one
-        range of an index, not every key)."""
-        return self._query(lambda db: [row[0] for row in db.execute(
-            "SELECT DISTINCT key FROM name_keys WHERE klen BETWEEN ? AND ? ORDER BY key",
-            (shortest, longest))])
+        range of an index, not every key); ``spaces`` and ``squashed`` filter them in
+        SQLite (``EntityLookup.name_keys_sized``)."""
+        if spaces is None:
+            sql = "SELECT DISTINCT key FROM name_keys WHERE klen BETWEEN ? AND ? ORDER BY key"
+            params: tuple[object, ...] = (shortest, longest)
+        else:  # two index ranges: the sizes with that many spaces, and those letters
+            sql = ("SELECT key FROM name_keys WHERE kspaces = ? AND klen BETWEEN ? AND ? "
+                   "UNION SELECT key FROM name_keys WHERE kletters = ? AND klen BETWEEN ? "
+                   "AND ? ORDER BY key")
+            params = (spaces, shortest, longest,
+                      squashed if squashed is not None else "\t", shortest, longest)
+        return self._query(lambda db: [row[0] for row in db.execute(sql, params)])
 
     def has_op(self, op_id: str) -> bool:
         """Whether the operation ``op_id`` was committed to the entity store (its id on a

@@ -14,8 +14,9 @@ from echo_core.entities import NameTokens, entity_keys, entity_terms, journal_op
 from echo_core.models import Entity
 
 #: Bumped when the tables change; a cache of another version is rebuilt.
-CACHE_SCHEMA = 4  # 2: name keys keep the marks of non-Latin letters; 3: path index;
-#                  4: key lengths and operation ids (capture answers from the cache)
+CACHE_SCHEMA = 5  # 2: name keys keep the marks of non-Latin letters; 3: path index;
+#                  4: key lengths and operation ids (capture answers from the cache);
+#                  5: key spaces and letters (the gate's typo candidates)
 CHUNK = 500  # bound on SQL parameters per IN (...) query
 
 SCHEMA = """
@@ -27,8 +28,9 @@ CREATE TABLE IF NOT EXISTS entities(
 CREATE INDEX IF NOT EXISTS entities_path ON entities(path);
 CREATE TABLE IF NOT EXISTS name_keys(
     key TEXT NOT NULL, id INTEGER NOT NULL, klen INTEGER NOT NULL,
-    PRIMARY KEY(key, id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS name_keys_klen ON name_keys(klen, key);
+    kspaces INTEGER NOT NULL, kletters TEXT NOT NULL, PRIMARY KEY(key, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS name_keys_size ON name_keys(kspaces, klen, key);
+CREATE INDEX IF NOT EXISTS name_keys_letters ON name_keys(kletters);
 CREATE TABLE IF NOT EXISTS name_tokens(
     token TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY(token, id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS token_df(token TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
@@ -90,7 +92,9 @@ def insert_entities(db: sqlite3.Connection, entities: Sequence[Entity]) -> None:
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     keys.sort()
     tokens.sort()
-    db.executemany("INSERT INTO name_keys VALUES (?, ?, ?)", keys)
+    db.executemany("INSERT INTO name_keys VALUES (?, ?, ?, ?, ?)",
+                   [(key, number, size, key.count(" "), key.replace(" ", ""))
+                    for key, number, size in keys])
     db.executemany("INSERT INTO name_tokens VALUES (?, ?)", tokens)
     db.executemany("INSERT INTO token_df VALUES (?, ?) ON CONFLICT(token) "
                    "DO UPDATE SET n = n + excluded.n", sorted(df.items()))

@@ -291,9 +291,12 @@ class EntityLookup(Protocol):
         ``keys`` that name something."""
         ...
 
-    def name_keys_sized(self, shortest: int, longest: int) -> list[str]:
-        """Every distinct name key of ``shortest`` to ``longest`` characters (what a
-        search for names a few edits away from a mention must compare it with)."""
+    def name_keys_sized(self, shortest: int, longest: int, *, spaces: int | None = None,
+                        squashed: str | None = None) -> list[str]:
+        """Every distinct name key of ``shortest`` to ``longest`` characters, sorted (what
+        a search for names a few edits away from a mention must compare it with); with
+        ``spaces``, only those holding that many spaces, or, with ``squashed`` too, whose
+        characters other than spaces are ``squashed``."""
         ...
 
 

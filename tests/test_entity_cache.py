@@ -81,6 +81,9 @@ def _same_answers(names: EntityNames, index: EntityIndex) -> None:
     assert names.slugs_by_keys(keys) == index.slugs_by_keys(keys)
     for shortest, longest in ((0, 100), (5, 7), (12, 12), (30, 40)):
         assert names.name_keys_sized(shortest, longest) == index.name_keys_sized(shortest, longest)
+        for spaces, squashed in ((0, None), (1, None), (1, "vantagesystems"), (2, "x")):
+            assert names.name_keys_sized(shortest, longest, spaces=spaces, squashed=squashed) \
+                == index.name_keys_sized(shortest, longest, spaces=spaces, squashed=squashed)
     for mention in MENTIONS:
         for kind in (None, "company", "concept"):
             assert names.exact(mention, kind) == index.exact(mention, kind), (mention, kind)

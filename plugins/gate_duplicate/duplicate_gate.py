@@ -48,11 +48,13 @@ def _token_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list
 
 def _typo_matches(name: str, request: CaptureRequest, ctx: GateContext) -> list[Match]:
     """Same-kind entities whose title or alias ``name`` misspells. Only names of a length
-    within ``MAX_EDITS`` of it can be (each edit changes the length by one at most), so
-    only those are compared."""
+    within ``MAX_EDITS`` of it (each edit changes the length by one at most) and of its
+    word count or letters (``name_typos``) can be, so only those are compared."""
     index = ctx.entities
     key = name_key(name)
-    near = index.name_keys_sized(len(key) - MAX_EDITS, len(key) + MAX_EDITS)
+    # a typo has the name's words (spacing aside): same word count, or the same letters
+    near = index.name_keys_sized(len(key) - MAX_EDITS, len(key) + MAX_EDITS,
+                                 spaces=key.count(" "), squashed=key.replace(" ", ""))
     typos = typos_of(key, near)
     by_key = index.slugs_by_keys(t.key for t in typos)
     found = []
