@@ -1,14 +1,17 @@
 """``EchoContext``: what every operation receives — config, plugins, vault, clock, state.
 
 Built once per process (per CLI call, per server); everything heavy is resolved lazily so
-``--help`` and quick verbs stay fast.
+``--help`` and quick verbs stay fast. That goes for imports too: the module behind each
+part (entities, the entity name cache, the note history, the ranker upkeep, the routing
+manifest and its TOML, own writes, the vault) is imported by the property that builds the
+part, so a hook or verb pays only for the parts it uses (issue 15: ~30 ms of module
+imports otherwise, on every hook call).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import functools
-import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -16,23 +19,29 @@ from typing import TYPE_CHECKING, Any
 
 from echo_core import clock
 from echo_core.config import Config, resolve_config, state_dir_for
-from echo_core.entities import EntityStore
-from echo_core.entity_cache import FILE_NAME as ENTITY_NAMES_FILE
-from echo_core.entity_cache import EntityNames
 from echo_core.errors import EchoError, ExitCode
-from echo_core.history import NoteHistory
-from echo_core.models import Note
-from echo_core.own_writes import OwnWrites
-from echo_core.plugins import PluginHost, create_host
-from echo_core.protocols import Queue, Ranker, Storage, Tokenizer
-from echo_core.ranker_upkeep import RankerUpkeep, open_ranker
-from echo_core.routing import RoutingManifest, load_manifest
-from echo_core.vault import Vault
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each imported where it is first needed (see the module docstring)
+    import logging
+
+    from echo_core.entities import EntityStore
+    from echo_core.entity_cache import EntityNames
+    from echo_core.history import NoteHistory
+    from echo_core.models import Note
     from echo_core.ops.note_views import NoteViews
+    from echo_core.own_writes import OwnWrites
+    from echo_core.plugins import PluginHost
+    from echo_core.protocols import Queue, Ranker, Storage, Tokenizer
+    from echo_core.ranker_upkeep import RankerUpkeep
+    from echo_core.routing import RoutingManifest
+    from echo_core.vault import Vault
 
-log = logging.getLogger("echo_memory")
+
+def _log() -> logging.Logger:
+    """The ``echo_memory`` logger (``logging`` is imported when something is logged)."""
+    import logging
+
+    return logging.getLogger("echo_memory")
 
 
 class EchoContext:
@@ -67,6 +76,8 @@ class EchoContext:
     @functools.cached_property
     def manifest(self) -> RoutingManifest:
         """The routing manifest."""
+        from echo_core.routing import load_manifest
+
         return load_manifest()
 
     @functools.cached_property
@@ -100,6 +111,8 @@ class EchoContext:
         return self._make_vault(keep_ranker=False)
 
     def _make_vault(self, *, keep_ranker: bool) -> Vault:
+        from echo_core.vault import Vault
+
         if not keep_ranker:
             return Vault(self.storage, self.manifest, on_written=self._announce_written,
                          on_deleted=self._announce_deleted, keep_prior=self.keep_prior_text)
@@ -111,16 +124,22 @@ class EchoContext:
     def own_writes(self) -> OwnWrites:
         """The notes this context wrote in the running operation, recorded as seen once
         it succeeds (``echo_core.own_writes``; ``run_operation`` settles them)."""
+        from echo_core.own_writes import OwnWrites
+
         return OwnWrites(self.storage)
 
     @functools.cached_property
     def history(self) -> NoteHistory:
         """The per-path version rings of this vault's notes (``<state_dir>/history``)."""
+        from echo_core.history import NoteHistory
+
         return NoteHistory(self.state_dir / "history")
 
     @functools.cached_property
     def entities(self) -> EntityStore:
         """The vault's entity index store (cached per process, re-read when it changes)."""
+        from echo_core.entities import EntityStore
+
         return EntityStore(self.storage)
 
     @functools.cached_property
@@ -130,7 +149,9 @@ class EchoContext:
         entity store on use: a fresh process never builds the full ``EntityIndex``.
         Capture syncs it under the vault lock (``one_snapshot``) and answers from it.
         """
-        return EntityNames(self.storage, self.state_dir / ENTITY_NAMES_FILE)
+        from echo_core.entity_cache import FILE_NAME, EntityNames
+
+        return EntityNames(self.storage, self.state_dir / FILE_NAME)
 
     @functools.cached_property
     def note_views(self) -> NoteViews:
@@ -150,6 +171,8 @@ class EchoContext:
         """The ranker named by config ``recall``, opened on this vault's state dir, and
         how the core keeps it current (``echo_core.ranker_upkeep``): a persistent ranker
         is this context's own; a plain one is shared by every context of the process."""
+        from echo_core.ranker_upkeep import open_ranker
+
         factory = self._pick("register_rankers", self.config.recall, "recall")
         folder = self.state_dir / "recall"  # each ranker keeps its own subfolder in it
         folder.mkdir(parents=True, exist_ok=True)
@@ -223,14 +246,14 @@ class EchoContext:
         try:
             upkeep = self.ranker_upkeep
         except EchoError as exc:
-            log.debug("recall index not kept current: %s", exc.message)
+            _log().debug("recall index not kept current: %s", exc.message)
             return
         try:
             change(upkeep)
         except Exception:
             if self.host.strict:
                 raise
-            log.warning("ranker %r: a note change was not indexed (run `echo-memory "
+            _log().warning("ranker %r: a note change was not indexed (run `echo-memory "
                         "reindex`)", self.config.recall, exc_info=True)
 
     def keep_prior_text(self, path: str, text: str) -> None:
@@ -252,7 +275,7 @@ class EchoContext:
         except Exception:
             if self.host.strict:
                 raise
-            log.warning("event %s: a plugin failed", hook_name, exc_info=True)
+            _log().warning("event %s: a plugin failed", hook_name, exc_info=True)
 
 
 def create_context(
@@ -269,5 +292,7 @@ def create_context(
     config = resolve_config(vault=vault, state_dir=state_dir, env=env,
                             tolerate_problems=tolerate_config_problems)
     if host is None:
+        from echo_core.plugins import create_host
+
         host = create_host(disabled=config.disabled, env=env)
     return EchoContext(config, host, env)
