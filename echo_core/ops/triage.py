@@ -49,8 +49,8 @@ from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.operations.spelling import spell
-from echo_core.ops.capture import CaptureResult, capture, require_initialised
 from echo_core.vault import INBOX_PATH
+from echo_core.vault_seen import require_initialised
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -254,8 +254,7 @@ def audit_line(line: str, path: str) -> str:
     """The processing-log line recording that inbox ``line`` was routed to ``path``:
     ``- <original line without its bullet> → <path>`` (one bullet, not ``- - ``)."""
     original = line.strip()
-    if original.startswith("- "):
-        original = original[2:]
+    original = original.removeprefix("- ")
     return f"- {original} → {path}"
 
 
@@ -274,6 +273,9 @@ def _request(p: Proposal, item: InboxItem, *, dry_run: bool) -> CaptureRequest:
 
 def _capture_outcome(ctx: EchoContext, p: Proposal, item: InboxItem, *, dry_run: bool,
                      table: Mapping[str, str]) -> TriageOutcome:
+    # imported here: the load digest imports this module only to parse the inbox
+    from echo_core.ops.capture import CaptureResult, capture
+
     try:
         env = capture(ctx, _request(p, item, dry_run=dry_run))
     except EchoError as exc:
