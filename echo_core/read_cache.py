@@ -7,7 +7,9 @@ from it when the backend is unreachable.
 * ``ReadCache.save`` writes those records atomically (temp file, fsync, rename) as one
   JSON document ``{"format": 1, "saved_at", "notes": {path: {"text" | null, "saved_at"}},
   "listings": {prefix: [paths]}}``. A path whose read failed keeps its previous entry;
-  everything else is replaced, so the cache holds what the last ``load`` read.
+  everything else is replaced, so the cache holds what the last ``load`` read. A save of
+  exactly what the file holds is skipped for up to ``REFRESH_AFTER`` (a digest beside the
+  file, with the file's size and mtime, says what it holds).
 * ``ReadCache.load`` gives a ``CachedReads`` (None when there is no readable cache), whose
   ``reader()`` serves ``read`` / ``list`` like a storage: a cached text, code 44 for a file
   that was absent, and a plain failure for anything the cache never saw.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,7 +33,12 @@ from echo_core.tempfiles import sweep_stale, temp_name
 
 FOLDER = "read-cache"
 FILE_NAME = "last-known-good.json"
+#: Beside it: the digest of what it holds (``ReadCache.save`` skips an identical save).
+DIGEST_NAME = "last-known-good.digest"
 FORMAT = 1
+#: Seconds an identical save may be skipped for: the offline banner's date is then at
+#: most this much older than the last load that saw the same memory.
+REFRESH_AFTER = 3600.0
 
 
 class ReadSource(Protocol):
@@ -148,10 +156,17 @@ class ReadCache:
 
     def save(self, notes: Mapping[str, str | None], *, saved_at: str,
              listings: Mapping[str, Sequence[str]] | None = None,
-             failed: Sequence[str] = ()) -> None:
+             failed: Sequence[str] = (), now: float | None = None) -> bool:
         """Replace the cache with ``notes`` (path -> text, None = absent) and ``listings``;
-        a path in ``failed`` keeps its previous entry when there is one.
+        a path in ``failed`` keeps its previous entry when there is one. Returns whether
+        the file was written: a save of exactly what the file holds (same notes, same
+        listings, nothing failed) within ``REFRESH_AFTER`` seconds of its last write
+        (``now``: ``time.time()``) is skipped, the file's ``saved_at`` left as it was
+        (every session start at 100k notes would re-encode 20k session-log names).
         Errors: ``OSError`` when the state dir is not writable."""
+        digest = None if failed else _content_digest(notes, listings or {})
+        if digest is not None and self._fresh_copy_of(digest, now):
+            return False
         entries: dict[str, Any] = {
             path: {"text": text, "saved_at": saved_at} for path, text in notes.items()}
         if failed:
@@ -175,3 +190,52 @@ class ReadCache:
         finally:
             if tmp.exists():
                 tmp.unlink()
+        self._write_digest(digest)
+        return True
+
+    @property
+    def _digest_file(self) -> Path:
+        return self.folder / DIGEST_NAME
+
+    def _fresh_copy_of(self, digest: str, now: float | None) -> bool:
+        """Whether the file holds content of ``digest``, written less than
+        ``REFRESH_AFTER`` seconds ago."""
+        try:
+            recorded = self._digest_file.read_text("ascii").split()
+            st = self.file.stat()
+        except (OSError, UnicodeDecodeError):
+            return False
+        age = (time.time() if now is None else now) - st.st_mtime
+        # the file's size and mtime too: another process may have replaced it since
+        return recorded == [digest, str(st.st_size), str(st.st_mtime_ns)] and \
+            0 <= age < REFRESH_AFTER
+
+    def _write_digest(self, digest: str | None) -> None:
+        """Record the digest of what was just saved (none: the next save writes); a
+        digest that cannot be written only costs the next save its shortcut."""
+        try:
+            if digest is None:
+                self._digest_file.unlink(missing_ok=True)
+            else:
+                st = self.file.stat()
+                self._digest_file.write_text(f"{digest} {st.st_size} {st.st_mtime_ns}",
+                                             "ascii")
+        except OSError:
+            pass
+
+
+def _content_digest(notes: Mapping[str, str | None],
+                    listings: Mapping[str, Sequence[str]]) -> str:
+    """A digest of the notes (path, text or absence) and listings a save would write."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(notes):
+        text = notes[path]
+        h.update(f"{len(path)}:{path}{'-' if text is None else len(text)}:".encode())
+        if text is not None:
+            h.update(text.encode("utf-8", "surrogatepass"))
+    for prefix in sorted(listings):
+        h.update(f"\0{len(prefix)}:{prefix}\0".encode())
+        h.update("\n".join(listings[prefix]).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()

@@ -5,6 +5,7 @@ the agent is told to proceed without memory."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,28 @@ def test_cli_load_offline_prints_the_cached_digest(isolated_env: dict[str, str],
     data = json.loads(run_cli(["load", "--brief", "--json", *base], env=isolated_env).stdout)
     assert data["ok"] and data["action"] == "loaded-from-cache"
     assert data["from_cache"] == "2026-03-01T09:30:00"
+
+
+def test_an_identical_save_is_skipped_and_any_change_is_written(tmp_path: Path) -> None:
+    """A session start saving exactly what the cache holds does not rewrite it (20k
+    session-log names re-encoded each time); a changed note, listing or failed read, a
+    cache replaced by another process, or an hour later, writes again."""
+    cache = ReadCache(tmp_path / "read-cache")
+    notes: dict[str, str | None] = {"a.md": "A", "gone.md": None}
+    listings = {"_agent/sessions": [f"_agent/sessions/s{i}.md" for i in range(50)]}
+    assert cache.save(notes, saved_at="t1", listings=listings)
+    assert not cache.save(notes, saved_at="t2", listings=listings)
+    loaded = cache.load()
+    assert loaded is not None and loaded.saved_at == "t1"
+    assert cache.save({**notes, "a.md": "B"}, saved_at="t3", listings=listings)
+    assert cache.save({**notes, "a.md": "B"}, saved_at="t4",
+                      listings={"_agent/sessions": listings["_agent/sessions"][1:]})
+    assert cache.save(notes, saved_at="t5", listings=listings, failed=["x.md"])
+    assert cache.save(notes, saved_at="t6", listings=listings)
+    assert not cache.save(notes, saved_at="t7", listings=listings)
+    assert cache.save(notes, saved_at="t8", listings=listings, now=time.time() + 7200)
+    text = cache.file.read_text("utf-8")
+    cache.file.write_text(text.replace('"t8"', '"t9"'), "utf-8")  # replaced by another
+    assert cache.save(notes, saved_at="t10", listings=listings)
+    loaded = cache.load()
+    assert loaded is not None and loaded.saved_at == "t10"
