@@ -66,3 +66,32 @@ def test_config_records_compare_by_value_and_stay_immutable() -> None:
     assert first == again and first.backends == {} and first.raw == {}
     with pytest.raises(AttributeError):
         first.vault.value = "/elsewhere"  # type: ignore[misc]
+
+
+def _imported_by(code: str) -> set[str]:
+    """The modules imported by ``code`` run in a fresh interpreter."""
+    probe = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=120)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_a_context_imports_each_part_when_it_is_first_used(tmp_path: Path) -> None:
+    parts = {"echo_core.entities", "echo_core.entity_cache", "echo_core.history",
+             "echo_core.ranker_upkeep", "echo_core.routing", "echo_core.own_writes",
+             "echo_core.vault"}
+    env = {"ECHO_VAULT": str(tmp_path / "vault"), "ECHO_STATE_DIR": str(tmp_path / "state"),
+           "ECHO_CONFIG": str(tmp_path / "none.toml")}
+    made = _imported_by(f"from echo_core.context import create_context\n"
+                        f"ctx = create_context(env={env!r})\nctx.today()")
+    assert "echo_core.context" in made
+    assert not parts & made
+    assert "echo_core.routing" in _imported_by(
+        f"from echo_core.context import create_context\n"
+        f"create_context(env={env!r}).manifest")
+
+
+def test_the_load_digest_parses_the_inbox_without_importing_capture() -> None:
+    imported = _imported_by("import echo_core.ops.digest")
+    assert "echo_core.ops.triage" in imported
+    assert "echo_core.ops.capture" not in imported
