@@ -144,7 +144,7 @@ class PluginHost:
         try:
             registered = _hashable(self.pm, plugin)
             self.pm.register(registered, name=name)
-        except Exception as exc:  # pluggy validation, a bad hookimpl, ...
+        except Exception as exc:  # noqa: BLE001 - pluggy validation, a bad hookimpl, ...
             self.record_failure(name, version, source, exc)
             return False
         self.records[name] = PluginRecord(name, version, hooks=self._hooks_of(registered),
@@ -295,7 +295,7 @@ class PluginHost:
 
             try:
                 self.call_plugin(hook_name, plugin_name, register=register)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a raising plugin is failed, not fatal
                 self.fail_plugin(plugin_name, exc)
                 continue
             gathered.add(plugin_name, mine)

@@ -105,7 +105,7 @@ class GatheredRegistrations:
         for name, obj in self.found.items():
             try:
                 complaint = validator(name, obj)
-            except Exception as exc:  # a validator bug must not hide the other problems
+            except Exception as exc:  # noqa: BLE001 - a validator bug must not hide the others
                 complaint = f"the check itself failed: {type(exc).__name__}: {exc}"
             if complaint:
                 owner = self.owners[name]
