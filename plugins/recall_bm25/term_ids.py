@@ -45,15 +45,16 @@ class TermIds:
     def _ids_by_word(self, text: str) -> list[int]:
         """The id of each word of ``text``, 0 for a dropped word."""
         words = self._words(text)
-        ids = list(map(self._by_word.get, words))
-        if None in ids:
-            by_word, vocab, term = self._by_word, self.vocab, self._term
-            for i, known in enumerate(ids):
-                if known is None:
-                    word = words[i]
+        by_word = self._by_word
+        ids = list(map(by_word.get, words))
+        if None in ids:  # new words: each distinct one once, in order of first sight
+            vocab, term = self.vocab, self._term
+            for word in dict.fromkeys(words):
+                if word not in by_word:
                     found = term(word)
-                    ids[i] = by_word[word] = vocab[found] if found else 0
-        return ids  # type: ignore[return-value]  # no None left
+                    by_word[word] = vocab[found] if found else 0
+            return list(map(by_word.__getitem__, words))
+        return ids  # type: ignore[return-value]  # no None: every word was known
 
     def _ids_by_term(self, text: str) -> list[int]:
         """The id of each term of ``text`` (no 0: a tokenizer drops words itself)."""
