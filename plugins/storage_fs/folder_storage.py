@@ -38,6 +38,7 @@ from echo_core import (
 )
 from plugins.storage_fs import batch_read
 from plugins.storage_fs.change_probe import ChangeProbe
+from plugins.storage_fs.tree_scan import list_tree
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
 #: Where atomic writes stage their temp files (one small folder to sweep, not every one).
@@ -301,45 +302,11 @@ class FolderStorage(ChangeProbe, StorageBase):
         rel = normalize_path(prefix, allow_root=True)
         if any(_is_hidden(part) for part in rel.split("/") if part):
             return []
-        base = f"{self._prefix}/{rel}" if rel else self._prefix
         self._require_root()
-        real_base = Path(os.path.realpath(base))
-        if not real_base.is_dir() or (
-            real_base != self.root and self.root not in real_base.parents
-        ):
-            return []
-        # os.scandir on strings (os.walk + pathlib cost ~20 us a file): hidden entries
-        # pruned, linked folders not descended, linked files kept when they resolve to a
-        # file inside the vault
-        skip = len(self._prefix) + 1
-        found: list[str] = []
-        stack = [base]
-        while stack:
-            try:
-                entries = os.scandir(stack.pop())
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    if _is_hidden(entry.name):
-                        continue
-                    try:
-                        is_dir = entry.is_dir()
-                    except OSError:
-                        is_dir = False
-                    if is_dir:
-                        if not entry.is_symlink():
-                            stack.append(entry.path)
-                        continue
-                    if entry.is_symlink():
-                        real = Path(os.path.realpath(entry.path))
-                        if self.root not in real.parents or not real.is_file():
-                            continue
-                    found.append(entry.path[skip:])
-        if os.sep != "/":
-            found = [p.replace(os.sep, "/") for p in found]
-        found.sort()
-        return found
+        # one walker for this and the change probe's listing (``tree_scan.list_tree``):
+        # os.scandir on strings, hidden entries pruned, linked folders not descended,
+        # linked files kept when they resolve to a file inside the vault
+        return list_tree(self._prefix, rel)[0]
 
     # --- writes -----------------------------------------------------------------------
 
