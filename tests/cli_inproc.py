@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -37,3 +39,19 @@ def run_main(args: list[str], capsys: pytest.CaptureFixture[str],
         code = done.code if isinstance(done.code, int) else 1
     captured = capsys.readouterr()
     return CliRun(code, captured.out, captured.err)
+
+
+def vault_runner(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                 monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``run(verb, *args)``: ``echo-memory verb --vault V --state-dir S *args`` in this
+    process, on a vault in ``tmp_path`` that is initialised first; ``run.vault`` is its
+    folder."""
+    vault = tmp_path / "vault"
+    base = ["--vault", str(vault), "--state-dir", str(tmp_path / "state")]
+
+    def run(*args: str) -> CliRun:
+        return run_main([*args[:1], *base, *args[1:]], capsys, monkeypatch)
+
+    assert run("init").code == 0
+    run.vault = vault  # type: ignore[attr-defined]
+    return run

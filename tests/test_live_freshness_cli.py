@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inproc import CliRun, run_main
+from tests.cli_inproc import vault_runner
 
 pytestmark = pytest.mark.usefixtures("isolated_env")
 
@@ -18,15 +18,7 @@ pytestmark = pytest.mark.usefixtures("isolated_env")
 @pytest.fixture
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    vault = tmp_path / "vault"
-    base = ["--vault", str(vault), "--state-dir", str(tmp_path / "state")]
-
-    def run(*args: str) -> CliRun:
-        return run_main([*args[:1], *base, *args[1:]], capsys, monkeypatch)
-
-    assert run("init").code == 0
-    run.vault = vault  # type: ignore[attr-defined]
-    return run
+    return vault_runner(tmp_path, capsys, monkeypatch)
 
 
 def recalled(cli, query: str) -> list[str]:  # type: ignore[no-untyped-def]

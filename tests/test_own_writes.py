@@ -15,7 +15,7 @@ from echo_core.entities import EntityStore
 from echo_core.ops import freshness
 from echo_core.ops.vault_changes import manifest_of
 from tests.capture_kit import VaultBox
-from tests.cli_inproc import CliRun, run_main
+from tests.cli_inproc import vault_runner
 
 pytestmark = pytest.mark.usefixtures("isolated_env")
 
@@ -23,16 +23,9 @@ pytestmark = pytest.mark.usefixtures("isolated_env")
 @pytest.fixture
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    vault = tmp_path / "vault"
-    base = ["--vault", str(vault), "--state-dir", str(tmp_path / "state")]
-
-    def run(*args: str) -> CliRun:
-        return run_main([*args[:1], *base, *args[1:]], capsys, monkeypatch)
-
-    assert run("init").code == 0
+    run = vault_runner(tmp_path, capsys, monkeypatch)
     assert run("sweep", "--fast").code == 0  # the manifest's baseline
-    run.vault = vault  # type: ignore[attr-defined]
-    run.box = VaultBox(tmp_path)  # type: ignore[attr-defined]
+    run.box = VaultBox(tmp_path)
     return run
 
 

@@ -4,9 +4,6 @@ capture does) made without importing numpy."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +12,7 @@ from echo_core.protocols import IndexDoc
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout
 from plugins.recall_bm25.segment_reader import BaseSegment
 from tests.bm25_kit import changes, corpus, make, ranking
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.cold_kit import cold_env, run_cold
 
 
 def _built(tmp_path: Path, n: int = 300) -> BaseSegment:
@@ -81,20 +77,11 @@ def test_upserts_and_removals_through_the_mapped_base_rank_as_before(tmp_path: P
 
 
 def test_a_capture_on_an_indexed_vault_does_not_import_numpy(tmp_path: Path) -> None:
-    env = {**os.environ, "ECHO_VAULT": str(tmp_path / "vault"),
-           "ECHO_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path / "home"),
-           "ECHO_CONFIG": str(tmp_path / "none.toml"), "ECHO_TODAY": "2026-03-01",
-           "ECHO_NOW": "2026-03-01T09:30:00", "PYTHONPATH": str(REPO)}
-    run = [sys.executable, "-c", (
-        "import atexit, sys\n"
-        "atexit.register(lambda: print('numpy' in sys.modules, file=sys.stderr))\n"
-        "from plugins.transport_cli.app import main\nmain()\n")]
+    env = cold_env(tmp_path)
     for args in (["init"], ["capture", "Ada Lovelace", "-k", "person", "-b", "Engines."],
                  ["reindex"]):
-        done = subprocess.run([*run, *args], env=env, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
+        run_cold(env, *args)
     for args in (["capture", "Grace Hopper", "-k", "person", "-b", "COBOL."],
                  ["capture", "Ada Lovelace", "-k", "person", "-b", "Notes on Babbage."]):
-        done = subprocess.run([*run, *args], env=env, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-        assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+        _out, numpy = run_cold(env, *args)
+        assert not numpy

@@ -5,10 +5,7 @@ never imports numpy."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +17,8 @@ from plugins.recall_bm25.scoring import freshness
 from plugins.recall_bm25.search import merge_query, run_search
 from plugins.recall_bm25.small_search import base_postings, small_search
 from tests.bm25_kit import TODAY, changes, corpus, make
+from tests.cold_kit import cold_env, run_cold
 
-REPO = Path(__file__).resolve().parent.parent
 WORDS = [f"{a}{b}" for a in ("zar", "mol", "quin", "tesk", "vor", "pil") for b in
          ("ak", "eb", "ix", "om", "ul", "yt", "ox", "en")] + ["absentword"]
 
@@ -78,21 +75,11 @@ def test_freshness_by_table_equals_the_scalar_one() -> None:
 
 
 def test_a_cold_recall_of_a_small_query_does_not_import_numpy(tmp_path: Path) -> None:
-    env = {**os.environ, "ECHO_VAULT": str(tmp_path / "vault"),
-           "ECHO_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path / "home"),
-           "ECHO_CONFIG": str(tmp_path / "none.toml"), "ECHO_TODAY": "2026-03-01",
-           "ECHO_NOW": "2026-03-01T09:30:00", "PYTHONPATH": str(REPO)}
-    run = [sys.executable, "-c", (
-        "import atexit, sys\n"
-        "atexit.register(lambda: print('numpy' in sys.modules, file=sys.stderr))\n"
-        "from plugins.transport_cli.app import main\nmain()\n")]
+    env = cold_env(tmp_path)
     for args in (["init"], ["capture", "Ada Lovelace", "-k", "person", "-b", "Engines."],
                  ["capture", "Grace Hopper", "-k", "person", "-b", "COBOL compilers."],
                  ["reindex"], ["capture", "Ada Lovelace", "-k", "person", "-b", "Notes."]):
-        done = subprocess.run([*run, *args], env=env, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-    done = subprocess.run([*run, "recall", "COBOL engines", "--json"], env=env,
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert "grace-hopper" in done.stdout and "ada-lovelace" in done.stdout
-    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+        run_cold(env, *args)
+    out, numpy = run_cold(env, "recall", "COBOL engines", "--json")
+    assert "grace-hopper" in out and "ada-lovelace" in out
+    assert not numpy
