@@ -105,3 +105,18 @@ def test_freshness_off_leaves_the_indexes_as_they_were(cli, monkeypatch) -> None
     assert json.loads(cli("resolve", "Grace Hopper", "--json").out)["match"] is True
     monkeypatch.delenv("ECHO_FRESHNESS")
     assert json.loads(cli("resolve", "Grace Hopper", "--json").out)["match"] is False
+
+
+def test_a_hand_edit_in_place_is_seen_even_past_the_time_budget(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rotating window stats a first 256 notes whatever its budget: a small vault is
+    covered whole even by a process descheduled past its deadline (1 us here)."""
+    assert cli("capture", "Ada", "--kind", "person", "--body", "engine").code == 0
+    recalled(cli, "engine")
+    monkeypatch.setenv("ECHO_FRESH_BUDGET_MS", "0.001")
+    note = cli.vault / "resources/people/ada.md"
+    before = note.parent.stat().st_mtime_ns
+    with note.open("a", encoding="utf-8") as handle:
+        handle.write("\nquaternion notes\n")
+    os.utime(note.parent, ns=(before, before))
+    assert recalled(cli, "quaternion") == ["resources/people/ada.md"]

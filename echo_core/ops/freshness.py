@@ -290,12 +290,15 @@ def _inside(path: str, folder: str) -> bool:
 
 def _window_pass(ctx: EchoContext, manifest: VaultManifest,
                  stamps: dict[str, Stamp | None], deadline: float) -> int:
-    """Stat recorded notes from the saved cursor until ``deadline`` (or all of them);
+    """Stat recorded notes from the saved cursor until ``deadline`` (or all of them), a
+    first ``WINDOW`` of them whatever the time (a process descheduled before it starts
+    still looks at some, and a vault of up to ``WINDOW`` notes is always covered whole);
     add those whose stamp moved to ``stamps``; the cursor to save."""
     storage = ctx.vault.storage
     cursor = manifest.cursor()
     start_at, wrapped = cursor, False
-    while time.perf_counter() < deadline:
+    seen = 0
+    while seen < WINDOW or time.perf_counter() < deadline:
         rows = manifest.window(cursor, WINDOW)
         if wrapped:
             rows = [r for r in rows if r[0] <= start_at]
@@ -305,6 +308,7 @@ def _window_pass(ctx: EchoContext, manifest: VaultManifest,
             cursor, wrapped = 0, True
             continue
         now = file_stamps(storage, [r[1] for r in rows])
+        seen += len(rows)
         for _id, path, size, mtime in rows:
             stamp = now.get(path)
             if path not in stamps and (stamp is None or (stamp[0], stamp[1]) != (size, mtime)):
