@@ -10,11 +10,9 @@ file of a live process on this host is never touched, whatever its age.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import os
 import re
-import secrets
-import socket
 import time
 from pathlib import Path
 
@@ -26,11 +24,20 @@ STALE_AFTER = 3600.0
 _TEMP = re.compile(r"\..+\.([0-9a-f]{8})-(\d+)-[0-9a-f]+\.tmp")
 
 
-def _host_tag() -> str:
-    return hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:8]
+@functools.cache
+def host_tag() -> str:
+    """This host's tag in temp file names: 8 hex digits of the sha256 of its name
+    (computed on first use: hashlib and the host name cost a start-up that writes
+    nothing)."""
+    import hashlib
 
+    if hasattr(os, "uname"):
+        name = os.uname().nodename
+    else:  # pragma: no cover - Windows
+        import socket
 
-HOST_TAG = _host_tag()
+        name = socket.gethostname()
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
 
 
 #: Characters of the target's name kept in its temp file's name (so a temp file name
@@ -40,7 +47,7 @@ TEMP_NAME_CHARS = 64
 
 def temp_name(name: str) -> str:
     """The file name of a new temp file for the file ``name`` (owner-tagged, unique)."""
-    return f".{name[:TEMP_NAME_CHARS]}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+    return f".{name[:TEMP_NAME_CHARS]}.{host_tag()}-{os.getpid()}-{os.urandom(6).hex()}.tmp"
 
 
 def is_stale_temp(name: str, mtime: float, *, now: float, max_age: float = STALE_AFTER) -> bool:
@@ -48,7 +55,7 @@ def is_stale_temp(name: str, mtime: float, *, now: float, max_age: float = STALE
     match = _TEMP.fullmatch(name)
     if match is None:
         return False
-    if match.group(1) == HOST_TAG:
+    if match.group(1) == host_tag():
         return not pid_alive(int(match.group(2)))
     return now - mtime > max_age
 
