@@ -155,7 +155,8 @@ def _plain_ok(text: str) -> bool:
         return False
     if text[0] in _PLAIN_FIRST_BAD or any(c in text for c in ",[]{}"):
         return False
-    if ": " in text or text.endswith(":") or " #" in text or _YAML_UNSAFE_RE.search(text):
+    if ": " in text or text.endswith(":") or " #" in text or (
+            not text.isascii() and _YAML_UNSAFE_RE.search(text)):
         return False
     if _WORDS_RE.fullmatch(text):
         return text not in _YAML11_WORDS

@@ -14,8 +14,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Characters the YAML reader rejects or treats as line breaks; always escaped when quoting.
-YAML_UNSAFE_RE = re.compile(
+from echo_core.lazy_pattern import LazyPattern
+
+# Characters the YAML reader rejects or treats as line breaks; always escaped when quoting
+# (compiled on first use: ASCII text never needs it, ``str.isprintable`` decides).
+YAML_UNSAFE_RE = LazyPattern(
     "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 
@@ -69,7 +72,8 @@ def _read_scalar(text: str) -> Any:
         return int(text)
     if len(text) >= 2 and text[0] == text[-1] == '"':  # "2026-03-01": what we write
         inner = text[1:-1]
-        if '"' not in inner and "\\" not in inner and not YAML_UNSAFE_RE.search(inner):
+        if '"' not in inner and "\\" not in inner and (
+                (inner.isascii() and inner.isprintable()) or not YAML_UNSAFE_RE.search(inner)):
             return inner  # no escape, no quote, no break: the characters as they are
     return _NO_FAST
 

@@ -6,47 +6,25 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
-
-class _LazyPattern:
-    """A regular expression compiled on its first ``search`` or ``sub``: compiling the
-    patterns below costs ~1 ms, which every start-up (``--help`` included) would pay."""
-
-    __slots__ = ("_compiled", "_source")
-
-    def __init__(self, source: str) -> None:
-        self._source = source
-        self._compiled: re.Pattern[str] | None = None
-
-    def _pattern(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source)
-        return self._compiled
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self._pattern().search(text)
-
-    def sub(self, repl: Callable[[re.Match[str]], str], text: str) -> str:
-        return self._pattern().sub(repl, text)
-
+from echo_core.lazy_pattern import LazyPattern
 
 # Characters that drive or disguise a terminal: C0 controls but tab and newline (a CR
 # only when it does not end a CRLF line), DEL, C1 controls, the bidi controls, and lone
 # surrogates (undecodable input; they cannot even be encoded for output).
-_UNSAFE_PROSE = _LazyPattern(
+_UNSAFE_PROSE = LazyPattern(
     "[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
     "\u2066-\u2069\ud800-\udfff]|\r(?!\n)"
 )
 # One log line: the same, plus every line break and tab (a client-chosen request path
 # must not start a line of its own in a log).
-_UNSAFE_LINE = _LazyPattern(
+_UNSAFE_LINE = LazyPattern(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
     "\u2066-\u2069\ud800-\udfff]"
 )
 # In JSON, json.dumps already escapes C0; these remain raw with ensure_ascii=False.
-_UNSAFE_JSON = _LazyPattern("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE_JSON = LazyPattern("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
                             "\ud800-\udfff]")
 
 

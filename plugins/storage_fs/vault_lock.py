@@ -20,8 +20,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
-import socket
 import time
 import warnings
 from pathlib import Path
@@ -105,7 +103,7 @@ class VaultLock:
         self.lock_dir = root / LOCK_DIR
         self.path = self.lock_dir / LOCK_NAME
         self._hold = ReentrantHold(str(self.path))
-        self._host = socket.gethostname()
+        self._host = os.uname().nodename  # socket.gethostname(), without socket
 
     def hold(
         self, timeout: float = 10.0, stale_after: float = DEFAULT_STALE_AFTER
@@ -122,7 +120,7 @@ class VaultLock:
                 f"vault folder {self.root} does not exist (a drive not mounted, or a wrong "
                 "vault path?)"
             )
-        token = secrets.token_hex(16)
+        token = os.urandom(16).hex()
         delay = 0.005
         while True:
             if self._try_create_checked(token):
