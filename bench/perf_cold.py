@@ -16,7 +16,9 @@ run builds), and the median wall time and the largest peak RSS are reported:
   process, is waited for, untimed, before the next command runs);
 * ``echo-memory capture`` of a new title (create) and of one title again (update).
 
-``--save`` writes the figures as JSON; ``--compare`` reads such a file and prints it as a
+The commands run as an installed package does, with bytecode (``PYTHONDONTWRITEBYTECODE``
+is dropped from their environment, so the warm-up run writes what a source checkout
+lacks). ``--save`` writes the figures as JSON; ``--compare`` reads such a file and prints it as a
 "before" column beside this run, so a change is checked against the run before it. Each
 table also prints the machine's speed (``bench.machine_speed``): on this shared machine
 timings vary up to 2x, so compare runs made at a similar speed.
@@ -120,6 +122,9 @@ def measure_size(size: int, work: Path, runs: int) -> dict[str, dict[str, float 
     env = {**os.environ, "ECHO_VAULT": str(vault), "ECHO_STATE_DIR": str(state),
            "ECHO_TODAY": "2026-03-01", "ECHO_NOW": "2026-03-01T09:30:00",
            "HOME": str(work / "home"), "ECHO_CONFIG": str(work / "none.toml")}
+    # as installed: bytecode written (the warm-up run writes what an editable checkout
+    # lacks; with PYTHONDONTWRITEBYTECODE every run would compile the sources again)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     queries = draw_queries(recall_sampler(), runs + 2)
     # the first cold run builds the indexes and the manifest: not what a user meets each time
     began = time.perf_counter()
