@@ -109,7 +109,7 @@ def test_freshness_off_leaves_the_indexes_as_they_were(cli, monkeypatch) -> None
 
 def test_a_hand_edit_in_place_is_seen_even_past_the_time_budget(  # type: ignore[no-untyped-def]
         cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rotating window stats a first 256 notes whatever its budget: a small vault is
+    """The rotating window stats a first 32 notes whatever its budget: a small vault is
     covered whole even by a process descheduled past its deadline (1 us here)."""
     assert cli("capture", "Ada", "--kind", "person", "--body", "engine").code == 0
     recalled(cli, "engine")
