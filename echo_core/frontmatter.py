@@ -21,6 +21,7 @@ from typing import Any
 from echo_core.errors import EchoError, usage_error
 from echo_core.frontmatter_fast import YAML_UNSAFE_RE as _YAML_UNSAFE_RE
 from echo_core.frontmatter_fast import fast_load as _fast_load
+from echo_core.frontmatter_fast import yaml_safe
 from echo_core.yaml_bounded import MAX_DEPTH, load_block, size_refusal
 
 BOM = "\ufeff"
@@ -155,8 +156,7 @@ def _plain_ok(text: str) -> bool:
         return False
     if text[0] in _PLAIN_FIRST_BAD or any(c in text for c in ",[]{}"):
         return False
-    if ": " in text or text.endswith(":") or " #" in text or (
-            not text.isascii() and _YAML_UNSAFE_RE.search(text)):
+    if ": " in text or text.endswith(":") or " #" in text or not yaml_safe(text):
         return False
     if _WORDS_RE.fullmatch(text):
         return text not in _YAML11_WORDS

@@ -22,6 +22,14 @@ YAML_UNSAFE_RE = LazyPattern(
     "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 
+
+def yaml_safe(text: str) -> bool:
+    """Whether ``text`` holds no character ``YAML_UNSAFE_RE`` matches (ASCII text is
+    judged by ``str.isprintable``: the pattern is compiled only for other text)."""
+    if text.isascii():
+        return text.isprintable()
+    return YAML_UNSAFE_RE.search(text) is None
+
 #: A ``key: value`` line anywhere in a block; the value keeps its trailing spaces, which
 #: are stripped after (no lazy group before ``" *$"``: it backtracked quadratically on
 #: a long run of inner spaces).
@@ -64,7 +72,7 @@ def _read_scalar(text: str) -> Any:
     if special is not _NO_FAST:
         return special
     if _FAST_WORDS_RE.fullmatch(text):
-        safe = (text.isascii() and text.isprintable()) or not YAML_UNSAFE_RE.search(text)
+        safe = yaml_safe(text)
         return text if safe else _NO_FAST
     if _FAST_DATE_RE.fullmatch(text):
         return text
@@ -72,8 +80,7 @@ def _read_scalar(text: str) -> Any:
         return int(text)
     if len(text) >= 2 and text[0] == text[-1] == '"':  # "2026-03-01": what we write
         inner = text[1:-1]
-        if '"' not in inner and "\\" not in inner and (
-                (inner.isascii() and inner.isprintable()) or not YAML_UNSAFE_RE.search(inner)):
+        if '"' not in inner and "\\" not in inner and yaml_safe(inner):
             return inner  # no escape, no quote, no break: the characters as they are
     return _NO_FAST
 
