@@ -1,7 +1,7 @@
 """Cold processes on a large vault: every hook and CLI write as a user's agent meets them.
 
     python bench/perf_cold.py [--sizes 100000] [--runs 10] [--keep DIR]
-                              [--save now.json] [--compare before.json]
+                              [--installed VENV] [--save now.json] [--compare before.json]
 
 Issue 15's table, measured in one run: per vault size (``bench.synthetic_vault``'s recall
 vault, built once per ``--keep`` folder and reused), each command below runs ``--runs``
@@ -18,7 +18,15 @@ run builds), and the median wall time and the largest peak RSS are reported:
 
 The commands run as an installed package does, with bytecode (``PYTHONDONTWRITEBYTECODE``
 is dropped from their environment, so the warm-up run writes what a source checkout
-lacks). ``--save`` writes the figures as JSON; ``--compare`` reads such a file and prints it as a
+lacks). By default they are the ``echo-memory`` on PATH and this interpreter: in a
+development venv that is the editable install, whose import finder (a ``.pth`` file that
+imports ``pathlib``, ``urllib`` and ``importlib.util`` into every process) costs every row
+about 10 ms that a user's install does not pay. ``--installed VENV`` measures what the
+README's first command installs instead: this checkout installed non-editable into the
+venv ``VENV`` (created on first use with the dependencies from the index; this checkout
+reinstalled, without dependencies, on every run), its ``python`` the floor.
+
+``--save`` writes the figures as JSON; ``--compare`` reads such a file and prints it as a
 "before" column beside this run, so a change is checked against the run before it. Each
 table also prints the machine's speed (``bench.machine_speed``): on this shared machine
 timings vary up to 2x, so compare runs made at a similar speed.
@@ -108,8 +116,30 @@ def hook_event(name: str, work: Path, **fields: str) -> bytes:
                        "permission_mode": "default", **fields}).encode()
 
 
-def measure_size(size: int, work: Path, runs: int) -> dict[str, dict[str, float | None]]:
+def installed_venv(venv: Path) -> tuple[str, str]:
+    """``(python, echo-memory)`` of ``venv`` holding this checkout installed non-editable:
+    the venv and the dependencies are made once, the checkout reinstalled every time."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True)
+    began = time.perf_counter()
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                    str(ROOT)], check=True, env={**os.environ, "PIP_NO_WARN_SCRIPT_LOCATION": "1"})
+    print(f"installed this checkout into {venv} in {time.perf_counter() - began:.1f} s",
+          flush=True)
+    return str(python), str(venv / "bin" / "echo-memory")
+
+
+def on_path() -> tuple[str, str]:
+    """``(python, echo-memory)``: this interpreter and the ``echo-memory`` on PATH."""
     exe = shutil.which("echo-memory") or sys.exit("echo-memory is not on PATH: pip install -e .")
+    return sys.executable, exe
+
+
+def measure_size(size: int, work: Path, runs: int,
+                 programs: tuple[str, str]) -> dict[str, dict[str, float | None]]:
+    python, exe = programs
     vault, state = work / "vault", work / "state"
     marker = work / "built"
     if not marker.exists():
@@ -132,7 +162,7 @@ def measure_size(size: int, work: Path, runs: int) -> dict[str, dict[str, float 
     print(f"  setup: first fast sweep {time.perf_counter() - began:.1f} s", flush=True)
     stamp = f"{time.time_ns() % 10**9}"
     commands: dict[str, Callable[[int], tuple[list[str], bytes]]] = {
-        "python -c pass": lambda i: ([sys.executable, "-c", "pass"], b""),
+        "python -c pass": lambda i: ([python, "-c", "pass"], b""),
         "echo-memory --help": lambda i: ([exe, "--help"], b""),
         "recall --json": lambda i: ([exe, "recall", "--json", queries[i + 1]], b""),
         "hook UserPromptSubmit": lambda i: ([exe, "hook", "UserPromptSubmit"], hook_event(
@@ -172,15 +202,20 @@ def main() -> None:
                         help="build the vaults here and reuse them on the next run")
     parser.add_argument("--save", type=Path, default=None)
     parser.add_argument("--compare", type=Path, default=None)
+    parser.add_argument("--installed", type=Path, default=None, metavar="VENV",
+                        help="measure this checkout installed non-editable in the venv VENV "
+                        "(made on first use), as a user's install runs")
     opts = parser.parse_args()
     before = json.loads(opts.compare.read_text()) if opts.compare else {}
+    programs = installed_venv(opts.installed.resolve()) if opts.installed else on_path()
+    print(f"measuring {programs[1]}", flush=True)
     print(speed_line(), flush=True)
     base = opts.keep or Path(tempfile.mkdtemp(prefix="echo-cold-"))
     results: dict[str, dict[str, dict[str, float | None]]] = {}
     try:
         for size in opts.sizes:
             print(f"\n{size} notes", flush=True)
-            results[str(size)] = measure_size(size, base / f"cold-{size}", opts.runs)
+            results[str(size)] = measure_size(size, base / f"cold-{size}", opts.runs, programs)
     finally:
         if opts.keep is None:
             shutil.rmtree(base, ignore_errors=True)
