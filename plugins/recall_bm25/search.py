@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from plugins.recall_bm25.delta_store import DeltaStore, DeltaTable
 from plugins.recall_bm25.keys import term_key
+from plugins.recall_bm25.pruning import PRUNE_MIN_POSTINGS, ScoredTerm, pruned_base
 from plugins.recall_bm25.query import QueryTerm, merge_query
 from plugins.recall_bm25.scoring import (
     SPARSE_RATIO,
@@ -97,9 +98,12 @@ class Snapshot:
 
 
 def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], limit: int,
-               today: int) -> list[tuple[str, float]]:
+               today: int, *, prune: bool = True) -> list[tuple[str, float]]:
     """Best (path, score) pairs, highest first, ties by path; call inside a read
-    transaction of ``store`` (the snapshot must come from the same transaction)."""
+    transaction of ``store`` (the snapshot must come from the same transaction).
+    ``prune``: when the plain terms hold ``PRUNE_MIN_POSTINGS`` base postings or more,
+    score only the base docs that can make the top ``limit`` (``pruning``; the same
+    answer, every score the same double); False scores every posting."""
     if snap.n_docs <= 0 or not any(q.plain for q in query):
         return []
     base = snap.base
@@ -110,7 +114,7 @@ def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], li
     table = snap.delta_table(store) if snap.live_delta and snap.n_delta else None
     adjust = (store.df_adjustments([t for t in tids if t >= 0])
               if snap.live_delta and snap.n_tomb else {})
-    base_parts: tuple[list[Postings], list[Postings]] = ([], [])
+    base_terms: list[ScoredTerm] = []
     delta_parts: tuple[list[Postings], list[Postings]] = ([], [])
     for q, tid, found in zip(query, tids, rows, strict=True):
         df = base.df(tid) - adjust.get(tid, 0) if tid >= 0 else 0
@@ -119,16 +123,20 @@ def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], li
             continue
         w_idf = q.weight * idf(snap.n_docs, df)
         if tid >= 0:
-            post_doc, post_tf = base.postings(tid)
-            docs = post_doc.astype(np.int64)  # intp indexes faster than uint32
-            base_parts[not q.plain].append(
-                (docs, term_contributions(post_tf, snap.norm(docs), w_idf)))
+            base_terms.append(ScoredTerm(tid, w_idf, q.plain))
         if found is not None and table is not None and found[0].shape[0]:
             norm = length_norm(table.lens[table.rows(found[0])], snap.avgdl)
             delta_parts[not q.plain].append((found[0], term_contributions(found[1], norm, w_idf)))
 
-    base_ids, base_scores = accumulate(*base_parts, base.n_docs)
-    base_scores *= snap.prior(base_ids, today)
+    pruned = None
+    if prune and sum(base.df(t.tid) for t in base_terms if t.plain) >= PRUNE_MIN_POSTINGS:
+        pruned = pruned_base(base, base_terms, limit, snap.avgdl, today, snap.norm,
+                             lambda ids: snap.prior(ids, today))
+    base_ids: Ints | None
+    if pruned is not None:
+        base_ids, base_scores = pruned
+    else:
+        base_ids, base_scores = _exhaustive(snap, base_terms, today)
     delta_ids, delta_sums = accumulate(*delta_parts, None)
     assert delta_ids is not None  # sparse
     if table is not None and delta_ids.shape[0]:
@@ -143,3 +151,18 @@ def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], li
                 else delta_paths[int(delta_ids[p - n_base])], float(merged[p])) for p in best]
     results.sort(key=lambda r: (-r[1], r[0]))
     return results[:limit]
+
+
+def _exhaustive(snap: Snapshot, terms: Sequence[ScoredTerm], today: int
+                ) -> tuple[Ints | None, Floats]:
+    """Every base posting of ``terms`` scored: ``scoring.accumulate``'s (ids, sums) times
+    the priors."""
+    base = snap.base
+    parts: tuple[list[Postings], list[Postings]] = ([], [])
+    for t in terms:
+        post_doc, post_tf = base.postings(t.tid)
+        docs = post_doc.astype(np.int64)  # intp indexes faster than uint32
+        parts[not t.plain].append((docs, term_contributions(post_tf, snap.norm(docs), t.w_idf)))
+    ids, scores = accumulate(*parts, base.n_docs)
+    scores *= snap.prior(ids, today)
+    return ids, scores

@@ -16,7 +16,7 @@ import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plugins.recall_bm25.keys import path_key
 from plugins.recall_bm25.layout import CorruptIndex
@@ -34,7 +34,8 @@ class BaseSegment:
     """One immutable base generation (or the implicit empty one, ``generation == 0``).
 
     Attributes: ``generation``, ``arrays`` (``SegmentArrays``), ``n_docs``, ``total_len``,
-    ``tokenizer``. Doc ids are ``0..n_docs-1``.
+    ``tokenizer``, ``derived`` (data searches compute from the immutable arrays and keep
+    for the segment's life, e.g. ``pruning.BlockBounds``). Doc ids are ``0..n_docs-1``.
     """
 
     def __init__(self, generation: int, arrays: SegmentArrays | MappedArrays, total_len: int,
@@ -46,6 +47,7 @@ class BaseSegment:
         self.n_docs = n_docs if n_docs is not None else len(self._view("doc_len"))
         self.total_len = total_len
         self.tokenizer = tokenizer
+        self.derived: dict[str, Any] = {}
 
     @property
     def arrays(self) -> SegmentArrays:
