@@ -4,9 +4,11 @@
 tombstoned base docs, and (computed on first need, then cached) the per-doc length norm
 and prior of the base. ``run_search`` scores base postings with numpy and delta postings
 (one SQL ``group_concat`` per term, parsed by numpy), applies the priors, and picks the
-top ``limit``.
-Cost: O(sum of the query terms' posting lengths), plus O(N_base) once per snapshot for
-the cached per-doc arrays when a query touches many docs.
+top ``limit``. A query whose plain terms hold ``PRUNE_MIN_POSTINGS`` base postings or
+more scores only the base docs that can make the top ``limit`` (``pruning``: same answer).
+Cost: O(sum of the query terms' posting lengths) exhaustively (and on a term's first
+pruned query, which computes its bounds), else O(candidates x log postings); plus O(N_base)
+once per snapshot for the cached per-doc arrays when a query touches many docs.
 """
 
 from __future__ import annotations
