@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from echo_core.protocols import VaultMissing
 from echo_core.context import EchoContext, create_context
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.init import init_vault
 from echo_core.ops.triage import apply_proposals, list_inbox
+from echo_core.protocols import VaultMissing
 from tests.conftest import run_cli
 
 INBOX = "inbox/captures/inbox.md"
@@ -108,11 +108,12 @@ def test_dry_run_classifies_and_writes_nothing(ctx: EchoContext, vault_dir: Path
     assert not (vault_dir / LOG).exists()
 
 
-def test_apply_routes_audits_and_keeps_inbox_bytes(ctx: EchoContext, vault_dir: Path,
-                                                   isolated_env: dict[str, str],
-                                                   tmp_path: Path) -> None:
+def test_apply_routes_audits_and_strikes_routed_lines_in_place(ctx: EchoContext,
+                                                               vault_dir: Path,
+                                                               isolated_env: dict[str, str],
+                                                               tmp_path: Path) -> None:
     _company(ctx, "Vantage Systems")
-    inbox_before = (vault_dir / INBOX).read_bytes()
+    inbox_before = (vault_dir / INBOX).read_text()
     proposals = {"proposals": [
         {"line": ADA, "title": "Ada Lovelace", "kind": "person", "tags": ["contacts"]},
         {"line": VANTAGE, "title": "Vantage", "kind": "company", "merge_into": "vantage-systems"},
@@ -135,7 +136,12 @@ def test_apply_routes_audits_and_keeps_inbox_bytes(ctx: EchoContext, vault_dir: 
     assert f"{ADA} → resources/people/ada-lovelace.md" in log.splitlines()
     assert f"{VANTAGE} → resources/companies/vantage-systems.md" in log.splitlines()
     assert BANK not in log
-    assert (vault_dir / INBOX).read_bytes() == inbox_before
+    expected = inbox_before.replace(
+        ADA, "- ~~2026-02-20: met Ada at the engine demo~~ → resources/people/ada-lovelace.md"
+             " (processed 2026-03-01)").replace(
+        VANTAGE, "- ~~2026-02-24: Vantage renewal is due in April~~ → "
+                 "resources/companies/vantage-systems.md (processed 2026-03-01)")
+    assert (vault_dir / INBOX).read_text() == expected  # struck in place, the rest untouched
 
 
 def test_reapply_creates_nothing_and_duplicates_no_audit_line(ctx: EchoContext,
@@ -154,13 +160,28 @@ def test_reapply_creates_nothing_and_duplicates_no_audit_line(ctx: EchoContext,
     assert {o.classification for o in preview.data.items} == {"done"}
 
 
-def test_done_is_found_in_an_earlier_days_log(ctx: EchoContext, vault_dir: Path) -> None:
-    apply_proposals(ctx, [{"line": ADA, "title": "Ada Lovelace", "kind": "person"}], apply=True)
+def test_a_waiting_line_routed_before_is_done_and_gets_struck(ctx: EchoContext,
+                                                              vault_dir: Path) -> None:
+    """A vault triaged before lines were struck: the audit line (an earlier day's log)
+    says the item was routed, the line still waits. Applying again routes nothing twice
+    and only strikes the line."""
+    proposal = [{"line": ADA, "title": "Ada Lovelace", "kind": "person"}]
+    apply_proposals(ctx, proposal, apply=True)
     (vault_dir / LOG).rename(vault_dir / "inbox/processing-log/2026-02-28.md")
-    again = apply_proposals(ctx, [{"line": ADA, "title": "Ada Lovelace", "kind": "person"}],
-                            apply=True)
+    inbox = vault_dir / INBOX
+    inbox.write_text(inbox.read_text().replace(
+        "- ~~2026-02-20: met Ada at the engine demo~~ → resources/people/ada-lovelace.md "
+        "(processed 2026-03-01)", ADA))
+    ada_before = (vault_dir / "resources/people/ada-lovelace.md").read_bytes()
+    preview = apply_proposals(ctx, proposal, apply=False)
+    assert preview.data.items[0].classification == "done"
+    assert "applying marks its line processed" in preview.data.items[0].detail
+    again = apply_proposals(ctx, proposal, apply=True)
     assert again.data.items[0].classification == "done"
     assert not (vault_dir / LOG).exists()
+    assert (vault_dir / "resources/people/ada-lovelace.md").read_bytes() == ada_before
+    assert ADA not in inbox.read_text().splitlines()
+    assert [i.line for i in list_inbox(ctx).data.items] == [VANTAGE, GROUP, BANK]
 
 
 def test_gated_item_is_reported_and_later_items_still_route(ctx: EchoContext,

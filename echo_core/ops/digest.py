@@ -37,6 +37,7 @@ import attrs
 from echo_core.agent_log_lines import capture_record
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
+from echo_core.ops.inbox_marks import EXPIRE_AFTER_DAYS
 from echo_core.ops.links import link_target
 from echo_core.ops.scope import (
     PLACEHOLDER,
@@ -352,10 +353,11 @@ def _inbox_block(snap: VaultSnapshot) -> _Block:
     items = parse_inbox(read.text, snap.today)
     if not items:
         return _fixed("inbox", "ok", "## Inbox\nempty")
-    oldest = max(item.age_days for item in items)
+    oldest = max(item.age_days for item in items)  # struck (processed) lines never count
+    hint = ("review them all with `echo-memory inbox review`" if oldest > EXPIRE_AFTER_DAYS
+            else "triage with `echo-memory triage list`")
     return _fixed("inbox", "ok", f"## Inbox\n{_count(len(items), 'item')} waiting, oldest "
-                                 f"{_count(oldest, 'day')} old; triage with "
-                                 "`echo-memory triage list`")
+                                 f"{_count(oldest, 'day')} old; {hint}")
 
 
 def _full_block(name: str, label: str, read: Read | None) -> _Block:

@@ -1,7 +1,9 @@
-"""Inbox triage (SPEC §2.5): list the inbox, then route agreed items through ``capture``.
+"""Inbox triage (SPEC §2.5): list the waiting items, then route agreed items through ``capture``.
 
-``list_inbox`` reads ``inbox/captures/inbox.md`` and returns its ``- YYYY-MM-DD: text``
-lines (headings and prose are ignored; a missing inbox is an empty list).
+``list_inbox`` reads ``inbox/captures/inbox.md`` and returns its *waiting* items, the
+``- YYYY-MM-DD: text`` lines (headings, prose and struck lines are not items; a missing
+inbox is an empty list). Routed items are struck in place, never deleted: the rule is
+in ``echo_core.ops.inbox_marks``.
 
 ``apply_proposals`` takes proposals (a JSON list, or ``{"proposals": [...]}``), each::
 
@@ -23,15 +25,19 @@ carries the day the item was captured. Two levels of problems:
 Classification (every item is checked with a dry-run capture before anything is written):
 ``create`` (a kind, the title resolves to nothing), ``update`` (it resolves exactly to an
 entity of that kind, or ``merge_into``), ``stay`` (``action: "stay"`` or ``kind: null``),
-``gated`` (the duplicate gate would stop it; ``candidates`` say why), ``done`` (its audit
-line ``- <line> → <path>`` is already in a processing-log file), ``error``.
+``gated`` (the duplicate gate would stop it; ``candidates`` say why), ``done`` (the line
+is already struck as processed in the inbox, or it still waits but its audit line
+``- <line> → <path>`` is in a processing-log file: routed by a run that did not strike
+it), ``error``.
 
 Preview (``apply=False``) writes nothing. ``apply=True`` captures each create/update under
 the vault lock; the outcome becomes ``created``, ``updated``, ``unchanged`` (the target
 already had it) or ``gated`` (an earlier item of the batch made it a near duplicate). Each
 created/updated/unchanged item gets its audit line in ``inbox/processing-log/<today>.md``
-(idempotent appends). Inbox lines are never modified or deleted. Lock, backend and
-configuration errors propagate; the audit lines make a re-run safe.
+(idempotent appends), then its inbox line, and a waiting ``done`` one, is struck as
+processed (``- ~~<line>~~ → <path> (processed <today>)``). A ``stay``, ``gated`` or
+``error`` item keeps waiting. Lock, backend and configuration errors propagate; the audit
+lines make a re-run safe.
 """
 
 from __future__ import annotations
@@ -49,6 +55,14 @@ from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.operations.spelling import spell
+from echo_core.ops.inbox_marks import (
+    mark_inbox,
+    processed_line,
+    read_optional,
+    struck_lines,
+    struck_original,
+    struck_target,
+)
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised
 
@@ -81,9 +95,11 @@ class InboxItem:
 
 @attrs.frozen
 class TriageList:
-    """Result data of ``list_inbox``: the items in file order."""
+    """Result data of ``list_inbox``: the waiting items in file order, and how many
+    lines are struck as processed or expired (kept in the inbox, no longer waiting)."""
 
     items: tuple[InboxItem, ...] = ()
+    processed: int = 0
 
 
 @attrs.frozen
@@ -97,6 +113,7 @@ class Proposal:
     request: CaptureRequest
     body_given: bool = False
     stay: bool = False
+    expire: bool = False
 
 
 @attrs.frozen
@@ -127,7 +144,8 @@ class TriageApplyResult:
 
 
 def parse_inbox(text: str, today: _dt.date) -> list[InboxItem]:
-    """The ``- YYYY-MM-DD: text`` lines of ``text`` (anything else, or a bad date, is skipped)."""
+    """The waiting items of ``text``: its ``- YYYY-MM-DD: text`` lines (anything else, a
+    bad date, or a line struck as processed, ``- ~~...~~``, is skipped)."""
     items: list[InboxItem] = []
     for raw in text.splitlines():
         line = raw.rstrip("\r")
@@ -143,24 +161,20 @@ def parse_inbox(text: str, today: _dt.date) -> list[InboxItem]:
     return items
 
 
-def _read_optional(ctx: EchoContext, path: str) -> str:
-    try:
-        return ctx.vault.storage.read(path)
-    except EchoError as exc:
-        if exc.code == ExitCode.NOT_FOUND:
-            return ""
-        raise
-
-
 def list_inbox(ctx: EchoContext) -> Envelope[TriageList]:
-    """The inbox items (``TriageList``); a missing inbox is an empty list. Reads only."""
-    items = tuple(parse_inbox(_read_optional(ctx, INBOX_PATH), ctx.today()))
+    """The waiting inbox items (``TriageList``); a missing inbox is an empty list. Reads
+    only."""
+    text = read_optional(ctx, INBOX_PATH)
+    items = tuple(parse_inbox(text, ctx.today()))
+    processed = sum(1 for line in text.splitlines() if struck_original(line) is not None)
+    kept = f"; {processed} processed (struck, kept in the file)" if processed else ""
     if not items:
-        return Envelope(True, Action.LISTED, "the inbox is empty", TriageList())
+        return Envelope(True, Action.LISTED, f"nothing waiting in the inbox{kept}",
+                        TriageList((), processed))
     oldest = max(item.age_days for item in items)
     noun = "item" if len(items) == 1 else "items"
-    return Envelope(True, Action.LISTED, f"{len(items)} inbox {noun} (oldest {oldest} days)",
-                    TriageList(items))
+    return Envelope(True, Action.LISTED, f"{len(items)} inbox {noun} waiting (oldest "
+                    f"{oldest} days){kept}", TriageList(items, processed))
 
 
 # -- validation -----------------------------------------------------------------------
@@ -193,8 +207,9 @@ def proposal_list(raw: object) -> Sequence[object]:
     return raw
 
 
-def _one_proposal(index: int, raw: object, problems: list[str]) -> Proposal | None:
-    where = f"proposals[{index}]"
+def _one_proposal(index: int, raw: object, problems: list[str], actions: tuple[str, ...],
+                  name: str) -> Proposal | None:
+    where = f"{name}[{index}]"
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: must be an object with line, title and kind")
         return None
@@ -203,16 +218,18 @@ def _one_proposal(index: int, raw: object, problems: list[str]) -> Proposal | No
         if key not in ALLOWED_KEYS:
             problems.append(f"{where}.{key}: unknown key (allowed: {', '.join(ALLOWED_KEYS)})")
     action = raw.get("action")
-    if action not in (None, "stay"):
-        problems.append(f'{where}.action: must be "stay" (or absent), got {action!r}')
+    if action is not None and action not in actions:
+        allowed = " or ".join(f'"{a}"' for a in actions)
+        problems.append(f"{where}.action: must be {allowed} (or absent), got {action!r}")
     kind = raw.get("kind")
     if kind is not None and not isinstance(kind, str):
         problems.append(f"{where}.kind: must be a string or null, got {kind!r}")
-    stay = action == "stay" or kind is None
+    expire = action == "expire"
+    stay = not expire and (action == "stay" or kind is None)
     line, title = raw.get("line"), raw.get("title")
     if not isinstance(line, str):
         problems.append(f"{where}.line: required string (an exact line of the inbox)")
-    if not (isinstance(title, str) or (stay and title is None)):
+    if not (isinstance(title, str) or ((stay or expire) and title is None)):
         problems.append(f"{where}.title: required string (the entity's name)")
     for key in _TEXT_KEYS:
         if not isinstance(raw.get(key), (str, type(None))):
@@ -232,18 +249,24 @@ def _one_proposal(index: int, raw: object, problems: list[str]) -> Proposal | No
         domain=raw.get("domain"), merge_into=raw.get("merge_into"),
         force=bool(raw.get("force", False)))
     return Proposal(index=index, line=str(line), request=request,
-                    body_given=raw.get("body") is not None, stay=stay)
+                    body_given=raw.get("body") is not None, stay=stay, expire=expire)
 
 
-def validate_proposals(raw: object) -> list[Proposal]:
-    """Validated proposals, or one ``EchoError`` (2) listing every file-level problem."""
+def validate_proposals(raw: object, *, actions: tuple[str, ...] = ("stay",),
+                       name: str = "proposals", command: str = "triage apply") -> list[Proposal]:
+    """Validated proposals, or one ``EchoError`` (2) listing every file-level problem.
+
+    ``actions``: the ``action`` values allowed (``inbox review`` adds ``"expire"``);
+    ``name`` prefixes the fields the problems name (``proposals[1].kind``); ``command``
+    is the verb whose ``--help`` the message points to."""
     problems: list[str] = []
-    proposals = [_one_proposal(i, entry, problems) for i, entry in enumerate(proposal_list(raw))]
+    proposals = [_one_proposal(i, entry, problems, actions, name)
+                 for i, entry in enumerate(proposal_list(raw))]
     if problems:
         shown = "; ".join(problems[:10]) + (f"; ... {len(problems) - 10} more"
                                              if len(problems) > 10 else "")
-        raise usage_error(f"invalid proposals: {shown}. Fix the file and re-run "
-                          "(`echo-memory triage apply --help` shows the format)")
+        raise usage_error(f"invalid {name}: {shown}. Fix the file and re-run "
+                          f"(`echo-memory {command} --help` shows the format)")
     return [p for p in proposals if p is not None]
 
 
@@ -258,11 +281,35 @@ def audit_line(line: str, path: str) -> str:
     return f"- {original} → {path}"
 
 
-def _audit_lines(ctx: EchoContext) -> set[str]:
+def _audit_lines(ctx: EchoContext) -> frozenset[str]:
     storage = ctx.vault.storage
     paths = [p for p in storage.list(PROCESSING_LOG_DIR) if p.endswith(".md")]
     texts = storage.read_many(paths) if paths else {}
-    return {ln.rstrip("\r") for text in texts.values() if text for ln in text.split("\n")}
+    return frozenset(ln.rstrip("\r") for text in texts.values() if text
+                     for ln in text.split("\n"))
+
+
+@attrs.frozen
+class InboxState:
+    """The inbox as triage reads it: ``waiting`` items by their stripped line (the first
+    of identical lines), ``struck`` lines by the original line they hold, every line of
+    the processing-log files (``audit``) and how many waiting lines there are (``count``,
+    identical lines included)."""
+
+    waiting: Mapping[str, InboxItem]
+    struck: Mapping[str, str]
+    audit: frozenset[str]
+    count: int = 0
+
+
+def read_state(ctx: EchoContext) -> InboxState:
+    """The inbox and the processing log, read once (under the lock when applying)."""
+    text = read_optional(ctx, INBOX_PATH)
+    items = parse_inbox(text, ctx.today())
+    waiting: dict[str, InboxItem] = {}
+    for item in items:
+        waiting.setdefault(item.line.strip(), item)
+    return InboxState(waiting, struck_lines(text), _audit_lines(ctx), len(items))
 
 
 def _request(p: Proposal, item: InboxItem, *, dry_run: bool) -> CaptureRequest:
@@ -292,58 +339,74 @@ def _capture_outcome(ctx: EchoContext, p: Proposal, item: InboxItem, *, dry_run:
                          tuple(dict(c) for c in data.candidates))
 
 
-def _plan(ctx: EchoContext, p: Proposal, inbox: Mapping[str, InboxItem],
-          done: set[str]) -> TriageOutcome:
-    item = inbox.get(p.line.strip())
+def _plan(ctx: EchoContext, p: Proposal, state: InboxState) -> TriageOutcome:
+    key = p.line.strip()
+    item = state.waiting.get(key)
     if item is None:
+        if (struck := state.struck.get(key)) is not None:
+            return TriageOutcome(p.index, key, "done", struck_target(struck),
+                                 f"already processed: {struck}")
         return TriageOutcome(p.index, p.line, "error", None,
                              "line not in the inbox (copy it exactly from `echo-memory "
                              "triage list --json`)")
     if p.stay:
         return TriageOutcome(p.index, item.line, "stay", None, "stays in the inbox")
     outcome = _capture_outcome(ctx, p, item, dry_run=True, table=_PLANNED)
-    if outcome.path and audit_line(item.line, outcome.path) in done:
-        return attrs.evolve(outcome, classification="done",
-                            detail=f"already routed to {outcome.path}", candidates=())
+    if outcome.path and audit_line(item.line, outcome.path) in state.audit:
+        return attrs.evolve(outcome, classification="done", candidates=(),
+                            detail=f"already routed to {outcome.path} (its audit line is in "
+                                   "the processing log); applying marks its line processed")
     return outcome
 
 
-def _record(ctx: EchoContext, line: str, path: str) -> None:
-    """Append the audit line to today's processing log (heading first when new)."""
+def record_audit(ctx: EchoContext, line: str, target: str) -> None:
+    """Append the audit line ``- <line> → <target>`` to today's processing log (heading
+    first when new; idempotent)."""
     day = ctx.today().isoformat()
     log_path = f"{PROCESSING_LOG_DIR}/{day}.md"
     ctx.vault.create_if_absent(log_path, f"# Processing log {day}\n\n")
-    ctx.vault.append_line(log_path, audit_line(line, path))
+    ctx.vault.append_line(log_path, audit_line(line, target))
 
 
 def _summary(outcomes: Sequence[TriageOutcome], applied: bool) -> str:
     counts = collections.Counter(o.classification for o in outcomes)
     parts = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
     if applied:
-        return f"triage applied: {parts or 'nothing to do'}; originals stay in the inbox"
+        return (f"triage applied: {parts or 'nothing to do'}; routed lines are struck as "
+                "processed, kept in the inbox")
     return (f"triage preview: {parts or 'nothing to do'}; nothing written (run again with "
             f"{spell('apply')} to route)")
 
 
-def _run(ctx: EchoContext, proposals: list[Proposal], apply: bool) -> list[TriageOutcome]:
-    inbox: dict[str, InboxItem] = {}
-    for item in parse_inbox(_read_optional(ctx, INBOX_PATH), ctx.today()):
-        inbox.setdefault(item.line.strip(), item)
-    done = _audit_lines(ctx)
-    plans = [_plan(ctx, p, inbox, done) for p in proposals]
+def route(ctx: EchoContext, proposals: Sequence[Proposal], state: InboxState, *,
+          apply: bool) -> tuple[list[TriageOutcome], dict[str, str]]:
+    """Plan each proposal (a dry-run capture) and, with ``apply``, route the create /
+    update ones and write their audit lines. Returns the outcomes and the inbox lines to
+    strike (stripped line -> processed line) for ``mark_inbox``; the caller holds the lock
+    when applying and writes the strikes last, so an interruption leaves audit lines a
+    re-run turns into ``done``."""
+    plans = [_plan(ctx, p, state) for p in proposals]
+    marks: dict[str, str] = {}
     if not apply:
-        return plans
+        return plans, marks
+    day = ctx.today().isoformat()
     outcomes: list[TriageOutcome] = []
     for p, plan in zip(proposals, plans, strict=True):
-        if plan.classification not in ("create", "update"):
-            outcomes.append(plan)
-            continue
-        item = inbox[p.line.strip()]
-        outcome = _capture_outcome(ctx, p, item, dry_run=False, table=_APPLIED)
-        if outcome.path and outcome.classification != "gated":
-            _record(ctx, item.line, outcome.path)
+        key = p.line.strip()
+        item = state.waiting.get(key)
+        outcome = plan
+        if item is not None and plan.classification in ("create", "update"):
+            outcome = _capture_outcome(ctx, p, item, dry_run=False, table=_APPLIED)
+            if outcome.path and outcome.classification != "gated":
+                record_audit(ctx, item.line, outcome.path)
+        elif item is not None and plan.classification == "done":
+            outcome = attrs.evolve(plan, detail=f"already routed to {plan.path}; its line "
+                                                "is now struck as processed")
+        if item is not None and outcome.path and outcome.classification in (
+                "created", "updated", "unchanged", "done"):
+            marks.setdefault(key, processed_line(item.line, outcome.path, day))
         outcomes.append(outcome)
-    return outcomes
+    return outcomes, marks
 
 
 def apply_proposals(ctx: EchoContext, proposals: object, *, apply: bool) -> Envelope[TriageApplyResult]:
@@ -357,8 +420,9 @@ def apply_proposals(ctx: EchoContext, proposals: object, *, apply: bool) -> Enve
     require_initialised(ctx)
     if apply:
         with ctx.vault.storage.lock():
-            outcomes = _run(ctx, validated, apply=True)
+            outcomes, marks = route(ctx, validated, read_state(ctx), apply=True)
+            mark_inbox(ctx, marks)
     else:
-        outcomes = _run(ctx, validated, apply=False)
+        outcomes, _ = route(ctx, validated, read_state(ctx), apply=False)
     return Envelope(True, Action.TRIAGED if apply else Action.DRY_RUN_TRIAGE, _summary(outcomes, apply),
                     TriageApplyResult(tuple(outcomes), apply))

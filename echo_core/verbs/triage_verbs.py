@@ -53,10 +53,12 @@ class TriageListParams:
 
 
 def render_list(env: Envelope[Any]) -> str:
-    """Each inbox item: date, age, text."""
+    """Each waiting inbox item: date, age, text."""
     items = env.data.items
     if not items:
-        return "The inbox is empty."
+        processed = getattr(env.data, "processed", 0)
+        return (f"Nothing waiting in the inbox ({processed} processed: struck, kept in the "
+                "file)." if processed else "The inbox is empty.")
     lines = [f"{env.message}:"]
     for item in items:
         age = f"{item.age_days}d"
@@ -79,13 +81,19 @@ def run_list(ctx: Any, p: TriageListParams) -> Envelope[Any]:
 
 TRIAGE_LIST = Operation(
     "triage-list", "List the inbox items: date, age in days and text (reads only).",
-    ("List the inbox items with their exact lines and ages. Use it before routing them. "
-     "Returns the items."),
+    ("List the waiting inbox items with their exact lines and ages. Use it before routing "
+     "them. Returns the items."),
     TriageListParams, run_list, lazy_type("echo_core.ops.triage", "TriageList"),
     render=render_list, mcp=None,
     cli=CliSurface(command=("triage", "list"), group_help=GROUP_HELP, help="""List the inbox items: date, age in days and text (reads only).
 
+\b
+Example:
+  echo-memory triage list --json
+
 Each item's `line` (in --json) is the exact inbox line to copy into a proposal.
+Lines struck as processed or expired ("- ~~2026-02-20: met Ada~~ → ...") stay
+in the file but do not wait: they are counted (`processed`), not listed.
 A missing inbox is simply empty."""),
 )
 
@@ -186,7 +194,16 @@ add "merge_into": SLUG, or "force": true if it really is new), done (already rou
 or error (e.g. the line is not in the inbox; the other items still go ahead).
 Without --apply nothing is written. With --apply, each create/update goes through
 capture and gets an audit line in inbox/processing-log/<today>.md. The originals
-stay in the inbox: deleting them is a separate, explicit step.
+stay in the inbox, struck in place with their text intact, so they no longer wait
+(triage list and the session brief count only waiting lines):
+
+\b
+  - ~~2026-02-20: met Ada at the engine demo~~ → resources/people/ada-lovelace.md (processed 2026-03-01)
+
+Nothing is deleted. A stay, gated or error item keeps waiting; a line added again
+later, even with the same text, is a new waiting item. Re-applying the same file
+does nothing (its items are done). `echo-memory inbox review` proposes a step for
+every waiting item at once.
 
 Exit 2 when the file itself is invalid (the message names the field, e.g.
 proposals[1].colour); gated and error items are reported and exit 0."""),

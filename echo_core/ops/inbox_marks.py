@@ -1,0 +1,132 @@
+"""Processed and expired inbox lines: the rule that lets the inbox drain (issue 16 item 6).
+
+The inbox file (``inbox/captures/inbox.md``) is the one truth about what is waiting. A
+*waiting* item is a ``- YYYY-MM-DD: text`` line (``echo_core.ops.triage.parse_inbox``).
+When ``triage apply --apply`` routes an item, or ``inbox review --apply`` expires one,
+its line is struck in place, the original text intact between the ``~~``, followed by
+where it went (or that it expired) and the day::
+
+    - ~~2026-02-20: met Ada at the engine demo~~ → resources/people/ada-lovelace.md (processed 2026-03-01)
+    - ~~2025-12-01: look at the old printer~~ (expired 2026-03-01)
+
+A struck line no longer matches the item pattern, so ``triage list``, ``load`` and the
+brief leave it out; Obsidian shows it struck through. Nothing else in the file changes
+(other lines, their order and the file's line endings are kept) and nothing is deleted;
+the processing log still gets its audit line ``- <original line> → <path>``.
+
+Why the file and not the processing log decides: what a person sees is what counts. A
+line struck by hand is processed; removing the strike makes it wait again; a line added
+again later, or captured again with the same text, is a new waiting item even though an
+audit line for an identical line exists (the audit log is history, not state). Striking
+is idempotent: only waiting lines are struck, so a second run finds nothing to do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.vault import INBOX_PATH
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+
+#: ``- ~~<date>: <text>~~ [→ <path> ](processed|expired <day>)``; the text is greedy up to
+#: the last ``~~`` before the suffix, so a text holding ``~~`` itself survives.
+_MARKED = re.compile(r"^- ~~(\d{4}-\d{2}-\d{2}: .*)~~(?: → (.+?))? "
+                     r"\((processed|expired) (\d{4}-\d{2}-\d{2})\)\s*$")
+#: Any other line struck by hand: ``- ~~<date>: <text>~~ ...``.
+_STRUCK = re.compile(r"^- ~~(\d{4}-\d{2}-\d{2}: .*?\S)~~")
+#: The target the audit line of an expired item names (not a note path).
+EXPIRED_TARGET = "(expired)"
+#: ``inbox review`` expires waiting items older than this many days by default.
+EXPIRE_AFTER_DAYS = 30
+
+
+def _content(line: str) -> str:
+    """``line`` without its bullet and surrounding whitespace: ``2026-02-20: met Ada``."""
+    return line.strip().removeprefix("- ")
+
+
+def processed_line(line: str, path: str, day: str) -> str:
+    """Waiting ``line`` struck as routed to ``path`` on ``day`` (ISO)."""
+    return f"- ~~{_content(line)}~~ → {path} (processed {day})"
+
+
+def expired_line(line: str, day: str) -> str:
+    """Waiting ``line`` struck as expired on ``day`` (ISO)."""
+    return f"- ~~{_content(line)}~~ (expired {day})"
+
+
+def struck_original(line: str) -> str | None:
+    """The original ``- <date>: <text>`` of a struck inbox line, None for any other line."""
+    line = line.rstrip("\r")
+    found = _MARKED.match(line) or _STRUCK.match(line)
+    return f"- {found.group(1)}" if found else None
+
+
+def struck_target(line: str) -> str | None:
+    """The path a processed line names (None for an expired or hand-struck line)."""
+    found = _MARKED.match(line.rstrip("\r"))
+    return found.group(2) if found and found.group(3) == "processed" else None
+
+
+def struck_lines(text: str) -> dict[str, str]:
+    """Original line -> the first struck line holding it, for every struck line of ``text``."""
+    found: dict[str, str] = {}
+    for raw in text.splitlines():
+        original = struck_original(raw)
+        if original is not None:
+            found.setdefault(original, raw.rstrip("\r"))
+    return found
+
+
+def strike(text: str, marks: Mapping[str, str]) -> str:
+    """``text`` with every line equal (ignoring surrounding whitespace) to a key of
+    ``marks`` replaced by its value; line endings and every other byte are kept."""
+    out: list[str] = []
+    for raw in text.splitlines(keepends=True):
+        body = raw.rstrip("\r\n")
+        ending = raw[len(body):]
+        out.append(marks.get(body.strip(), body) + ending)
+    return "".join(out)
+
+
+def read_optional(ctx: EchoContext, path: str) -> str:
+    """The text at ``path``, empty when absent (other errors propagate)."""
+    try:
+        return ctx.vault.storage.read(path)
+    except EchoError as exc:
+        if exc.code == ExitCode.NOT_FOUND:
+            return ""
+        raise
+
+
+def mark_inbox(ctx: EchoContext, marks: Mapping[str, str]) -> int:
+    """Strike the waiting lines named by ``marks`` (stripped original -> struck line) in
+    the inbox; returns how many lines changed. Call it holding the vault lock: it
+    re-reads the inbox first, so a line appended meanwhile is kept. The prior text goes
+    to the note history like any overwrite (SPEC §5.6). A missing inbox changes nothing."""
+    if not marks:
+        return 0
+    before = read_optional(ctx, INBOX_PATH)
+    after = strike(before, marks)
+    if after == before:
+        return 0
+    changed = sum(1 for a, b in zip(before.splitlines(), after.splitlines(), strict=True)
+                  if a != b)
+    ctx.vault.write_note(INBOX_PATH, after, prior=before)
+    return changed
+
+
+def routed_targets(audit_lines: Iterable[str]) -> dict[str, str]:
+    """Original line -> note path, from processing-log audit lines ``- <x> → <path>``
+    (the last one wins; an expired item's audit line names no note and is skipped)."""
+    found: dict[str, str] = {}
+    for line in audit_lines:
+        original, arrow, target = line.strip().rpartition(" → ")
+        if arrow and original.startswith("- ") and target.endswith(".md"):
+            found[original] = target
+    return found
