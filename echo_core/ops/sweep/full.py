@@ -14,6 +14,10 @@ lands between what was read and what is written:
    a fresh snapshot with an empty journal;
 6. the recall index, rebuilt from the texts already read.
 
+With ``decay=True`` (``sweep --decay``, SPEC §2.7) the decay step (``ops.sweep.decay``)
+is planned first and, with ``apply``, written before the notes are read, so the indexes
+the sweep rebuilds already follow it; its report is the result's ``decay`` section.
+
 Notes are rewritten through ``ctx.vault``: each prior text is kept in the note history.
 Errors: 78 for a folder that is no vault (``vault_check``) or an index or marker of a
 newer schema; 75 when the vault lock is held too long.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -40,6 +45,7 @@ from echo_core.ops.sweep.apply import (
     write_marker,
     write_notes,
 )
+from echo_core.ops.sweep.decay import apply_decay, plan_decay
 from echo_core.ops.sweep.index_files import read_old_index
 from echo_core.ops.sweep.marker import plan_marker
 from echo_core.ops.sweep.model import SweepPhases, SweepResult
@@ -62,14 +68,20 @@ def _index_problem(damaged: dict[str, str], missing: bool) -> str:
 
 
 @collector_paused()
-def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult]:
-    """The full sweep (module docstring); ``apply=False`` changes nothing."""
+def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
+               projects: Sequence[str] = ()) -> Envelope[SweepResult]:
+    """The full sweep (module docstring); ``apply=False`` changes nothing. ``decay``:
+    run the decay step too, ``projects`` confirming stale projects to put on hold."""
     require_repairable(ctx)
     start = time.perf_counter()
     storage = ctx.vault.storage
     lock = storage.lock(timeout=LOCK_TIMEOUT) if apply else contextlib.nullcontext()
     with lock:
         marker = plan_marker(storage, ctx.manifest.schema_version, ctx.today())
+        decayed = None
+        if decay:
+            decay_plan = plan_decay(ctx, projects)
+            decayed = apply_decay(ctx, decay_plan) if apply else decay_plan.report
         facts = read_vault(ctx)
         old = read_old_index(storage)
         scanned = time.perf_counter()
@@ -102,7 +114,7 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False) -> Envelope[SweepResult
         links=plan.links, marker=marker.repair, set_aside=aside,
         index_problem=_index_problem(old.damaged, old.missing), aliases=aliases,
         recall_indexed=indexed, unreadable=facts.unreadable,
-        seconds=time.perf_counter() - start, phases=phases)
+        seconds=time.perf_counter() - start, phases=phases, decay=decayed)
     return Envelope(True, _action(result), _message(result), result,
                     tuple(f"could not read {p}: left as it is" for p in facts.unreadable))
 

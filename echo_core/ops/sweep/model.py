@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import attrs
 
+from echo_core.ops.sweep.decay_model import DecayReport
+
 
 @attrs.frozen
 class EntityChange:
@@ -112,10 +114,13 @@ class SweepResult:
     unreadable: tuple[str, ...] = ()
     seconds: float = 0.0
     phases: SweepPhases = SweepPhases()
+    #: ``sweep --decay``'s own section (None: decay was not asked for)
+    decay: DecayReport | None = None
 
     @property
     def changes(self) -> int:
         """How many changes (vault and entity index) the sweep made or would make."""
         return (len(self.entities_added) + len(self.entities_updated)
                 + len(self.entities_dropped) + len(self.frontmatter) + len(self.links)
-                + (self.marker is not None) + len(self.set_aside) + len(self.aliases))
+                + (self.marker is not None) + len(self.set_aside) + len(self.aliases)
+                + (self.decay.changes if self.decay is not None else 0))

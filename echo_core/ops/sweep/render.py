@@ -6,6 +6,7 @@ from typing import Any
 
 from echo_core.models import Envelope
 from echo_core.ops.links import link_target
+from echo_core.ops.sweep.decay_model import DecayReport
 from echo_core.ops.sweep.model import SweepResult
 
 
@@ -32,13 +33,34 @@ def _sections(result: SweepResult) -> list[tuple[str, list[str]]]:
     ]
 
 
+def _decay_sections(decay: DecayReport) -> list[tuple[str, list[str]]]:
+    return [
+        ("decay: working notes archived (status archived, body under ## Archived)",
+         [f"  {w.path}  (expired {w.expires})" for w in decay.working]),
+        ("decay: Observations moved to their archive",
+         [f"  {o.count} -> {o.archive}  (oldest: {o.first})" for o in decay.observations]),
+        ("decay: projects moved to the folder of their status",
+         [f"  {m.path} -> {m.to}  (status {m.status}: {m.reason})" for m in decay.moves]),
+        ("decay: path-style links rewritten",
+         [f"  {r.path}: {r.old} -> {r.new} ({r.count})" for r in decay.links]),
+        ("decay: projects proposed for on-hold (confirm with --projects SLUG,... or all)",
+         [f"  {p.slug}  {p.path}  ({p.reason})" for p in decay.proposed]),
+        ("decay: left alone", [f"  {s.path}: {s.reason}" for s in decay.skipped]),
+    ]
+
+
 def render_sweep(env: Envelope[Any]) -> str:
     """Heading per kind of change (only those with entries), then the summary line."""
     result: SweepResult = env.data
     if not hasattr(result, "entities_added"):  # the fast sweep's own result
         return env.message
     lines = ["Applied:" if result.applied else "Dry run (nothing written):"]
-    for title, entries in _sections(result):
+    sections = _sections(result)
+    if result.decay is not None:
+        sections += _decay_sections(result.decay)
+        if not any(entries for _title, entries in _decay_sections(result.decay)):
+            lines.append("decay: nothing to archive, move or propose")
+    for title, entries in sections:
         if entries:
             lines += [f"{title} ({len(entries)}):", *entries]
     if result.index_problem:

@@ -1,0 +1,159 @@
+"""``sweep --decay``: forgetting without loss (SPEC §2.7).
+
+Three steps, each in its own module, planned from one read of the notes they touch and
+reported in the sweep's ``decay`` section:
+
+1. Observations of the operator preferences beyond ``KEEP_OBSERVATIONS`` (30) move,
+   oldest first, to ``_agent/memory/episodic/observations-archive-YYYY.md``
+   (``decay_observations``: archives written before the preferences note);
+2. expired working notes, PreCompact checkpoints included, get ``status: archived`` and
+   their body under a dated ``## Archived`` marker (``decay_working``);
+3. projects move to the folder of their status; projects not updated for
+   ``STALE_PROJECT_DAYS`` (30) are proposed for on-hold and put there only when
+   confirmed with ``projects`` (slugs, or ``all``) (``project_moves``), path-style
+   links to a moved note rewritten.
+
+``plan_decay`` reads and plans (a bad ``projects`` value raises exit 2 before anything
+is written); ``apply_decay`` writes, the caller holding the vault lock. Writes go through
+``ctx.vault_for_rebuild()`` (each replaced or deleted text kept in the note history);
+the full sweep that runs next rebuilds the entity and recall indexes from the notes as
+decay left them. Nothing is ever deleted but the old path of a moved project, whose text
+is at its new path. A second run finds nothing to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.ops.sweep.decay_model import DecayReport, LinkRewrite
+from echo_core.ops.sweep.decay_observations import (
+    PREFERENCES_PATH,
+    ObservationsPlan,
+    archive_years,
+    plan_observations,
+)
+from echo_core.ops.sweep.decay_working import WorkingWrite, plan_working
+from echo_core.ops.sweep.project_moves import (
+    PROJECTS,
+    MoveWrite,
+    ProjectPlan,
+    blocked,
+    finishes_move,
+    plan_links,
+    plan_projects,
+    project_paths,
+    rewrite_links,
+)
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.protocols import Storage
+
+BATCH = 512
+
+
+@attrs.frozen
+class DecayPlan:
+    """Everything decay writes, in the order it writes it, and the report."""
+
+    observations: ObservationsPlan
+    working: tuple[WorkingWrite, ...]
+    projects: ProjectPlan
+    links: dict[str, tuple[str, str, list[LinkRewrite]]]  # path -> (prior, text, rewrites)
+    report: DecayReport
+
+
+def _read(storage: Storage, paths: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(paths), BATCH):
+        for path, text in storage.read_many(list(paths[start:start + BATCH])).items():
+            if text is not None:
+                out[path] = text
+    return out
+
+
+def _read_one(storage: Storage, path: str) -> str | None:
+    try:
+        return storage.read(path)
+    except EchoError as exc:
+        if exc.code == ExitCode.NOT_FOUND:
+            return None
+        raise
+
+
+def _markdown(storage: Storage, prefix: str) -> list[str]:
+    return [p for p in storage.list(prefix) if p.endswith(".md")]
+
+
+def _mtime(storage: Storage, path: str) -> float | None:
+    try:
+        return storage.stat(path).mtime
+    except (EchoError, OSError):
+        return None
+
+
+def _linking_notes(storage: Storage, moves: Sequence[MoveWrite]) -> Iterator[tuple[str, str]]:
+    """(path, text) of every note that may hold a path-style link to a moved note."""
+    sources = {w.move.path for w in moves}
+    needles = [w.move.path.removesuffix(".md") for w in moves]
+    paths = [p for p in _markdown(storage, "") if p not in sources]
+    for path, text in _read(storage, paths).items():
+        if any(needle in text for needle in needles):
+            yield path, text
+
+
+def plan_decay(ctx: EchoContext, confirm: Sequence[str] = ()) -> DecayPlan:
+    """Read what decay touches and plan it (module docstring). Errors: 2 naming
+    ``projects`` for a slug that is no project note."""
+    storage = ctx.vault.storage
+    today = ctx.today()
+    project_texts = _read(storage, project_paths(_markdown(storage, PROJECTS)))
+    projects = plan_projects(project_texts, lambda p: _mtime(storage, p), today, confirm)
+    every = [w.move for w in projects.moves]
+    projects = attrs.evolve(projects, moves=tuple(  # a moved note's links to itself too
+        attrs.evolve(w, text=rewrite_links(w.text, every)[0]) for w in projects.moves))
+    preferences = _read_one(storage, PREFERENCES_PATH)
+    archives = {p: _read_one(storage, p) for p in archive_years(preferences, today)}
+    observations = plan_observations(preferences, archives, today)
+    working_folder = ctx.manifest.route("working").folder
+    working, skipped = plan_working(_read(storage, _markdown(storage, working_folder)), today)
+    moving = [w for w in projects.moves if blocked(w) is None]
+    links: dict[str, tuple[str, str, list[LinkRewrite]]] = {}
+    if moving:
+        texts = dict(_linking_notes(storage, moving))
+        for path, (text, rewrites) in plan_links(texts, [w.move for w in moving]).items():
+            links[path] = (texts[path], text, rewrites)
+    skipped += [s for w in projects.moves if (s := blocked(w)) is not None]
+    report = DecayReport(
+        working=tuple(w.archived for w in working), moves=tuple(w.move for w in moving),
+        proposed=projects.proposed,
+        links=tuple(r for _prior, _text, rewrites in links.values() for r in rewrites),
+        observations=observations.report, skipped=(*skipped, *projects.skipped))
+    return DecayPlan(observations, tuple(working), projects, links, report)
+
+
+def apply_decay(ctx: EchoContext, plan: DecayPlan) -> DecayReport:
+    """Write ``plan`` (caller holds the vault lock): archives, then the preferences note;
+    the working notes; each moved project at its new path, the rewritten links, then the
+    old paths deleted. Returns the plan's report."""
+    vault = ctx.vault_for_rebuild()
+    obs = plan.observations
+    for archive in obs.archives:
+        vault.write_note(archive.path, archive.text, prior=archive.prior)
+    if obs.preferences is not None and obs.preferences != obs.preferences_prior:
+        vault.write_note(PREFERENCES_PATH, obs.preferences, prior=obs.preferences_prior)
+    for working in plan.working:
+        vault.write_note(working.archived.path, working.text, prior=working.prior)
+    moving = [w for w in plan.projects.moves if blocked(w) is None]
+    for write in moving:
+        if not finishes_move(write):
+            vault.write_note(write.move.to, write.text, prior=write.existing)
+    for path, (prior, text, _rewrites) in sorted(plan.links.items()):
+        vault.write_note(path, text, prior=prior)
+    for write in moving:
+        vault.delete_note(write.move.path)
+    return plan.report
