@@ -25,12 +25,16 @@ class Action(enum.StrEnum):
     QUEUED = "queued"
     #: a gate stopped the capture (``ok=False``; exit 76 on the CLI)
     DUPLICATE_GATE = "duplicate-gate"
+    #: a semantic capture contradicts a line memory holds (``ok=False``; exit 76): it
+    #: names the line and the ``--supersedes`` that replaces it (SPEC §2.6)
+    CONTRADICTION = "contradiction"
     # dry runs: what would happen
     DRY_RUN = "dry-run"
     DRY_RUN_CREATE = "dry-run:create"
     DRY_RUN_UPDATE = "dry-run:update"
     DRY_RUN_INBOX = "dry-run:inbox"
     DRY_RUN_DUPLICATE_GATE = "dry-run:duplicate-gate"
+    DRY_RUN_CONTRADICTION = "dry-run:contradiction"
     DRY_RUN_TRIAGE = "dry-run:triage"
     PREVIEW = "preview"
     # reads

@@ -140,6 +140,12 @@ class CaptureRequest:
     merge_into: str | None = None
     force: bool = False
     dry_run: bool = False
+    #: the note this one replaces (a slug, title or alias), or a line of the operator
+    #: preferences (SPEC §2.6)
+    supersedes: str | None = None
+    #: days until a working note expires, or the date it expires (SPEC §2.7)
+    ttl_days: int | None = None
+    expires: str | None = None
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.entities import Match, content_hash
-from echo_core.errors import not_found
+from echo_core.errors import not_found, usage_error
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
@@ -18,9 +18,28 @@ from echo_core.names import name_key, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
+from echo_core.ops.contradiction_check import Contradiction, contradiction_message, find_contradictions
 from echo_core.ops.daily import append_agent_log
-from echo_core.ops.links import RELATED_HEADING, link_mentioned, link_target, named_entities
+from echo_core.ops.links import (
+    RELATED_HEADING,
+    add_related,
+    link_mentioned,
+    link_target,
+    named_entities,
+)
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
+from echo_core.ops.supersession import (
+    PREFERENCES_PATH,
+    check_supersedable,
+    find_preference_line,
+    find_superseded,
+    has_line,
+    mark_superseded,
+    mark_superseding,
+    new_preference_line,
+    preference_lines,
+    replace_preference_line,
+)
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.protocols import BackendUnavailable, EntityLookup, Storage
@@ -33,6 +52,9 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
 NEAR_DUPLICATE_SCORE = 0.5
+#: The kind whose captures state facts and preferences: checked for contradictions, and
+#: the one that may supersede a line of the operator preferences.
+SEMANTIC = "semantic"
 
 
 @attrs.frozen
@@ -48,6 +70,10 @@ class CaptureResult:
     aliases_learned: tuple[str, ...] = ()
     would_gate: bool = False
     changed: bool = True
+    #: what this capture superseded: the old note's path, or the struck preference line
+    superseded: str | None = None
+    #: lines it contradicts (a contradiction stop), each with the ``supersedes`` answer
+    contradictions: tuple[dict[str, str], ...] = ()
 
 
 __all__ = ["CaptureResult", "capture", "gate_message", "require_initialised"]
@@ -99,25 +125,112 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
     if ctx.entity_names.has_op(op_id):
         return Envelope(True, Action.UNCHANGED, f"capture {op_id} landed already; nothing to do",
                         CaptureResult(kind=req.kind, changed=False))
+    old: Entity | None = None
+    if req.supersedes:
+        old = find_superseded(index, req.supersedes)
+        if old is None:
+            if route.kind != SEMANTIC:
+                raise not_found(f"supersedes: no note has the slug, title or alias "
+                                f"{req.supersedes!r} (a line of the operator preferences is "
+                                "superseded by a capture of kind semantic)")
+            return _supersede_line(ctx, req, index, op_id, today)
     target = None if req.force else _resolve_target(ctx.vault.storage, index, req, route, today)
-    near = _near_duplicates(index, req, target)
+    near = tuple(c for c in _near_duplicates(index, req, target)
+                 if old is None or c.get("slug") != old.slug)
     stop: GateStop | None = None
     if target is None and not req.force:
         gate_ctx = GateContext(entities=index, route=route, echo=ctx, today=today)
         stop = ctx.host.hook.gate_capture(request=req, ctx=gate_ctx)
+        if stop is not None and old is not None and all(
+                c.get("slug") == old.slug for c in stop.candidates):
+            stop = None  # the near duplicate is the very note this capture replaces
+    conflicts: list[Contradiction] = []
+    if stop is None and old is None and not req.force and route.kind == SEMANTIC:
+        conflicts = find_contradictions(ctx.vault.storage, req.title, req.body,
+                                        own_path=target.path if target else None)
     if req.dry_run:
-        return _dry_run(ctx, req, route, index, target, near, stop, today)
+        return _dry_run(ctx, req, route, index, target, near, stop, today, old, conflicts)
     if stop is not None:
         candidates = tuple(dict(c) for c in stop.candidates)
         return Envelope(False, Action.DUPLICATE_GATE, gate_message(stop, str(req.kind)),
                         CaptureResult(kind=req.kind, near_duplicates=near,
                                       candidates=candidates, would_gate=True, changed=False))
+    if conflicts:
+        return Envelope(False, Action.CONTRADICTION, contradiction_message(conflicts),
+                        CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
+                                      changed=False,
+                                      contradictions=tuple(c.to_dict() for c in conflicts)))
     if target is not None:
         if req.merge_into:
             record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
                                        "slug": target.slug})
-        return _update(ctx, req, route, index, target, near, op_id, today)
-    return _create(ctx, req, route, index, near, op_id, today)
+        return _update(ctx, req, route, index, target, near, op_id, today, old)
+    return _create(ctx, req, route, index, near, op_id, today, old)
+
+
+def _capture_day(req: CaptureRequest, today: _dt.date) -> _dt.date:
+    return _dt.date.fromisoformat(req.date) if req.date else today
+
+
+def _supersede_line(ctx: EchoContext, req: CaptureRequest, index: EntityLookup, op_id: str,
+                    today: _dt.date) -> Envelope[CaptureResult]:
+    """Strike the preference line ``req.supersedes`` names and add the capture's line to
+    its section (``ops.supersession``); a second run of the same capture changes nothing."""
+    assert req.supersedes is not None
+    day = _capture_day(req, today)
+    storage = ctx.vault.storage
+    if not storage.exists(PREFERENCES_PATH):
+        raise not_found(f"supersedes: no note has the slug, title or alias "
+                        f"{req.supersedes!r}, and {PREFERENCES_PATH} does not exist")
+    original = storage.read(PREFERENCES_PATH)
+    old = find_preference_line(original, req.supersedes)
+    entity = index.by_path(PREFERENCES_PATH)
+    slug = entity.slug if entity else None
+    if old is None:  # struck already: done when its replacement is there too
+        dated = any(line.dated for line in preference_lines(original))
+        for new_line in (new_preference_line(req.title, req.body, day, dated=flag)
+                         for flag in (dated, not dated)):
+            if any(line.line.rstrip() == new_line for line in preference_lines(original)):
+                return Envelope(True, Action.UNCHANGED,
+                                f"{PREFERENCES_PATH} already has this supersession",
+                                CaptureResult(path=PREFERENCES_PATH, slug=slug, kind=SEMANTIC,
+                                              changed=False))
+        raise usage_error(f"supersedes: the line {req.supersedes!r} in {PREFERENCES_PATH} "
+                          "is struck already (superseded by another line)")
+    new_line = new_preference_line(req.title, req.body, day, dated=old.dated)
+    if req.dry_run:
+        extra = "" if has_line(original, old.heading, new_line) else f" and add {new_line!r}"
+        return Envelope(True, Action.DRY_RUN_UPDATE,
+                        f"would strike {old.line.strip()!r} in {PREFERENCES_PATH}{extra}",
+                        CaptureResult(path=PREFERENCES_PATH, slug=slug, kind=SEMANTIC,
+                                      changed=False, superseded=old.line.strip()))
+    vault = StagedVault(ctx)
+    text = replace_preference_line(original, old, new_line, day)
+    text = set_frontmatter_key(text, "updated", today)
+    vault.write_note(PREFERENCES_PATH, text, prior=original)
+    append_agent_log(vault, today, f"- {today.isoformat()}: superseded a preference in "
+                                   f"[[{link_target(PREFERENCES_PATH)}]]")
+    refreshed = [attrs.evolve(entity, h=content_hash(text))] if entity else []
+    commit(ctx, vault, refreshed, op_id)
+    return Envelope(True, Action.UPDATED,
+                    f"superseded {old.line.strip()!r} in {PREFERENCES_PATH}",
+                    CaptureResult(path=PREFERENCES_PATH, slug=slug, kind=SEMANTIC,
+                                  superseded=old.line.strip()))
+
+
+def _supersede_note(vault: StagedVault, old: Entity, new_path: str, new_text: str,
+                    today: _dt.date) -> tuple[str, Entity | None]:
+    """Mark ``old`` superseded by the note at ``new_path`` (staged in ``vault``) and
+    ``new_text`` superseding it, linked both ways; ``(new_text, old's refreshed entry)``,
+    the entry None when ``old`` already names this note as its successor."""
+    old_text = vault.storage.read(old.path)
+    if not check_supersedable(old, old_text, new_path):
+        return new_text, None
+    # the Related links first: a link in the frontmatter would count as one already
+    marked = mark_superseded(add_related(old_text, new_path)[0], new_path, today)
+    vault.write_note(old.path, marked, prior=old_text)
+    new_text = mark_superseding(add_related(new_text, old.path)[0], old.path)
+    return new_text, attrs.evolve(old, h=content_hash(marked))
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
@@ -179,7 +292,19 @@ def _near_duplicates(index: EntityLookup, req: CaptureRequest,
 
 def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
              target: Entity | None, near: tuple[dict[str, Any], ...],
-             stop: GateStop | None, today: _dt.date) -> Envelope[CaptureResult]:
+             stop: GateStop | None, today: _dt.date, old: Entity | None = None,
+             conflicts: list[Contradiction] | None = None) -> Envelope[CaptureResult]:
+    also = ""
+    if old is not None:
+        still = check_supersedable(old, ctx.vault.storage.read(old.path),
+                                   target.path if target else None)
+        also = f"; would mark {old.path} superseded" if still else ""
+    if conflicts:
+        return Envelope(True, Action.DRY_RUN_CONTRADICTION,
+                        f"would stop: {contradiction_message(conflicts)}",
+                        CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
+                                      changed=False,
+                                      contradictions=tuple(c.to_dict() for c in conflicts)))
     if stop is not None:
         message = f"would stop at the gate: {gate_message(stop, str(req.kind))}"
         return Envelope(True, Action.DRY_RUN_DUPLICATE_GATE, message,
@@ -187,13 +312,14 @@ def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Ent
                                       candidates=tuple(dict(c) for c in stop.candidates),
                                       changed=False))
     if target is not None:
-        return Envelope(True, Action.DRY_RUN_UPDATE, f"would update {target.path}",
+        return Envelope(True, Action.DRY_RUN_UPDATE, f"would update {target.path}{also}",
                         CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
-                                      near_duplicates=near, changed=False))
+                                      near_duplicates=near, changed=False,
+                                      superseded=old.path if old else None))
     slug, path = _new_location(ctx, req, route, index, today)
-    return Envelope(True, Action.DRY_RUN_CREATE, f"would create {path}",
+    return Envelope(True, Action.DRY_RUN_CREATE, f"would create {path}{also}",
                     CaptureResult(path=path, slug=slug, kind=req.kind, near_duplicates=near,
-                                  changed=False))
+                                  changed=False, superseded=old.path if old else None))
 
 
 def _update_block(day: str, body: str) -> list[str]:
@@ -214,8 +340,11 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
 
 def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
             target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date) -> Envelope[CaptureResult]:
+            today: _dt.date, old: Entity | None = None) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
+    if old is not None and not check_supersedable(old, vault.storage.read(old.path),
+                                                  target.path):
+        old = None  # superseded by this note already
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     original = text = vault.storage.read(target.path)
     changed = False
@@ -231,22 +360,30 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     text, sources = _merge_list(text, fm, "sources", list(req.sources))
     if req.status and fm.get("status") != req.status:
         text, changed = set_frontmatter_key(text, "status", req.status), True
-    changed = changed or bool(learned or tags or sources)
+    expiry = _expiry(ctx, req, route, today) if (req.ttl_days or req.expires) else None
+    if expiry is not None and str(fm.get("expires") or "") != expiry.isoformat():
+        text, changed = set_frontmatter_key(text, "expires", expiry), True
+    changed = changed or bool(learned or tags or sources) or old is not None
     if not changed:
         return Envelope(True, Action.UNCHANGED, f"{target.path} already has this update",
                         CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                       near_duplicates=near, changed=False))
     text = set_frontmatter_key(text, "updated", today)
     text, links, refreshed = _autolink(vault, index, target.path, target.slug, text, req.body)
+    if old is not None:
+        text, old_entry = _supersede_note(vault, old, target.path, text, today)
+        refreshed += [old_entry] if old_entry else []
     vault.write_note(target.path, text, prior=original)
     entity = attrs.evolve(target, aliases=target.aliases + tuple(learned), h=content_hash(text))
     append_agent_log(vault, today, f"- {today.isoformat()}: updated {target.kind} "
                                    f"[[{link_target(target.path)}]]")
     commit(ctx, vault, [*refreshed, entity], op_id)
-    return Envelope(True, Action.UPDATED, f"updated {target.path}",
+    also = f"; {old.path} is superseded by it" if old is not None else ""
+    return Envelope(True, Action.UPDATED, f"updated {target.path}{also}",
                     CaptureResult(path=target.path, slug=target.slug, kind=target.kind,
                                   links_added=links, near_duplicates=near,
-                                  aliases_learned=tuple(learned)))
+                                  aliases_learned=tuple(learned),
+                                  superseded=old.path if old else None))
 
 
 def _base_slug(req: CaptureRequest, route: KindRoute, today: _dt.date) -> str:
@@ -281,31 +418,48 @@ def _new_note_text(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
         fm["aliases"] = list(req.aliases)
     if req.sources:
         fm["sources"] = list(req.sources)
-    if route.expires_days is not None:
-        ttl = int(ctx.env.get("ECHO_WORKING_TTL_DAYS", route.expires_days))
-        fm["expires"] = today + _dt.timedelta(days=ttl)
+    expiry = _expiry(ctx, req, route, today)
+    if expiry is not None:
+        fm["expires"] = expiry
     body = f"{req.body}\n\n" if req.body else ""
     return (f"{render_frontmatter(fm)}# {req.title}\n\n{body}"
             f"## {route.log_heading}\n\n## {RELATED_HEADING}\n")
 
 
+def _expiry(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
+            today: _dt.date) -> _dt.date | None:
+    """When a note of ``route`` captured now expires: ``req.expires``, else today plus
+    ``req.ttl_days``, else plus ``ECHO_WORKING_TTL_DAYS`` (the kind's default); None for a
+    kind that does not expire."""
+    if route.expires_days is None:
+        return None
+    if req.expires:
+        return _dt.date.fromisoformat(req.expires)
+    ttl = req.ttl_days or int(ctx.env.get("ECHO_WORKING_TTL_DAYS", route.expires_days))
+    return today + _dt.timedelta(days=ttl)
+
+
 def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
             near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date) -> Envelope[CaptureResult]:
+            today: _dt.date, old: Entity | None = None) -> Envelope[CaptureResult]:
     refuse_taken_aliases(index, req.aliases, None)
     vault = StagedVault(ctx)
     slug, path = _new_location(ctx, req, route, index, today)
     text = _new_note_text(ctx, req, route, today)
     text, links, refreshed = _autolink(vault, index, path, slug, text, req.body)
+    if old is not None:
+        text, old_entry = _supersede_note(vault, old, path, text, today)
+        refreshed += [old_entry] if old_entry else []
     vault.write_note(path, text)
     entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,
                     aliases=req.aliases, h=content_hash(text))
     append_agent_log(vault, today, f"- {today.isoformat()}: created {route.kind} "
                                    f"[[{link_target(path)}]]")
     commit(ctx, vault, [*refreshed, entity], op_id)
-    return Envelope(True, Action.CREATED, f"created {path}",
+    also = f"; {old.path} is superseded by it" if old is not None else ""
+    return Envelope(True, Action.CREATED, f"created {path}{also}",
                     CaptureResult(path=path, slug=slug, kind=route.kind, links_added=links,
-                                  near_duplicates=near))
+                                  near_duplicates=near, superseded=old.path if old else None))
 
 
 def _autolink(vault: StagedVault, index: EntityLookup, path: str, slug: str, text: str,

@@ -30,7 +30,9 @@ def _clean_list(field: str, values: Iterable[str]) -> tuple[str, ...]:
 
 
 _TEXT_FIELDS = ("title", "kind", "body", "tags", "aliases", "sources", "status", "date",
-                "domain", "merge_into")
+                "domain", "merge_into", "supersedes", "expires")
+#: The longest time to live a capture may ask for (ten years).
+MAX_TTL_DAYS = 3650
 
 
 def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> CaptureRequest:
@@ -39,6 +41,9 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
     Every text field must be writable as UTF-8 (no lone surrogates from undecodable
     input). A long title is fine up to ``MAX_TITLE``: its slug is capped (``slugify``).
     An entity's title needs a letter or digit (``slugify``); the inbox takes any line.
+    ``supersedes`` needs a kind (an inbox line replaces nothing); ``ttl_days`` and
+    ``expires`` (one or the other, not both) only for a kind whose notes expire (working
+    memory), ``expires`` an ISO date, ``ttl_days`` 1..``MAX_TTL_DAYS``.
     """
     for field in _TEXT_FIELDS:
         require_text(getattr(request, field), field)
@@ -62,6 +67,9 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
                                   f"{', '.join(manifest.area_domains)}")
     elif request.merge_into:
         raise usage_error("kind: --merge-into needs --kind (an inbox capture has no entity)")
+    elif request.supersedes:
+        raise usage_error("kind: --supersedes needs --kind (an inbox capture replaces nothing)")
+    _check_expiry(request, manifest, kind)
     if request.date is not None:
         try:
             _dt.date.fromisoformat(request.date)
@@ -72,10 +80,40 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
         raise usage_error(f"status: {request.status!r} must be one word, e.g. active")
     if request.force and request.merge_into:
         raise usage_error("force: --force and --merge-into contradict each other; pick one")
+    supersedes = request.supersedes.strip() if request.supersedes else None
+    if request.supersedes is not None and not supersedes:
+        raise usage_error("supersedes: give the slug of the note it replaces, or the "
+                          "preference line in quotes")
+    if supersedes and ("\n" in supersedes or "\r" in supersedes):
+        raise usage_error("supersedes: must be one line (a slug or one preference line)")
     body = (request.body or "").replace("\r\n", "\n").strip("\n")
     return attrs.evolve(
         request, title=title, kind=kind, body=body, status=status,
         tags=_clean_list("tags", request.tags), aliases=_clean_list("aliases", request.aliases),
         sources=_clean_list("sources", request.sources),
         merge_into=request.merge_into.strip() if request.merge_into else None,
+        supersedes=supersedes, expires=request.expires.strip() if request.expires else None,
     )
+
+
+def _check_expiry(request: CaptureRequest, manifest: RoutingManifest, kind: str | None) -> None:
+    if request.ttl_days is None and not request.expires:
+        return
+    field = "ttl_days" if request.ttl_days is not None else "expires"
+    if kind is None or manifest.route(kind).expires_days is None:
+        expiring = ", ".join(k for k in manifest.kinds if manifest.route(k).expires_days
+                             is not None) or "none"
+        raise usage_error(f"{field}: only notes of a kind that expires take it (kinds: "
+                          f"{expiring}); {kind or 'an inbox capture'} does not")
+    if request.ttl_days is not None and request.expires:
+        raise usage_error("ttl_days: give --ttl or --expires, not both")
+    if request.ttl_days is not None and (isinstance(request.ttl_days, bool) or not isinstance(
+            request.ttl_days, int) or not 1 <= request.ttl_days <= MAX_TTL_DAYS):
+        raise usage_error(f"ttl_days: {request.ttl_days!r} is not a number of days from 1 "
+                          f"to {MAX_TTL_DAYS}")
+    if request.expires:
+        try:
+            _dt.date.fromisoformat(request.expires.strip())
+        except ValueError:
+            raise usage_error(f"expires: {request.expires!r} is not an ISO date "
+                              "(YYYY-MM-DD)") from None

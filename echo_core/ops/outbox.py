@@ -201,7 +201,7 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
         queue.mark(rid, "needs_attention", detail)
         return FlushItem(rid, op, "needs_attention", detail)
     path = getattr(envelope.data, "path", None)
-    if envelope.action == Action.DUPLICATE_GATE:
+    if envelope.action in (Action.DUPLICATE_GATE, Action.CONTRADICTION):
         queue.mark(rid, "needs_attention", envelope.message)
         return FlushItem(rid, op, "needs_attention", envelope.message, path)
     queue.mark(rid, "done", str(envelope.action))

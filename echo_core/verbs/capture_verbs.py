@@ -69,8 +69,19 @@ class CaptureParams:
                                cli=CliParam(metavar="DOMAIN"))
     merge_into: str | None = param(None, help="Slug of the existing note to update (the "
                                    "answer to a duplicate-gate).", cli=CliParam(metavar="SLUG"))
-    force: bool = param(False, help="Create even if the duplicate gate sees a duplicate.")
+    force: bool = param(False, help="Create even if a gate objects (a near-duplicate name, "
+                        "or a line contradicting a known preference).")
     dry_run: bool = param(False, help="Preview only; nothing is written.")
+    supersedes: str | None = param(
+        None, help="What this capture replaces: the slug of an older note (it is marked "
+        "superseded and linked both ways), or for kind semantic a line of the operator "
+        "preferences in quotes (struck through, the new line added after).",
+        max_length=500, cli=CliParam(metavar="SLUG|LINE"))
+    ttl_days: int | None = param(None, help="Working memory: expire this many days from "
+                                 "today (default ECHO_WORKING_TTL_DAYS, 14).", ge=1, le=3650,
+                                 cli=CliParam(flag="--ttl", metavar="DAYS"))
+    expires: str | None = param(None, help="Working memory: the ISO date it expires "
+                                "(instead of --ttl).", cli=CliParam(metavar="YYYY-MM-DD"))
 
     def request(self) -> CaptureRequest:
         """The ``CaptureRequest`` these parameters ask for."""
@@ -99,6 +110,10 @@ def render_capture(env: Envelope[Any]) -> str:
     if env.action in (Action.DUPLICATE_GATE, Action.DRY_RUN_DUPLICATE_GATE):
         lines.append("candidates:")
         lines += [f"  {c['slug']}  {c['path']}  (score {c['score']})" for c in data.candidates]
+    if env.action in (Action.CONTRADICTION, Action.DRY_RUN_CONTRADICTION):
+        lines.append("contradicts:")
+        lines += [f"  {c['path']}: {c['line']}  (--supersedes {c['supersedes']!r})"
+                  for c in data.contradictions]
     for path in getattr(data, "links_added", ()):
         lines.append(f"  linked {path}")
     for alias in getattr(data, "aliases_learned", ()):

@@ -137,6 +137,7 @@ def pass_echo_context(func: F) -> F:
 
 #: The exit status of a not-ok envelope, by action (any other: 1).
 _NOT_OK_EXIT: dict[str, ExitCode] = {Action.DUPLICATE_GATE: ExitCode.DUPLICATE_GATE,
+                                     Action.CONTRADICTION: ExitCode.DUPLICATE_GATE,
                                      Action.QUEUED: ExitCode.UNAVAILABLE,
                                      Action.UNREACHABLE: ExitCode.UNAVAILABLE}
 
@@ -149,8 +150,8 @@ def emit(envelope: Envelope[object], as_json: bool,
     A ``queued`` envelope (the outbox took the write) prints its message, whatever the
     verb's ``render``. Prose goes through ``terminal_safe``; with ``exact_when_piped``
     (note text for ``get``) it is printed exactly as it is when stdout is not a terminal.
-    A gate stop exits 76; a write kept in the outbox because the vault folder is missing,
-    or a read of an unreachable vault, 69; any other not-ok envelope exits 1.
+    A gate stop (a near duplicate, a contradiction) exits 76; a write kept in the outbox
+    because the vault folder is missing, or a read of an unreachable vault, 69; any other not-ok envelope exits 1.
     """
     if as_json:
         click.echo(json_text(envelope.to_dict()))

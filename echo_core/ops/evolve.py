@@ -1,0 +1,145 @@
+"""``evolve``: replace a note with a new version, keeping the old one (SPEC §2.6).
+
+``evolve_note(ctx, path, reason, text)``:
+
+1. The note's current text is archived, byte for byte, at
+   ``_agent/archive/<path without .md>--<today>.md`` (``-2``, ``-3``... when that name is
+   taken), with three frontmatter lines added: ``superseded_by: "[[<note>]]"``,
+   ``superseded_at: <today>`` and ``superseded_reason: <reason>``. Nothing else of it
+   changes: removing those three lines gives the old text back exactly.
+2. ``text`` is written in place with ``supersedes: "[[<archive>]]"`` (a list when the note
+   superseded others before) and ``updated: <today>`` set, one line each.
+
+Both writes are one crash-consistent operation (``ops.write_intent``); the previous text
+also goes to the note's history. Never deletes. An entity note's index entry follows its
+new title and aliases. Evolving a note to the text it already holds changes nothing.
+
+Errors: 2 for a path outside the write scope, an empty or multi-line reason, text that
+is not UTF-8 or empty; 44 when the note does not exist; 75 when the lock is held.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import TYPE_CHECKING
+
+import attrs
+
+from echo_core.actions import Action
+from echo_core.errors import not_found, usage_error
+from echo_core.frontmatter import remove_frontmatter_key, set_frontmatter_key
+from echo_core.models import Entity, Envelope
+from echo_core.note_entities import entity_of_text, kind_folders
+from echo_core.ops.supersession import mark_superseding, wikilink
+from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
+from echo_core.protocols import Storage
+from echo_core.vault_seen import require_initialised
+from echo_core.write_scope import require_note_path, require_text
+
+ARCHIVE_FOLDER = "_agent/archive"
+MAX_REASON = 500
+#: The keys an archived version gets (and ``archived_original`` takes away).
+ARCHIVE_KEYS = ("superseded_by", "superseded_at", "superseded_reason")
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+
+
+@attrs.frozen
+class EvolveResult:
+    """The evolved note, where its old version went, and whether anything changed."""
+
+    path: str
+    archive: str | None
+    changed: bool = True
+
+
+def archive_path(storage: Storage, path: str, day: str) -> str:
+    """The first free archive name for ``path``'s version of ``day``."""
+    base = f"{ARCHIVE_FOLDER}/{path.removesuffix('.md')}--{day}"
+    candidate, n = f"{base}.md", 1
+    while storage.exists(candidate):
+        n += 1
+        candidate = f"{base}-{n}.md"
+    return candidate
+
+
+def archived_version(old: str, path: str, reason: str, day: _dt.date) -> str:
+    """``old`` with the ``ARCHIVE_KEYS`` lines added (see the module docstring)."""
+    text = set_frontmatter_key(old, "superseded_by", wikilink(path))
+    text = set_frontmatter_key(text, "superseded_at", day)
+    return set_frontmatter_key(text, "superseded_reason", reason)
+
+
+def archived_original(archived: str) -> str:
+    """The text an archived version was made from (its ``ARCHIVE_KEYS`` lines removed)."""
+    for key in ARCHIVE_KEYS:
+        archived = remove_frontmatter_key(archived, key)
+    return archived
+
+
+def _clean_reason(reason: str) -> str:
+    require_text(reason, "reason")
+    clean = " ".join((reason or "").split())
+    if not clean:
+        raise usage_error("reason: say why the note changes, e.g. 'the team moved to Postgres'")
+    if "\n" in reason.strip() or "\r" in reason.strip():
+        raise usage_error("reason: must be one line")
+    if len(clean) > MAX_REASON:
+        raise usage_error(f"reason: {len(clean)} characters; keep it under {MAX_REASON}")
+    return clean
+
+
+def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
+                dry_run: bool = False, op_id: str | None = None) -> Envelope[EvolveResult]:
+    """Archive the note at ``path`` and write ``text`` in its place (module docstring)."""
+    clean = require_note_path(path)
+    why = _clean_reason(reason)
+    require_text(text, "text")
+    if not text.strip():
+        raise usage_error("text: the new version is empty; give the note's whole new text")
+    require_initialised(ctx)
+    storage = ctx.vault.storage
+    with storage.lock():
+        recover_pending(ctx)
+        if not storage.exists(clean):
+            raise not_found(f"{clean}: no such note to evolve; `echo-memory ls` lists the notes")
+        old = storage.read(clean)
+        day = ctx.today()
+        archive = archive_path(storage, clean, day.isoformat())
+        new = set_frontmatter_key(mark_superseding(text, archive), "updated", day)
+        if _already_evolved(old, text):
+            return Envelope(True, Action.UNCHANGED, f"{clean} already holds this version",
+                            EvolveResult(clean, None, changed=False))
+        if dry_run:
+            return Envelope(True, Action.DRY_RUN,
+                            f"would archive {clean} as {archive} and write the new version",
+                            EvolveResult(clean, archive, changed=False))
+        vault = StagedVault(ctx)
+        vault.write_note(archive, archived_version(old, clean, why, day))
+        vault.write_note(clean, new, prior=old)
+        entity = _entity(ctx, clean, new)
+        commit(ctx, vault, [entity] if entity else [], op_id or new_op_id())
+    return Envelope(True, Action.WRITTEN, f"evolved {clean}; the old version is {archive}",
+                    EvolveResult(clean, archive))
+
+
+def _already_evolved(current: str, text: str) -> bool:
+    """Whether ``current`` is ``text`` as an evolve wrote it (``supersedes`` and
+    ``updated`` aside), or ``text`` itself."""
+    if current == text:
+        return True
+    strip = ("supersedes", "updated")
+    a, b = current, text
+    for key in strip:
+        a, b = remove_frontmatter_key(a, key), remove_frontmatter_key(b, key)
+    return a == b
+
+
+def _entity(ctx: EchoContext, path: str, text: str) -> Entity | None:
+    """The index entry of the note at ``path`` with ``text``, when it is an entity."""
+    known = ctx.entity_names.by_path(path)
+    slug = known.slug if known is not None else None
+    if slug is None:
+        return None
+    return entity_of_text(path, text, slug, kind_folders(ctx.manifest), ctx.manifest)
