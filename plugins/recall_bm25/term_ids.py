@@ -10,6 +10,7 @@ its id is remembered by word, so a word met again costs one dict lookup done in 
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 
@@ -49,10 +50,11 @@ class TermIds:
         ids = list(map(by_word.get, words))
         if None in ids:  # new words: each distinct one once, in order of first sight
             vocab, term = self.vocab, self._term
-            for word in dict.fromkeys(words):
-                if word not in by_word:
-                    found = term(word)
-                    by_word[word] = vocab[found] if found else 0
+            # only the new words (picked in C), each distinct one once, in order
+            for word in dict.fromkeys(itertools.compress(words, map(operator.is_, ids,
+                                                                    itertools.repeat(None)))):
+                found = term(word)
+                by_word[word] = vocab[found] if found else 0
             return list(map(by_word.__getitem__, words))
         return ids  # type: ignore[return-value]  # no None: every word was known
 
