@@ -122,6 +122,10 @@ class Hit:
     excerpt: str = ""
     via: str | None = None
     truncated: bool = False
+    #: as-of recall only (SPEC §3.3): ``current`` or ``superseded`` on that date, and
+    #: the note that superseded it
+    validity: str | None = None
+    superseded_by: str | None = None
 
 
 @attrs.frozen

@@ -76,8 +76,9 @@ PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", 
 _CLASSIFIED: dict[str, str] = {
     Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
     Action.DRY_RUN_INBOX: "inbox", Action.DRY_RUN_DUPLICATE_GATE: "gated",
+    Action.DRY_RUN_CONTRADICTION: "gated",
     Action.CREATED: "created", Action.UPDATED: "updated", Action.UNCHANGED: "unchanged",
-    Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated"}
+    Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated", Action.CONTRADICTION: "gated"}
 
 
 @attrs.frozen

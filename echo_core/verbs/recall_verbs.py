@@ -27,6 +27,19 @@ class RecallParams:
     budget_chars: int | None = param(None, help="Cap on the total excerpt characters; cut "
                                      "excerpts end with … and are marked truncated. Omit "
                                      "for no cap.", ge=500, le=20000, cli=CliParam(metavar="N"))
+    as_of: str | None = param(None, help="Answer as the vault stood on this ISO date "
+                              "(YYYY-MM-DD): notes created later left out, each hit current "
+                              "or superseded then, rewritten notes by their version of then.",
+                              max_length=10, cli=CliParam(metavar="YYYY-MM-DD"))
+
+
+def _validity(hit: Any) -> str:
+    """`` (current then)`` / `` (superseded by X then)`` for an as-of hit."""
+    if hit.validity is None:
+        return ""
+    if hit.validity == "superseded":
+        return f"  (superseded by {hit.superseded_by or '?'} then)"
+    return f"  ({hit.validity} then)"
 
 
 def render_recall(env: Envelope[Any]) -> str:
@@ -37,13 +50,13 @@ def render_recall(env: Envelope[Any]) -> str:
     lines = []
     for hit in data.primary:
         lines.append(f"{hit.score:7.3f}  {hit.path}  [{hit.type or '-'}"
-                     f"{', ' + hit.status if hit.status else ''}]")
+                     f"{', ' + hit.status if hit.status else ''}]{_validity(hit)}")
         if hit.excerpt:
             lines.append(f"         {hit.excerpt}")
     if data.linked:
         lines.append("linked:")
         for hit in data.linked:
-            lines.append(f"{hit.score:7.3f}  {hit.path}  (via {hit.via})")
+            lines.append(f"{hit.score:7.3f}  {hit.path}  (via {hit.via}){_validity(hit)}")
             if hit.excerpt:
                 lines.append(f"         {hit.excerpt}")
     if data.truncated:
@@ -55,10 +68,17 @@ def render_recall(env: Envelope[Any]) -> str:
 
 def run_recall(ctx: Any, p: RecallParams) -> Envelope[Any]:
     """``echo_core.ops.recall.recall`` with the declared parameters."""
+    if p.as_of is not None:
+        from echo_core.ops.recall_as_of import parse_as_of, recall_as_of
+
+        return recall_as_of(ctx, p.query, parse_as_of(p.as_of), limit=p.limit,
+                            include_linked=p.include_linked, budget_chars=p.budget_chars)
+    from echo_core.ops.hit_counts import count_recall_hits  # hits per note, for heat
     from echo_core.ops.recall import recall
 
-    return recall(ctx, p.query, limit=p.limit, include_linked=p.include_linked,
-                  budget_chars=p.budget_chars)
+    return count_recall_hits(ctx, recall(ctx, p.query, limit=p.limit,
+                                         include_linked=p.include_linked,
+                                         budget_chars=p.budget_chars))
 
 
 @attrs.frozen(kw_only=True)

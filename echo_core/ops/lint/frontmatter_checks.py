@@ -7,6 +7,7 @@ import datetime as _dt
 from collections.abc import Iterator
 from typing import Any
 
+from echo_core.frontmatter_dates import as_date as as_date  # re-exported
 from echo_core.ops.lint.model import Finding, Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
 
@@ -35,18 +36,6 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
                       repair=Repair(path, f"add {keys}", dict(missing)))
 
 
-def as_date(value: Any) -> _dt.date | None:
-    """A frontmatter date (a YAML date, a datetime or an ISO string); None otherwise."""
-    if isinstance(value, _dt.datetime):
-        return value.date()
-    if isinstance(value, _dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return _dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
 
 
 def check_expired_working(snap: VaultSnapshot) -> Iterator[Finding]:
