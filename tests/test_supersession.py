@@ -227,3 +227,17 @@ def test_bad_lifecycle_arguments_name_the_field_and_write_nothing(
         box.capture("Scratch plan", **fields)
     assert err.value.code == ExitCode.USAGE and err.value.message.startswith(f"{field}:")
     assert box.tree_digest() == digest
+
+
+def test_a_reflect_proposal_contradicting_a_preference_is_gated_not_written(
+        box: VaultBox) -> None:
+    from echo_core.ops.session_end import session_end
+
+    _with_preferences(box, "- Always use unittest for tests")
+    raw = {"slug": "testing", "log_body": "## Goal\nTests", "reflect": [
+        {"title": "Never use unittest", "kind": "semantic", "body": "pytest only.",
+         "confidence": 0.9}]}
+    env = session_end(box.ctx(ECHO_NOW="2026-03-01T09:30:00"), raw, apply=True)
+    outcome = env.data.reflect[0]
+    assert outcome.classification == "gated", outcome
+    assert not (box.vault / "_agent/memory/semantic/never-use-unittest.md").exists()
