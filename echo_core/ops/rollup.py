@@ -1,0 +1,234 @@
+"""``rollup``: what happened in one ISO week or calendar month, as data (seed S0's rollup
+data; SPEC §6.2 ``rollup_data``). Reads only.
+
+The result (``RollupResult``, the JSON of ``--json`` and the MCP structured content)::
+
+    {"period": "week", "label": "2026-W09", "start": "2026-02-23", "end": "2026-03-01",
+     "sessions": [{"path", "date", "title", "goal": [lines], "decisions": [lines]}],
+     "decisions": [{"path", "title", "kind": "decision", "date"}],
+     "created":   [{"path", "title", "kind", "date"}],   # frontmatter created in the period
+     "updated":   [{"path", "title", "kind", "date"}],   # updated in it, created before
+     "agent_log": [{"date", "line", "mechanical"}],      # daily notes' ## Agent Log lines
+     "notes_considered": 1234, "notes_read": 17}
+
+Sources, cheapest first: session logs are the ``_agent/sessions/<date>-...`` files of the
+period (the listing ``load`` keeps, ``ops.session_logs``), read for their ``## Goal`` and
+``## Decisions Made``; the agent log is the period's daily notes (at most 31 reads);
+entities and decisions are the notes of the entity index. An entity note whose file was
+last modified before the period began (one day of slack for time zones) is not read: a
+date in the period written into its frontmatter would have modified it since. Only the
+rest is read (``notes_read``), so a rollup of this week on a large vault reads what
+changed this week. A note dated in the future of its last write (a hand-typed future
+``updated``) is the one case this misses.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as _dt
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+from echo_core.actions import Action
+from echo_core.agent_log_lines import is_mechanical_line
+from echo_core.errors import usage_error
+from echo_core.models import Envelope
+from echo_core.notes import parse_note, section_body
+from echo_core.ops.daily import AGENT_LOG_HEADING, daily_note_path
+from echo_core.ops.lint.frontmatter_checks import as_date
+from echo_core.ops.scope import SESSIONS_DIR
+from echo_core.ops.session_logs import SessionLogsSource
+from echo_core.vault_scan import file_stamps
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.protocols import Storage
+
+Period = Literal["week", "month"]
+SESSION_SECTIONS = ("Goal", "Decisions Made")
+DECISION_KIND = "decision"
+#: Notes read per ``read_many`` call.
+READ_BATCH = 256
+_SLACK = _dt.timedelta(days=1)
+
+
+@attrs.frozen
+class RollupSession:
+    """A session logged in the period: its log, day, title and summary lines."""
+
+    path: str
+    date: str
+    title: str
+    goal: tuple[str, ...]
+    decisions: tuple[str, ...]
+
+
+@attrs.frozen
+class RollupNote:
+    """A note of the period: a decision (``date``: its date), or an entity created or
+    updated (``date``: that day)."""
+
+    path: str
+    title: str
+    kind: str
+    date: str
+
+
+@attrs.frozen
+class AgentLogLine:
+    """One line of a daily note's ``## Agent Log``; ``mechanical``: capture's or
+    session-end's own record of a write (``agent_log_lines``)."""
+
+    date: str
+    line: str
+    mechanical: bool
+
+
+@attrs.frozen
+class RollupResult:
+    """What happened from ``start`` to ``end`` (module docstring)."""
+
+    period: str
+    label: str
+    start: str
+    end: str
+    sessions: tuple[RollupSession, ...]
+    decisions: tuple[RollupNote, ...]
+    created: tuple[RollupNote, ...]
+    updated: tuple[RollupNote, ...]
+    agent_log: tuple[AgentLogLine, ...]
+    notes_considered: int
+    notes_read: int
+
+
+def period_bounds(period: Period, day: _dt.date) -> tuple[_dt.date, _dt.date, str]:
+    """``(first day, last day, label)`` of the ISO week (Monday to Sunday, ``2026-W09``)
+    or calendar month (``2026-03``) holding ``day``. Errors: 2 for another period."""
+    if period == "week":
+        start = day - _dt.timedelta(days=day.weekday())
+        year, week, _ = day.isocalendar()
+        return start, start + _dt.timedelta(days=6), f"{year}-W{week:02d}"
+    if period == "month":
+        last = calendar.monthrange(day.year, day.month)[1]
+        return day.replace(day=1), day.replace(day=last), f"{day.year}-{day.month:02d}"
+    raise usage_error(f"period: {period!r} is not one of week, month")
+
+
+def _day(value: str | None, today: _dt.date) -> _dt.date:
+    if value is None or not value.strip():
+        return today
+    try:
+        return _dt.date.fromisoformat(value.strip())
+    except ValueError:
+        raise usage_error(f"date: {value!r} is not an ISO date; give YYYY-MM-DD, e.g. "
+                          f"{today.isoformat()}") from None
+
+
+def _texts(storage: Storage, paths: Sequence[str]) -> Iterable[tuple[str, str]]:
+    """``(path, text)`` of each path that could be read, in batches."""
+    for at in range(0, len(paths), READ_BATCH):
+        for path, text in storage.read_many(paths[at:at + READ_BATCH]).items():
+            if text is not None:
+                yield path, text
+
+
+def _lines(body: str | None) -> tuple[str, ...]:
+    return tuple(line.rstrip() for line in (body or "").splitlines() if line.strip())
+
+
+def _sessions(ctx: EchoContext, start: _dt.date, end: _dt.date) -> tuple[RollupSession, ...]:
+    source = SessionLogsSource(ctx)
+    wanted: list[tuple[str, str]] = []
+    for path in source.list(SESSIONS_DIR):
+        day = as_date(path.rsplit("/", 1)[-1][:10])
+        if path.endswith(".md") and day is not None and start <= day <= end:
+            wanted.append((path, day.isoformat()))
+    days = dict(wanted)
+    found = []
+    for path, text in _texts(ctx.vault.storage, sorted(days)):
+        note = parse_note(path, text)
+        goal, decisions = (_lines(section_body(text, h)) for h in SESSION_SECTIONS)
+        found.append(RollupSession(path, days[path], note.title, goal, decisions))
+    return tuple(sorted(found, key=lambda s: (s.date, s.path)))
+
+
+def _agent_log(ctx: EchoContext, start: _dt.date, end: _dt.date) -> tuple[AgentLogLine, ...]:
+    days = [start + _dt.timedelta(days=n) for n in range((end - start).days + 1)]
+    paths = {daily_note_path(day): day.isoformat() for day in days}
+    found: list[AgentLogLine] = []
+    for path, text in _texts(ctx.vault.storage, sorted(paths)):
+        for line in _lines(section_body(text, AGENT_LOG_HEADING)):
+            found.append(AgentLogLine(paths[path], line, is_mechanical_line(line)))
+    return tuple(found)
+
+
+def _touched_since(storage: Storage, paths: Sequence[str], start: _dt.date) -> list[str]:
+    """The paths whose file was modified on or after ``start`` less a day (all of them
+    when the backend has no modification times)."""
+    since = _dt.datetime.combine(start - _SLACK, _dt.time.min, _dt.UTC).timestamp()
+    since_ns = int(since * 1_000_000_000)
+    stamps = file_stamps(storage, paths)
+    return [p for p in paths if (stamp := stamps.get(p)) is not None and stamp[1] >= since_ns]
+
+
+@attrs.frozen
+class _Entities:
+    decisions: tuple[RollupNote, ...]
+    created: tuple[RollupNote, ...]
+    updated: tuple[RollupNote, ...]
+    considered: int
+    read: int
+
+
+def _entities(ctx: EchoContext, start: _dt.date, end: _dt.date) -> _Entities:
+    names = ctx.entity_names
+    paths = sorted(names.all_paths())
+    candidates = _touched_since(ctx.vault.storage, paths, start)
+    known = names.by_paths(candidates)
+    decisions: list[RollupNote] = []
+    created: list[RollupNote] = []
+    updated: list[RollupNote] = []
+    read = 0
+    for path, text in _texts(ctx.vault.storage, candidates):
+        read += 1
+        note = parse_note(path, text)
+        fm = note.frontmatter
+        entity = known.get(path)
+        kind = str(fm.get("type") or (entity.kind if entity else ""))
+        title = entity.title if entity else note.title
+        made, changed = as_date(fm.get("created")), as_date(fm.get("updated"))
+        if kind == DECISION_KIND:
+            when = as_date(fm.get("date")) or made
+            if when is not None and start <= when <= end:
+                decisions.append(RollupNote(path, title, kind, when.isoformat()))
+        if made is not None and start <= made <= end:
+            created.append(RollupNote(path, title, kind, made.isoformat()))
+        elif changed is not None and start <= changed <= end:
+            updated.append(RollupNote(path, title, kind, changed.isoformat()))
+
+    def order(notes: list[RollupNote]) -> tuple[RollupNote, ...]:
+        return tuple(sorted(notes, key=lambda n: (n.date, n.path)))
+
+    return _Entities(order(decisions), order(created), order(updated), len(paths), read)
+
+
+def rollup(ctx: EchoContext, period: Period = "week", date: str | None = None
+           ) -> Envelope[RollupResult]:
+    """What happened in the ``period`` (``week``: the ISO week, ``month``: the calendar
+    month) holding ``date`` (YYYY-MM-DD; default today). Reads only; see the module
+    docstring for the result and what is read. Errors: 2 naming ``period`` or ``date``."""
+    day = _day(date, ctx.today())
+    start, end, label = period_bounds(period, day)
+    sessions = _sessions(ctx, start, end)
+    entities = _entities(ctx, start, end)
+    log = _agent_log(ctx, start, end)
+    result = RollupResult(period, label, start.isoformat(), end.isoformat(), sessions,
+                          entities.decisions, entities.created, entities.updated, log,
+                          entities.considered, entities.read)
+    message = (f"{period} {label} ({start.isoformat()} .. {end.isoformat()}): "
+               f"{len(sessions)} session(s), {len(entities.decisions)} decision(s), "
+               f"{len(entities.created)} created, {len(entities.updated)} updated, "
+               f"{len(log)} agent-log line(s)")
+    return Envelope(True, Action.READ, message, result)

@@ -1,0 +1,84 @@
+"""``rollup`` (the MCP ``echo_rollup_data``), declared once (SPEC §6.2)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from echo_core.models import Envelope
+from echo_core.operations import CliParam, CliSurface, McpSurface, Operation, lazy_type, param
+
+_SHOWN = 50
+
+
+@attrs.frozen(kw_only=True)
+class RollupParams:
+    """What ``rollup`` / ``echo_rollup_data`` take."""
+
+    period: Literal["week", "month"] = param(
+        "week", help="week (the ISO week, Monday to Sunday) or month (the calendar month).")
+    date: str | None = param(None, help="Any day of the period, YYYY-MM-DD (default today).",
+                             min_length=10, max_length=10, cli=CliParam(metavar="YYYY-MM-DD"))
+
+
+def _section(title: str, rows: list[str]) -> list[str]:
+    if not rows:
+        return [f"{title}: none"]
+    shown = [f"  {row}" for row in rows[:_SHOWN]]
+    if len(rows) > _SHOWN:
+        shown.append(f"  ... and {len(rows) - _SHOWN} more (see --json)")
+    return [f"{title} ({len(rows)}):", *shown]
+
+
+def render_rollup(env: Envelope[Any]) -> str:
+    """Sessions with their goals and decisions, decisions, created and updated notes, and
+    the agent log (capture's own lines summed up in one line)."""
+    data = env.data
+    lines = [f"Rollup {data.label} ({data.start} .. {data.end})"]
+    sessions: list[str] = []
+    for s in data.sessions:
+        sessions.append(f"{s.date}  {s.title}  ({s.path})")
+        sessions += [f"    goal: {line}" for line in s.goal]
+        sessions += [f"    decided: {line}" for line in s.decisions]
+    lines += _section("Sessions", sessions)
+    for title, notes in (("Decisions", data.decisions), ("Created", data.created),
+                         ("Updated", data.updated)):
+        lines += _section(title, [f"{n.date}  {n.title}  ({n.kind}, {n.path})"
+                                  for n in notes])
+    written = [a for a in data.agent_log if a.mechanical]
+    own = [f"{a.date}  {a.line}" for a in data.agent_log if not a.mechanical]
+    lines += _section("Agent log", own)
+    if written:
+        lines.append(f"  (+ {len(written)} line(s) recording captures and sessions)")
+    return "\n".join(lines)
+
+
+def run_rollup(ctx: Any, p: RollupParams) -> Envelope[Any]:
+    """``ops.rollup.rollup``."""
+    from echo_core.ops.rollup import rollup
+
+    return rollup(ctx, p.period, p.date)
+
+
+ROLLUP = Operation(
+    "rollup", "Sum up a week or month: sessions, decisions, notes created and updated, log.",
+    ("Sum up one ISO week or calendar month of memory: sessions logged (goal and decisions "
+     "made), decision notes, notes created and updated, and the daily agent-log lines. Use "
+     "it to write a weekly or monthly review. Returns those lists as data and reads only."),
+    RollupParams, run_rollup, lazy_type("echo_core.ops.rollup", "RollupResult"),
+    render=render_rollup, mcp=McpSurface(tool="echo_rollup_data"),
+    cli=CliSurface(help="""Sum up a week or month: sessions, decisions, notes created and updated, log.
+
+\b
+Examples:
+  echo-memory rollup                                # this ISO week
+  echo-memory rollup --period month --date 2026-02-10 --json
+
+A week is the ISO week (Monday to Sunday) holding --date, a month its calendar
+month. Sessions are the logs in _agent/sessions/ dated in it (with their Goal and
+Decisions Made lines); decisions are decision notes dated in it; created/updated
+are entity notes whose frontmatter `created` / `updated` falls in it; the agent
+log is the ## Agent Log lines of its daily notes. Reads only. Notes whose files
+were not modified since the period began are not read (see --json notes_read)."""),
+)
