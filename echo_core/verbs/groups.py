@@ -15,7 +15,20 @@ Workflow:
   echo-memory triage apply proposals.json   preview what would happen
   echo-memory triage apply proposals.json --apply
 
-Originals always stay in inbox/captures/inbox.md; each routed item gets an audit
-line in inbox/processing-log/<today>.md, so re-applying never routes it twice."""
+Originals always stay in inbox/captures/inbox.md: a routed line is struck in place,
+"- ~~2026-02-20: met Ada~~ → resources/people/ada-lovelace.md (processed 2026-03-01)",
+and no longer waits (triage list and the session brief count only waiting lines). It
+also gets an audit line in inbox/processing-log/<today>.md, so re-applying never
+routes it twice. To review the whole inbox at once, see `echo-memory inbox review`."""
 
-GROUP_HELP: dict[str, str] = {"scope": SCOPE_HELP, "triage": TRIAGE_HELP}
+INBOX_HELP = """Review the inbox as a whole (item by item routing is `echo-memory triage`).
+
+\b
+Workflow:
+  echo-memory inbox review                       preview a step for every waiting item
+  echo-memory inbox review --decisions d.json --apply
+
+Nothing is deleted: routed lines are struck as processed, old ones as expired."""
+
+GROUP_HELP: dict[str, str] = {"scope": SCOPE_HELP, "triage": TRIAGE_HELP,
+                              "inbox": INBOX_HELP}
