@@ -95,8 +95,9 @@ echo-memory triage apply /tmp/proposals.json --apply   # route them
 ```
 
 Show the user the preview before applying. A `gated` item needs `"merge_into": SLUG` or
-`"force": true`. The inbox lines stay in place; each routed item is logged, so re-applying
-never routes it twice.
+`"force": true`. Routed lines stay in the inbox, struck as processed (they no longer wait);
+each is logged, so re-applying never routes it twice. To go through the whole inbox at
+once (merge items that name an entity, expire old ones), preview `echo-memory inbox review`.
 """, model_invocable=False)
 
 HEALTH_SKILL = SkillSpec("health", (
