@@ -200,3 +200,12 @@ def test_triage_list_prose_says_what_is_processed(box: VaultBox, tmp_path: Path,
     assert run("triage", "apply", str(file), "--apply").code == 0
     out = run("triage", "list").out
     assert "Nothing waiting in the inbox (4 processed" in out
+
+
+def test_the_brief_points_at_inbox_review_once_an_item_is_older_than_30_days(
+        box: VaultBox) -> None:
+    assert "oldest 9 days old; triage with `echo-memory triage list`" in _brief(box)
+    with (box.vault / INBOX).open("a", encoding="utf-8") as inbox:
+        inbox.write("- 2026-01-20: an old thought\n")
+    assert ("5 items waiting, oldest 40 days old; review them all with `echo-memory inbox "
+            "review`") in _brief(box)
