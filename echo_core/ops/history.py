@@ -21,6 +21,7 @@ from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
 from echo_core.models import Envelope, Note
 from echo_core.notes import parse_note
+from echo_core.operations.spelling import spell
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
 from echo_core.write_scope import require_note_path
@@ -138,15 +139,15 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
         warnings: tuple[str, ...] = ()
         if write:
             ctx.vault.write_note(clean, text, prior=current)
-            warnings = _reindex_entity(ctx, clean, text)
+            warnings = reindex_entity(ctx, clean, text)
     result = RestoreResult(clean, version.version_id, version.saved_at, diff, write)
     which = f"version {version.version_id} ({version.saved_at})"
     if current == text:
         return Envelope(True, Action.UNCHANGED, f"{clean} already has the text of {which}; "
                         "nothing to restore", result)
     if not confirm:
-        return Envelope(True, Action.PREVIEW, f"preview only: run again with --yes to restore "
-                        f"{clean} to {which}", result)
+        return Envelope(True, Action.PREVIEW, f"preview only: run again with "
+                        f"{spell('confirm')} to restore {clean} to {which}", result)
     undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
             if current is not None else "")
     return Envelope(True, Action.RESTORED, f"restored {clean} to {which}{undo}", result,
@@ -159,9 +160,9 @@ def _frontmatter_aliases(note: Note) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(a).strip() for a in items if str(a).strip()))
 
 
-def _reindex_entity(ctx: EchoContext, path: str, text: str) -> tuple[str, ...]:
+def reindex_entity(ctx: EchoContext, path: str, text: str) -> tuple[str, ...]:
     """Bring the entity index entry of the note at ``path`` (if it is an entity) in line
-    with its restored ``text``: title (first heading), aliases (frontmatter) and hash. An
+    with its (restored or patched) ``text``: title (first heading), aliases (frontmatter) and hash. An
     alias that names another entity is left out of the index (one name, one note) and
     reported in the returned warnings. Caller holds the vault lock."""
     index = ctx.entity_names  # synced at its first lookup, under the caller's lock

@@ -8,15 +8,17 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.models import Envelope
-from echo_core.verbs.note_verbs import CLI_PATH, MAX_PATH
 from echo_core.operations import (
     Access,
     CliParam,
     CliSurface,
+    McpSurface,
     Operation,
     lazy_type,
     param,
 )
+from echo_core.operations.spelling import current_surface
+from echo_core.verbs.note_verbs import CLI_PATH, MAX_PATH
 
 _SKIPPED_SHOWN = 10
 
@@ -37,8 +39,12 @@ def render_history(env: Envelope[Any]) -> str:
     lines = [f"{env.message}:"]
     for v in data.versions:
         lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}")
-    lines.append(f"Preview a restore with `echo-memory restore {data.path} <version>` "
-                 "(or `previous`).")
+    if current_surface() == "mcp":
+        lines.append("Preview a restore with echo_restore_note (version_id: an id above or "
+                     "\"previous\"; confirm: true restores).")
+    else:
+        lines.append(f"Preview a restore with `echo-memory restore {data.path} <version>` "
+                     "(or `previous`).")
     return "\n".join(lines)
 
 
@@ -54,7 +60,7 @@ HISTORY = Operation(
     ("List the earlier versions kept of one note, newest first. Use it before restoring a "
      "note a write damaged. Returns each version's id, time, size and headline."),
     HistoryParams, run_history, lazy_type("echo_core.ops.history", "HistoryResult"),
-    render=render_history, mcp=None,
+    render=render_history, mcp=McpSurface(tool="echo_note_history"),
     cli=CliSurface(help="""List the earlier versions kept of the note at PATH, newest first.
 
 A version is kept whenever a note is overwritten (put, capture's section updates,
@@ -70,11 +76,13 @@ class RestoreParams:
 
     path: str = param(help="Vault-relative note path.", min_length=1, max_length=MAX_PATH,
                       cli=CLI_PATH)
-    version: str = param(help="A version id from history, its first 4+ digits, or "
-                         "`previous` (the newest kept text other than the current one).",
-                         min_length=1, max_length=100, cli=CliParam(positional=True))
-    confirm: bool = param(False, help="Really restore (without it: only show the diff).",
-                          cli=CliParam(flag="--yes"))
+    version_id: str = param(help="A version id from history, its first 4+ digits, or "
+                            "`previous` (the newest kept text other than the current one).",
+                            min_length=1, max_length=100,
+                            cli=CliParam(positional=True, metavar="VERSION"))
+    confirm: bool = param(False, help="Really restore (false, the default: only show the "
+                          "diff).", cli=CliParam(flag="--yes", help="Really restore "
+                                                 "(without it: only show the diff)."))
 
 
 def render_restore(env: Envelope[Any]) -> str:
@@ -89,7 +97,7 @@ def run_restore(ctx: Any, p: RestoreParams) -> Envelope[Any]:
     """``ops.history.restore_note``."""
     from echo_core.ops.history import restore_note
 
-    return restore_note(ctx, p.path, p.version, confirm=p.confirm)
+    return restore_note(ctx, p.path, p.version_id, confirm=p.confirm)
 
 
 def restore_access(p: RestoreParams) -> Access:
@@ -99,10 +107,13 @@ def restore_access(p: RestoreParams) -> Access:
 
 RESTORE = Operation(
     "restore", "Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).",
-    ("Restore one note to an earlier version (confirm=false only shows the diff). Use it "
-     "to undo a damaging write. Returns the diff and whether the note changed."),
+    ("Restore one note to a version listed by echo_note_history (version_id, or "
+     "'previous'); with confirm=false (the default) it only previews the diff. Use it to "
+     "undo a damaging write, then call again with confirm=true. Returns the diff and "
+     "whether the note was restored."),
     RestoreParams, run_restore, lazy_type("echo_core.ops.history", "RestoreResult"),
-    access=restore_access, lock_param="path", render=render_restore, mcp=None,
+    access=restore_access, lock_param="path", render=render_restore,
+    mcp=McpSurface(tool="echo_restore_note"),
     cli=CliSurface(help="""Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).
 
 VERSION `previous` is the newest kept text other than the note's current one (so a

@@ -124,24 +124,28 @@ PATCH = Operation(
 Examples:
   echo-memory patch projects/active/echo.md --op append --heading Log \\
       "- 2026-03-01: shipped the patch verb"
-  echo-memory patch projects/active/echo.md --op replace --heading "Log::2026" - < log.md
-  echo-memory patch projects/active/echo.md --op replace --field status on-hold
+  echo-memory patch projects/active/echo.md --op replace \\
+      --heading "Log::2026" - < log.md
+  echo-memory patch projects/active/echo.md --op replace \\
+      --field status on-hold
   echo-memory patch projects/active/echo.md --op append --field tags ai
-  echo-memory patch decisions/2026-03-01-db.md --op replace --block ^choice "Use Postgres."
+  echo-memory patch decisions/2026-03-01-db.md --op replace \\
+      --block ^choice "Use Postgres."
 
-\b
-Heading: the section runs from the heading line to the next heading of the same
-or a higher level (nested headings are part of it). append adds after its last
-non-blank line, prepend before its first, replace swaps the content (heading kept).
-Field: one frontmatter line changes; the value is read as typed after 'key:'.
-replace sets it; append/prepend add to a list (an absent key becomes a list).
-Block: the list item or paragraph ending in ^ID; append/prepend add the next or
-previous item/paragraph; replace keeps ^ID on the new text.
+Heading: the section runs from the heading line to the next heading of the
+same or a higher level (nested headings are part of it). append adds after
+its last non-blank line, prepend before its first, replace swaps the content
+(the heading line is kept). Field: one frontmatter line changes; the value is
+read as typed after 'key:'; replace sets it, append/prepend add to a list (an
+absent key becomes a list). Block: the list item or paragraph ending in ^ID
+(an ^ID alone on a line: the block before it); append/prepend add the next
+or previous item or paragraph; replace keeps ^ID on the new text.
 
-Appending lines that already end the section (or an item already in the list)
-changes nothing. Line endings (CRLF/LF) and every byte outside the target are kept;
-the previous text goes to the note's history (`echo-memory history PATH`).
---dry-run prints the diff and writes nothing. Exit 44 when the note, heading or
-block is absent (the message lists the note's real headings or block ids); exit 2
-for bad input (the message names the field), nothing written."""),
+Appending lines that already end the section (or an item already in the
+list) changes nothing. Line endings (CRLF/LF) and every byte outside the
+target are kept; the previous text goes to the note's history (`echo-memory
+history PATH`). --dry-run prints the diff and writes nothing. Exit 44 when
+the note, heading or block is absent (the message lists the note's real
+headings or block ids); exit 2 for bad input (the message names the field),
+nothing written."""),
 )
