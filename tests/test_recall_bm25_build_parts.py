@@ -13,14 +13,20 @@ import pytest
 
 from echo_core.protocols import IndexDoc
 from plugins.recall_bm25 import index as bm25_index
+from plugins.recall_bm25 import segment_parts
 from plugins.recall_bm25.segment_builder import SegmentBuilder, tokenized
 from plugins.recall_bm25.segment_format import ARRAYS, SegmentArrays
 from tests.bm25_kit import TOK, corpus, make
 from tests.fork_kit import force_forking, spy_forks
 
 
-def _docs() -> list[IndexDoc]:
+def _docs(repeated: bool = True) -> list[IndexDoc]:
+    """700 docs and 4 more; ``repeated``: two of them give a path again (a later version)."""
     docs = corpus(700)
+    if not repeated:
+        return [*docs, IndexDoc(path="notes/u.md", title="u", text="Caf\u00e9 \ufb01le",
+                                weight=1.0, updated="2026-05-06"),
+                IndexDoc(path="notes/stop.md", title="s", text="the and of a", weight=1.0)]
     docs += [IndexDoc(path=docs[5].path, title="again", text="zarak zzqx pilen", weight=1.0),
              IndexDoc(path="notes/u.md", title="u", text="Caf\u00e9 na\u00efve \ufb01le",
                       weight=1.0, updated="2026-05-06"),
@@ -47,10 +53,27 @@ def _built(docs: list[IndexDoc], cuts: list[int]) -> dict[str, list[object]]:
     return arrays
 
 
-@pytest.mark.parametrize("cuts", [[0], [350], [100, 400, 650], [704], [0, 0, 702]])
-def test_a_segment_cut_into_parts_equals_the_one_built_in_one_go(cuts: list[int]) -> None:
-    docs = _docs()
+@pytest.mark.parametrize("repeated", [True, False])
+@pytest.mark.parametrize("cuts", [[0], [350], [100, 400, 650], [701], [0, 0, 700]])
+def test_a_segment_cut_into_parts_equals_the_one_built_in_one_go(cuts: list[int],
+                                                                 repeated: bool) -> None:
+    docs = _docs(repeated)
     assert _built(docs, cuts) == _built(docs, [len(docs)])
+
+
+@pytest.mark.parametrize("cuts", [[0], [350], [100, 400, 650]])
+def test_parts_laid_out_in_place_equal_parts_sorted_by_assemble(cuts: list[int]) -> None:
+    docs = _docs(repeated=False)
+    bounds = [*cuts, len(docs)]
+    parts = [tokenized(TOK, docs[a:b]) for a, b in zip([0, *cuts], bounds, strict=True)]
+    keys, maps, repeats = segment_parts._vocabulary(parts)
+    columns, keep = segment_parts._columns(parts)
+    assert keep is None and not repeats
+    laid = segment_parts.laid_out(parts, keys, maps, columns)
+    assert laid is not None
+    sorted_ = segment_parts.assembled(parts, keys, maps, columns, None, False)
+    assert _arrays(laid) == _arrays(sorted_)
+    assert _arrays(laid) == _built(docs, [len(docs)])
 
 
 def test_each_docs_forward_terms_ascend_and_are_its_posted_terms() -> None:
@@ -91,3 +114,11 @@ def test_a_rebuild_split_across_two_processes_writes_the_same_files(
     here, apart = _segment_files(tmp_path / "here"), _segment_files(tmp_path / "apart")
     assert len(here) == len(ARRAYS)
     assert apart == here
+
+
+def test_a_rebuild_of_docs_whose_words_are_all_dropped_indexes_them(tmp_path: Path) -> None:
+    index = make(tmp_path / "stop")
+    docs = [IndexDoc(path="notes/a.md", title="", text="the and of a"),
+            IndexDoc(path="notes/b.md", title="", text="")]
+    assert index.rebuild(docs) == 2
+    assert index.paths() == ["notes/a.md", "notes/b.md"]

@@ -6,72 +6,31 @@ dropped words, sorts packed (doc, term) keys and counts the batch's term frequen
 cheaper than a ``Counter`` per document — and appends (term, doc, tf) postings, grouped
 by doc, to ``array`` buffers (10 bytes per posting).
 
-The documents of a builder form a part (``TokenizedDocs``): its vocabulary hashed and
-sorted by term key, its postings renumbered by that order and sorted by term within
-each doc. ``tokenized`` builds such a part on its own (a forked child does, for half of
-a rebuild: only arrays come back, no term strings); ``finish`` merges the builder's own
-part with those handed to ``add_tokenized`` — a merge of sorted key arrays, the ids of
-each part mapped through it (monotonic, so each doc's terms stay ascending, as the
-segment format wants) — and hands the postings to ``assemble``. The same documents give
-the same segment however they were cut into parts.
+The documents of a builder form a part (``segment_parts.TokenizedDocs``): its
+vocabulary hashed and sorted by term key, its postings renumbered by that order and
+sorted both ways. ``tokenized`` builds such a part on its own (a forked child does, for
+half of a rebuild); ``finish`` merges the builder's own part with those handed to
+``add_tokenized`` (``segment_parts.merge_parts``).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-import attrs
 import numpy as np
-import numpy.typing as npt
 
 from echo_core import IndexDoc, SplittableDocs, Tokenizer
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key
 from plugins.recall_bm25.segment_format import TF_MAX, SegmentArrays
-from plugins.recall_bm25.segment_writer import (
-    DocColumns,
-    assemble,
-    doc_bits,
-    encode_paths,
-    pack_postings,
-)
+from plugins.recall_bm25.segment_parts import TokenizedDocs, merge_parts
+from plugins.recall_bm25.segment_writer import doc_bits, encode_paths
 from plugins.recall_bm25.term_ids import TermIds
 
 __all__ = ["BATCH_DOCS", "SegmentBuilder", "TokenizedDocs", "tokenized"]
 
 #: Documents tokenized between two numpy counting passes.
 BATCH_DOCS = 1024
-
-Array = npt.NDArray[Any]
-
-
-@attrs.frozen(eq=False)
-class TokenizedDocs:
-    """Documents tokenized and counted (``tokenized``), compact enough to hand from a
-    forked child to a builder (numpy arrays and the paths; no term strings).
-
-    ``keys``: the ``term_key`` of each local term, ascending (a term's local id is its
-    place here; ``repeats``: two terms share a key). Postings, doc after doc:
-    ``terms`` (local ids, ascending within a doc), ``tfs``, and ``doc_terms`` (postings
-    per doc). Per doc: ``lens`` (token count), ``weights``, ``updated`` (date ordinal),
-    ``paths`` and their ``encode_paths`` form (``path_blob``, ``path_ptr``,
-    ``path_keys``). ``skipped``: the paths the docs' source skipped (``SplittableDocs``)."""
-
-    keys: Array  # int64
-    repeats: bool
-    terms: Array  # uint32
-    tfs: Array  # uint16
-    doc_terms: Array  # int64
-    lens: Array  # uint32
-    weights: Array  # float64
-    updated: Array  # int32
-    paths: list[str]
-    path_blob: Array  # uint8
-    path_ptr: Array  # int64
-    path_keys: Array  # int64
-    skipped: list[str] = attrs.Factory(list)
-
 
 def tokenized(tokenizer: Tokenizer, docs: Iterable[IndexDoc]) -> TokenizedDocs:
     """``docs`` tokenized and counted as one part, with a vocabulary of its own (see
@@ -145,6 +104,8 @@ class SegmentBuilder:
         kept = ids != 0
         if not kept.all():
             ids, docs = ids[kept], docs[kept]
+            if not ids.shape[0]:  # every word of the batch dropped: no postings
+                return
         tokens = (ids - np.uint32(1)).astype(np.uint64) | (docs << np.uint64(32))
         tokens.sort()
         starts = np.flatnonzero(np.concatenate(([True], tokens[1:] != tokens[:-1])))
@@ -165,26 +126,35 @@ class SegmentBuilder:
         keys = local_keys[order]
         rank = np.empty(order.shape[0], dtype=np.uint64)
         rank[order] = np.arange(order.shape[0], dtype=np.uint64)
-        n_docs = len(self._paths)
-        doc_bits(keys.shape[0], n_docs)  # raises when doc and term ids cannot be packed
-        t_bits = max(1, (keys.shape[0] - 1).bit_length())
-        # one in-place sort of doc | term | tf orders each doc's postings by term
-        packed = rank[np.frombuffer(self._terms, dtype=np.uint32)] << np.uint64(16)
-        packed |= np.frombuffer(self._docs, dtype=np.uint32).astype(np.uint64) \
-            << np.uint64(t_bits + 16)
-        packed |= np.frombuffer(self._tfs, dtype=np.uint16)
+        n_docs, n_terms = len(self._paths), int(keys.shape[0])
+        d_bits = doc_bits(n_terms, n_docs)  # raises when the ids cannot be packed
+        t_bits = max(1, (n_terms - 1).bit_length())
+        terms = rank[np.frombuffer(self._terms, dtype=np.uint32)]
+        docs = np.frombuffer(self._docs, dtype=np.uint32).astype(np.uint64)
+        tfs = np.frombuffer(self._tfs, dtype=np.uint16)
         self._terms, self._docs, self._tfs = array("I"), array("I"), array("H")
         del rank
-        packed.sort()
-        terms = ((packed >> np.uint64(16)) & np.uint64((1 << t_bits) - 1)).astype(np.uint32)
-        tfs = (packed & np.uint64(0xFFFF)).astype(np.uint16)
-        doc_terms = np.bincount((packed >> np.uint64(t_bits + 16)).astype(np.int64),
+        by_doc = (docs << np.uint64(t_bits)) | terms  # each doc's terms, ascending
+        by_doc.sort()
+        fwd_terms = (by_doc & np.uint64((1 << t_bits) - 1)).astype(np.uint32)
+        doc_terms = np.bincount((by_doc >> np.uint64(t_bits)).astype(np.int64),
                                 minlength=n_docs)
-        del packed
+        del by_doc
+        by_term = terms << np.uint64(d_bits + 16)  # each term's docs, ascending
+        by_term |= docs << np.uint64(16)
+        by_term |= tfs
+        del terms, docs, tfs
+        by_term.sort()
+        term_counts = np.bincount((by_term >> np.uint64(d_bits + 16)).astype(np.int64),
+                                  minlength=n_terms)
+        post_docs = ((by_term >> np.uint64(16)) & np.uint64((1 << d_bits) - 1)).astype(np.uint32)
+        post_tfs = (by_term & np.uint64(0xFFFF)).astype(np.uint16)
+        del by_term
         blob, ptr, path_keys = encode_paths(self._paths)
         return TokenizedDocs(
-            keys=keys, repeats=bool((keys[1:] == keys[:-1]).any()), terms=terms, tfs=tfs,
-            doc_terms=doc_terms, lens=np.frombuffer(self._lens, dtype=np.uint32).copy(),
+            keys=keys, repeats=bool((keys[1:] == keys[:-1]).any()), term_counts=term_counts,
+            post_docs=post_docs, post_tfs=post_tfs, doc_terms=doc_terms, fwd_terms=fwd_terms,
+            lens=np.frombuffer(self._lens, dtype=np.uint32).copy(),
             weights=np.frombuffer(self._weights, dtype=np.float64).copy(),
             updated=np.frombuffer(self._updated, dtype=np.int32).copy(),
             paths=self._paths, path_blob=blob, path_ptr=ptr, path_keys=path_keys,
@@ -194,59 +164,5 @@ class SegmentBuilder:
         """The segment of every document added (last version of each path)."""
         parts = [self.own_part(), *self._parts]
         self._parts = []
-        all_keys = np.concatenate([part.keys for part in parts])
-        order = np.argsort(all_keys, kind="stable")
-        sorted_keys = all_keys[order]
-        fresh = np.ones(order.shape[0], dtype=np.bool_)
-        fresh[1:] = sorted_keys[1:] != sorted_keys[:-1]  # False: the same term, or a collision
-        rank = np.empty(order.shape[0], dtype=np.uint32)
-        rank[order] = np.cumsum(fresh) - 1
-        del order, all_keys
-        mapped, start = [], 0
-        for part in parts:  # each part's ids in ascending key order: mapped monotonically
-            mapped.append(rank[start:start + part.keys.shape[0]][part.terms])
-            start += part.keys.shape[0]
-        terms = _joined(mapped, np.uint32)
-        tfs = _joined([part.tfs for part in parts], np.uint16)
-        doc_terms = _joined([part.doc_terms for part in parts], np.int64)
-        docs = np.repeat(np.arange(doc_terms.shape[0], dtype=np.uint32), doc_terms)
-        columns, keep = _columns(parts)
-        self._finished = len(columns.doc_len)
-        if keep is not None:
-            live = keep[docs]
-            terms, tfs = terms[live], tfs[live]
-            docs = (np.cumsum(keep) - 1)[docs[live]].astype(np.uint32)
-        keys = sorted_keys[fresh]
-        packed = [pack_postings(terms, docs, tfs, doc_bits(keys.shape[0], len(columns.doc_len)))]
-        del docs, tfs
-        return assemble(keys, packed, columns, fwd_term=terms,
-                        may_repeat=any(part.repeats for part in parts))
-
-
-def _joined(arrays: Sequence[Array], dtype: type[np.generic]) -> Array:
-    """The arrays one after another, as ``dtype`` (no copy for a single one)."""
-    if len(arrays) == 1:
-        return np.asarray(arrays[0], dtype=dtype)
-    return np.concatenate(arrays).astype(dtype, copy=False)
-
-
-def _columns(parts: Sequence[TokenizedDocs]) -> tuple[DocColumns, Array | None]:
-    """Per-doc columns of the parts one after another, without superseded duplicates,
-    and the keep mask (None when every doc is kept)."""
-    paths = [path for part in parts for path in part.paths]
-    last = {path: i for i, path in enumerate(paths)}  # a later version wins
-    lens = _joined([part.lens for part in parts], np.uint32)
-    weights = _joined([part.weights for part in parts], np.float64)
-    updated = _joined([part.updated for part in parts], np.int32)
-    if len(last) < len(paths):
-        keep = np.zeros(len(paths), dtype=np.bool_)
-        keep[np.fromiter(last.values(), dtype=np.int64, count=len(last))] = True
-        kept = [p for p, k in zip(paths, keep.tolist(), strict=True) if k]
-        blob, ptr, path_keys = encode_paths(kept)
-        return DocColumns(lens[keep], weights[keep], updated[keep], blob, ptr, path_keys), keep
-    offsets = np.cumsum([0] + [int(part.path_ptr[-1]) for part in parts[:-1]])
-    ptr = np.concatenate([parts[0].path_ptr[:1]] + [
-        part.path_ptr[1:] + offset for part, offset in zip(parts, offsets, strict=True)])
-    return DocColumns(lens, weights, updated,
-                      _joined([part.path_blob for part in parts], np.uint8), ptr,
-                      _joined([part.path_keys for part in parts], np.int64)), None
+        self._finished = len({path for part in parts for path in part.paths})
+        return merge_parts(parts)
