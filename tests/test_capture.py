@@ -200,18 +200,31 @@ def test_update_with_a_date_uses_it_for_the_bullet(box: VaultBox) -> None:
     assert "- 1815-12-10: Born" in section(box.read(env.data.path), "Notes")
 
 
-def test_update_learns_a_differing_mention_as_an_alias(box: VaultBox) -> None:
+def test_merge_into_counts_a_different_name_and_learns_explicit_aliases(box: VaultBox) -> None:
     created = box.capture("Ada Lovelace", kind="person", body="Mathematician")
     env = box.capture("Ada King", kind="person", body="Countess", merge_into="ada-lovelace")
     assert env.action == "updated" and env.data.path == created.data.path
+    # another name, not another spelling: one confirmation for sweep (SPEC §5.5)
+    assert env.data.aliases_learned == ()
+    assert "aliases" not in box.frontmatter(created.data.path)
+    log = next((box.state / "vaults").glob("*/resolve-misses.ndjson")).read_text()
+    assert '"event": "merge_into", "mention": "Ada King", "slug": "ada-lovelace"' in log
+    env = box.capture("Ada King", kind="person", body="Analyst", merge_into="ada-lovelace",
+                      aliases=("Ada King",))
     assert env.data.aliases_learned == ("Ada King",)
-    assert box.frontmatter(created.data.path)["aliases"] == ["Ada King"]
     assert box.entity("ada-lovelace").aliases == ("Ada King",)
     # the learned alias now resolves on its own, in any case
-    again = box.capture("ada king", kind="person", body="Analyst")
+    again = box.capture("ada king", kind="person", body="Engines")
     assert again.action == "updated" and again.data.path == created.data.path
     assert box.frontmatter(created.data.path)["aliases"] == ["Ada King"]
     assert box.entity_notes() == {created.data.path}
+
+
+def test_merge_into_learns_another_spelling_of_the_name_at_once(box: VaultBox) -> None:
+    box.capture("Vantage Systems", kind="company", body="vendor")
+    env = box.capture("Vantage Systems Inc.", kind="company", body="signed",
+                      merge_into="vantage-systems")
+    assert env.data.aliases_learned == ("Vantage Systems Inc.",)
 
 
 @pytest.mark.parametrize("mention", [
@@ -498,7 +511,8 @@ def _mixed_operations(box: VaultBox) -> None:
     box.capture("Ada Lovelace", kind="person", body="Mathematician")
     box.capture("Charles Babbage", kind="person", body="Worked with Ada Lovelace.")
     box.capture("ada lovelace", kind="person", body="update", today="2026-03-02")
-    box.capture("Ada King", kind="person", body="alias", merge_into="ada-lovelace")
+    box.capture("Ada King", kind="person", body="alias", merge_into="ada-lovelace",
+                aliases=("Ada King",))
     box.capture("Vantage Systems", kind="company", body="vendor")
     box.capture("Vantage Systems Inc", kind="company", body="gated")
     box.capture("Vantage Systems Inc", kind="company", body="forced", force=True)
@@ -546,7 +560,8 @@ def test_resolve_in_a_fresh_cli_process_finds_a_learned_alias(
 ) -> None:
     box = VaultBox(tmp_path / "b").init()
     box.capture("Ada Lovelace", kind="person", body="Mathematician")
-    box.capture("Ada King", kind="person", body="alias", merge_into="ada-lovelace")
+    box.capture("Ada King", kind="person", body="alias", merge_into="ada-lovelace",
+                aliases=("Ada King",))
     out = run_cli(["resolve", "ada king", "--json", "--vault", str(box.vault)], env=isolated_env)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)

@@ -206,7 +206,8 @@ def test_merge_into_refuses_an_alias_that_names_another_entity(box: VaultBox) ->
     hoper = box.capture("Grace Hoper", kind="person", body="typo", force=True)
     before = box.tree_digest()
     refused = _refused(lambda: box.capture("Grace Hoper", kind="person", body="x",
-                                           merge_into="grace-hopper"))
+                                           merge_into="grace-hopper",
+                                           aliases=("Grace Hoper",)))
     assert refused.code == 2 and hoper.data.path in refused.message
     assert "merge_into='grace-hoper'" in refused.message  # in Python: as a keyword
     assert box.tree_digest() == before

@@ -14,7 +14,8 @@ from echo_core.errors import not_found, usage_error
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
-from echo_core.names import name_key, slugify
+from echo_core.name_matching import entity_name_tokens, name_score
+from echo_core.names import name_key, name_tokens, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
 NEAR_DUPLICATE_SCORE = 0.5
+#: A title merged into an entity at least this similar to one of its names is another
+#: spelling of it (the duplicate gate's threshold, SPEC §2.2): learned as an alias at once.
+SAME_NAME_SCORE = 0.8
 #: The kind whose captures state facts and preferences: checked for contradictions, and
 #: the one that may supersede a line of the operator preferences.
 SEMANTIC = "semantic"
@@ -353,7 +357,8 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                                              _update_block(req.date or today.isoformat(), req.body))
     fm = parse_note(target.path, text).frontmatter
     known = {name_key(n) for n in (target.title, *target.aliases, target.slug)}
-    new_aliases = [a for a in (req.title, *req.aliases) if name_key(a) not in known]
+    mentions = (req.title, *req.aliases) if _learns_title(req, target) else req.aliases
+    new_aliases = [a for a in mentions if name_key(a) not in known]
     refuse_taken_aliases(index, new_aliases, target)
     text, learned = _merge_list(text, fm, "aliases", list(dict.fromkeys(new_aliases)))
     text, tags = _merge_list(text, fm, "tags", list(req.tags))
@@ -384,6 +389,19 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                                   links_added=links, near_duplicates=near,
                                   aliases_learned=tuple(learned),
                                   superseded=old.path if old else None))
+
+
+def _learns_title(req: CaptureRequest, target: Entity) -> bool:
+    """Whether an update learns its title as an alias of ``target`` at once: always when
+    the title resolved to it, and for ``merge_into`` when the title is another spelling of
+    one of its names (token-set similarity >= ``SAME_NAME_SCORE``, what the duplicate gate
+    stops: "Vantage Systems Inc" into Vantage Systems). A different name merged into an
+    entity ("Countess of Lovelace" into Ada Lovelace, "Renewal call" into a company) is
+    one confirmation in the resolve-miss log; sweep proposes it as an alias after the
+    second (SPEC §5.5). ``--aliases`` are learned at once either way."""
+    if not req.merge_into:
+        return True
+    return name_score(name_tokens(req.title), entity_name_tokens(target)) >= SAME_NAME_SCORE
 
 
 def _base_slug(req: CaptureRequest, route: KindRoute, today: _dt.date) -> str:
