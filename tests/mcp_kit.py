@@ -30,6 +30,7 @@ FULL_TOOLS = {
     "echo_load", "echo_recall", "echo_resolve", "echo_get_note", "echo_get_scope",
     "echo_health", "echo_capture", "echo_set_scope", "echo_link", "echo_append_note",
     "echo_triage_inbox", "echo_log_session", "echo_sweep", "echo_evolve",
+    "echo_inbox_review",
 }
 CORE_TOOLS = {"echo_load", "echo_recall", "echo_capture", "echo_triage_inbox",
               "echo_log_session", "echo_health"}
