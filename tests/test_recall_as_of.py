@@ -89,3 +89,32 @@ def test_a_bad_date_names_the_field(box: VaultBox) -> None:
     with pytest.raises(EchoError) as err:
         parse_as_of("2026-13-01")
     assert err.value.code == ExitCode.USAGE and err.value.message.startswith("as_of:")
+
+
+def test_supersedes_and_as_of_over_mcp(tmp_path: Path) -> None:
+    from typing import Any
+
+    from tests.mcp_kit import call, make_server, with_client
+
+    box = VaultBox(tmp_path).init()
+    assert box.capture("Deploy on Fridays", kind="decision", today="2026-01-10",
+                       body="We deploy to production on Fridays.").ok
+    server = make_server(box, env=box.env(ECHO_TODAY="2026-03-05",
+                                          ECHO_NOW="2026-03-05T10:00:00"))
+
+    async def body(client: Any) -> list[tuple[bool, dict[str, Any], str]]:
+        return [await call(client, "echo_capture", title="No deploys on Fridays",
+                           kind="decision", body="Production deploys stop on Fridays.",
+                           supersedes="2026-01-10-deploy-on-fridays"),
+                await call(client, "echo_recall", query="deploy production fridays",
+                           as_of="2026-02-01", include_linked=False),
+                await call(client, "echo_recall", query="deploy", as_of="someday")]
+
+    try:
+        (e1, captured, _), (e2, then, _), (e3, bad, text) = with_client(server, body)
+    finally:
+        server.runner.close()
+    assert not e1 and captured["superseded"] == OLD
+    assert not e2 and [h["path"] for h in then["primary"]] == [OLD]
+    assert then["primary"][0]["validity"] == "current"
+    assert e3 and "as_of" in text
