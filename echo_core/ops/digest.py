@@ -6,6 +6,8 @@ ordered sections and the digest text, within a character budget.
 Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (the
 preferences note's section in full, then one line per semantic memory note, most recently
 updated first: ``ops.semantic_lines``); ``## Observations (last 10 of N)``;
+``## Always loaded`` (notes with ``always_load: true``: ``ops.always_load``; at most
+1/``ALWAYS_LOAD_SHARE`` of the budget, notes past it counted as not shown);
 ``## Last session: <stem>`` (its Goal / Decisions Made / Open Threads / Suggested Next
 Step); ``## Agent Log (<today>)`` (capture's own created / updated lines summed up in one
 line, the other lines as written); ``## Inbox`` (count and oldest age only, never the
@@ -13,10 +15,11 @@ items). Sections are separated by one blank line.
 
 Over budget, the trimmable sections lose items in this order until the text fits:
 observations (oldest first), agent log (oldest first), last-session summary (from its end),
-semantic memory lines (least recently updated first). Each trimmed section ends with a
-``(truncated) N ... not shown`` line, N counting every item of the source left out (so the
-shown and the not shown add up; a section trimmed to nothing has no "last 0" title). If
-the text still does not fit with all four emptied, it is cut at the budget and ends with
+always-loaded notes (from the last), semantic memory lines (least recently updated
+first). Each trimmed section ends with a ``(truncated) N ... not shown`` line, N counting
+every item of the source left out (so the shown and the not shown add up; a section
+trimmed to nothing has no "last 0" title). If the text still does not fit with all five
+emptied, it is cut at the budget and ends with
 ``(truncated)``.
 The result never exceeds the budget.
 
@@ -37,6 +40,7 @@ import attrs
 from echo_core.agent_log_lines import capture_record
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
+from echo_core.ops.always_load import always_load_item
 from echo_core.ops.inbox_marks import EXPIRE_AFTER_DAYS
 from echo_core.ops.links import link_target
 from echo_core.ops.scope import (
@@ -55,7 +59,11 @@ CAPTURES_NAMED = 8
 SUMMARY_HEADINGS = ("Goal", "Decisions Made", "Open Threads", "Suggested Next Step")
 LOG_HEADING = "Log"  # where session-end puts a log body without summary sections
 #: Brief sections trimmed when over budget, first to last.
-TRIM_ORDER = ("observations", "agent-log", "last-session", "preferences")
+TRIM_ORDER = ("observations", "agent-log", "last-session", "always-load", "preferences")
+#: The always-load block's cap: this fraction (1/N) of the brief budget.
+ALWAYS_LOAD_SHARE = 4
+#: Each always-loaded note's text is cut at this many characters.
+ALWAYS_LOAD_NOTE_CHARS = 1200
 #: Full-text sections trimmed when over the full budget, first to last.
 FULL_TRIM_ORDER = ("session-note", "preferences-note", "context-note")
 _ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
@@ -100,6 +108,7 @@ class VaultSnapshot:
     heartbeat_time: str | None = None
     outbox_note: str = ""
     semantic: SemanticMemory = SemanticMemory()
+    always_load: tuple[Read, ...] = ()  # the notes with ``always_load: true``
 
 
 @attrs.frozen
@@ -360,6 +369,28 @@ def _inbox_block(snap: VaultSnapshot) -> _Block:
                                  f"{_count(oldest, 'day')} old; {hint}")
 
 
+def _always_load_block(snap: VaultSnapshot, budget: int) -> _Block | None:
+    """The always-loaded notes within 1/``ALWAYS_LOAD_SHARE`` of ``budget``; notes past
+    that share are counted in a closing line. None when there are none."""
+    items = [always_load_item(r.path, r.text, ALWAYS_LOAD_NOTE_CHARS, TRUNCATED)
+             for r in snap.always_load if r.status == "ok"]
+    if not items:
+        return None
+    share = budget // ALWAYS_LOAD_SHARE
+    block = _Block("always-load", "ok", lambda n: f"## Always loaded ({n} of {len(items)})"
+                   if n < len(items) else "## Always loaded", items=items, keep_last=False,
+                   noun="always-loaded notes")
+    shown = len(items)
+    while shown and len(block.render(shown)) > share:
+        shown -= 1
+    if shown < len(items):
+        hidden = len(items) - shown
+        block.items, block.status = items[:shown], "truncated"
+        block.closing = (f"{TRUNCATED} {_count(hidden, 'always-loaded note')} not shown "
+                         f"(over 1/{ALWAYS_LOAD_SHARE} of the brief budget)")
+    return block
+
+
 def _full_block(name: str, label: str, read: Read | None) -> _Block:
     if read is None:
         return _fixed(name, "absent", f"## Full text: {label}\n(none)")
@@ -447,8 +478,9 @@ def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
     ``budget`` (brief) or ``full_budget`` (full) characters."""
     updated = _scope_updated(snap.context)
     logged, since = tally_sessions(snap.sessions, updated)  # one pass over the logs
+    always = _always_load_block(snap, budget)
     blocks = [_marker_block(snap, logged), _scope_block(snap, updated, since),
-              *_preference_blocks(snap),
+              *_preference_blocks(snap), *([always] if always is not None else []),
               _session_block(snap), _agent_log_block(snap), _inbox_block(snap)]
     sections = _fit(blocks, budget, TRIM_ORDER)
     if brief:

@@ -38,6 +38,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError, usage_error
 from echo_core.models import Envelope
+from echo_core.ops.always_load import read_always_load
 from echo_core.ops.daily import daily_note_path
 from echo_core.ops.digest import (
     Read,
@@ -187,7 +188,8 @@ def read_snapshot(ctx: EchoContext, outbox_note: str = "",
         heartbeat=heartbeat, daily=reads["daily"], inbox=reads["inbox"],
         sessions=sessions, sessions_error=sessions_error, session_log=session_log,
         heartbeat_time=stamp, outbox_note=outbox_note,
-        semantic=SemanticMemory(folder, semantic_reads, semantic_error, unread))
+        semantic=SemanticMemory(folder, semantic_reads, semantic_error, unread),
+        always_load=read_always_load(ctx, storage))
 
 
 def outbox_step(ctx: EchoContext) -> tuple[str, str]:

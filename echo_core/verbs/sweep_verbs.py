@@ -68,9 +68,9 @@ SWEEP = Operation(
     "sweep", "Make the indexes, frontmatter and links agree with the notes (dry run).",
     ("Repair the vault from its notes: rebuild the entity and recall indexes, add missing "
      "frontmatter and reciprocal links, rewrite a damaged marker. Use it after notes were "
-     "edited, added or deleted by hand, or when an index is damaged; decay=true also "
-     "archives what expired (working notes, old Observations) and proposes stale projects "
-     "for on-hold. Preview first, then call again with apply=true; returns every change, "
+     "edited, added or deleted by hand, or when an index is damaged, and with decay=true to "
+     "archive what expired (working notes, old Observations) and propose stale projects "
+     "for on-hold; preview first, then call again with apply=true. Returns every change, "
      "grouped by kind."),
     SweepParams, run_sweep, _sweep_result, access="write", render=render_sweep,
     skill=SWEEP_SKILL, needs_vault=False,

@@ -12,7 +12,8 @@ lands between what was read and what is written:
 4. alias proposals learned from resolve misses (SPEC §5.5), added with ``apply``;
 5. the entity index, rebuilt from the notes (damaged files set aside first), written as
    a fresh snapshot with an empty journal;
-6. the recall index, rebuilt from the texts already read.
+6. the recall index, rebuilt from the texts already read;
+7. the list of always-loaded notes in the state dir (``ops.always_load``).
 
 With ``decay=True`` (``sweep --decay``, SPEC §2.7) the decay step (``ops.sweep.decay``)
 is planned first and, with ``apply``, written before the notes are read, so the indexes
@@ -37,6 +38,7 @@ from echo_core.bulk_work import collector_paused
 from echo_core.entities import content_hash
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
+from echo_core.ops.always_load import save_registry
 from echo_core.ops.recall_index import rebuild_index
 from echo_core.ops.sweep.aliases import alias_proposals, apply_aliases, consume_misses
 from echo_core.ops.sweep.apply import (
@@ -103,6 +105,8 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
             indexed = rebuild_index(ctx, docs=plan.docs).indexed
             record_baseline(ctx, _final_digests(facts, plan), facts.scan,
                             [write.path for write in plan.writes])
+            save_registry(ctx.state_dir, [p for p, n in facts.notes.items() if n.always_load],
+                          ctx.today())
             phases = attrs.evolve(phases, write=written - planned, entities=stored - written,
                                   recall=time.perf_counter() - stored)
             mark_seen(ctx)

@@ -7,8 +7,9 @@ has its second half read and parsed on another core (``echo_core.forked_work``: 
 same facts either way). A note's facts: the entity it is (``echo_core.note_entities``;
 slug left blank), the frontmatter keys it lacks for its kind
 (``ops.frontmatter_backfill``) and its text with them added, its ``## Related`` links
-and every link it has, whether it expires, and its recall document. Texts are kept
-only for notes the sweep will change, so a large vault costs little memory.
+and every link it has, whether it expires or is always loaded, and its recall document.
+Texts are kept only for notes the sweep will change, so a large vault costs little
+memory.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from echo_core.forked_work import start_forked
 from echo_core.models import Entity, Note, TreeScan
 from echo_core.note_entities import entity_of, kind_folders
 from echo_core.notes import parse_note, section_body, wikilinks
+from echo_core.ops.always_load import is_always_load
 from echo_core.ops.frontmatter_backfill import backfill_frontmatter, missing_frontmatter
 from echo_core.ops.index_sync import read_current
 from echo_core.ops.links import RELATED_HEADING
@@ -61,6 +63,7 @@ class NoteFacts:
     text: str | None = None
     filled: str | None = None
     digest: str = ""
+    always_load: bool = False  # frontmatter ``always_load: true`` (``ops.always_load``)
 
 
 @attrs.frozen
@@ -112,8 +115,9 @@ class _Reader:
         note = parse_note(path, text)
         entity = entity_of(note, "", self.folders, self.manifest)
         doc = index_doc(note)
+        always = "always_load" in text and is_always_load(note.frontmatter)
         if entity is None:
-            return NoteFacts(path, doc=doc, digest=content_hash(text))
+            return NoteFacts(path, doc=doc, digest=content_hash(text), always_load=always)
         related = tuple(link_targets(body)) if (body := related_section(text)) else ()
         links = (frozenset() if "[[" not in text else
                  frozenset(t.split("#", 1)[0].strip() for t in doc.links) if doc is not None
@@ -124,7 +128,7 @@ class _Reader:
         digest = entity.h if note.text is text else content_hash(text)  # h: the same hash
         return NoteFacts(path, entity, fill, problem, related, links,
                          expires or "expires" in fill, doc,
-                         text if fill else None, filled, digest)
+                         text if fill else None, filled, digest, always)
 
     def _fill(self, note: Note, kind: str, mtime_ns: int) -> tuple[dict[str, Any], str, str | None]:
         """The missing keys, why they cannot be added ("" when they can), the new text."""

@@ -1,0 +1,119 @@
+"""Notes the brief always shows: frontmatter ``always_load: true`` (issue 16, item 4).
+
+The note's frontmatter is the truth; finding such notes must not cost the session start
+a read of the whole vault, so ``<state_dir>/always-load.json`` remembers which notes
+carried the key when last looked at (``{"notes": {path: first seen}}``). It is rebuilt
+from every note by ``sweep --apply`` and by ``heat`` (which reads every note's
+frontmatter), and updated by ``heat --apply``. A key set by hand (or by ``fm``) is
+picked up by the next of those; the brief re-reads each remembered note and shows it
+only while its frontmatter still says ``always_load: true``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from echo_core.frontmatter import parse_frontmatter, split_frontmatter
+from echo_core.ops.links import link_target
+from echo_core.tempfiles import temp_name
+
+if TYPE_CHECKING:
+    from echo_core.context import EchoContext
+    from echo_core.ops.digest import Read
+    from echo_core.protocols import Storage
+
+KEY = "always_load"
+REGISTRY_FILE = "always-load.json"
+BATCH = 512
+
+
+def is_always_load(frontmatter: Mapping[str, Any]) -> bool:
+    """Whether the frontmatter asks for the note in every brief (``true``/``yes``)."""
+    value = frontmatter.get(KEY)
+    if isinstance(value, str):
+        return value.strip().casefold() in ("true", "yes")
+    return value is True
+
+
+def text_is_always_load(text: str) -> bool:
+    """``is_always_load`` of a note's text (cheap for a note without the key)."""
+    return KEY in text and is_always_load(parse_frontmatter(text)[0])
+
+
+def load_registry(state_dir: Path) -> dict[str, str]:
+    """path -> the date it was first seen with the key ({} when never built)."""
+    try:
+        data = json.loads((state_dir / REGISTRY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    notes = data.get("notes") if isinstance(data, dict) else None
+    if not isinstance(notes, dict):
+        return {}
+    return {str(p): str(d) for p, d in notes.items()}
+
+
+def save_registry(state_dir: Path, paths: Iterable[str], today: _dt.date) -> dict[str, str]:
+    """Remember ``paths`` as the always-load notes (a path already remembered keeps its
+    first-seen date; a new one gets ``today``). Returns the registry; never raises."""
+    old = load_registry(state_dir)
+    notes = {p: old.get(p, today.isoformat()) for p in sorted(set(paths))}
+    if notes == old:
+        return notes
+    target = state_dir / REGISTRY_FILE
+    tmp = target.with_name(temp_name(REGISTRY_FILE))
+    try:
+        tmp.write_text(json.dumps({"notes": notes}, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        pass
+    return notes
+
+
+def always_load_item(path: str, text: str, max_chars: int, marker: str) -> str:
+    """The note as the brief shows it: ``### [[link]]`` and its text without frontmatter
+    and ``## Related``, cut at ``max_chars`` (then ``marker`` and where to read it)."""
+    body = split_frontmatter(text)[1]
+    related = re.search(r"^## Related[ \t]*$", body, re.MULTILINE)
+    shown = (body[:related.start()] if related else body).strip()
+    if len(shown) > max_chars:
+        shown = shown[:max_chars - 1].rstrip() + f"…\n{marker} read {path}"
+    head = f"### [[{link_target(path)}]]"
+    return f"{head}\n{shown}" if shown else head
+
+
+def scan_always_load(storage: Storage) -> dict[str, str]:
+    """path -> text of every markdown note whose frontmatter says ``always_load: true``
+    (reads every note, in batches)."""
+    paths = [p for p in storage.list("") if p.endswith(".md")]
+    found: dict[str, str] = {}
+    for start in range(0, len(paths), BATCH):
+        for path, text in storage.read_many(paths[start:start + BATCH]).items():
+            if text is not None and text_is_always_load(text):
+                found[path] = text
+    return found
+
+
+def read_always_load(ctx: EchoContext, storage: Any) -> tuple[Read, ...]:
+    """The remembered always-load notes that still say so, read from ``storage`` (the
+    brief's source), in path order. Never raises: an unreadable note is left out."""
+    from echo_core.ops.digest import Read
+
+    try:
+        paths = sorted(load_registry(ctx.state_dir))
+    except Exception:  # noqa: BLE001 - the brief never fails for this block
+        return ()
+    reads: list[Read] = []
+    for path in paths:
+        try:
+            text = storage.read(path)
+        except Exception:  # noqa: BLE001, S112 - gone or unreadable: not shown
+            continue
+        if isinstance(text, str) and text_is_always_load(text):
+            reads.append(Read(path, "ok", text))
+    return tuple(reads)
