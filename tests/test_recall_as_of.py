@@ -111,7 +111,7 @@ def test_supersedes_and_as_of_over_mcp(tmp_path: Path) -> None:
                 await call(client, "echo_recall", query="deploy", as_of="someday")]
 
     try:
-        (e1, captured, _), (e2, then, _), (e3, bad, text) = with_client(server, body)
+        (e1, captured, _), (e2, then, _), (e3, _bad, text) = with_client(server, body)
     finally:
         server.runner.close()
     assert not e1 and captured["superseded"] == OLD

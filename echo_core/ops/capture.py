@@ -10,7 +10,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.entities import Match, content_hash
-from echo_core.errors import not_found, usage_error
+from echo_core.errors import not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
@@ -19,28 +19,22 @@ from echo_core.names import name_key, name_tokens, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
-from echo_core.ops.contradiction_check import Contradiction, contradiction_message, find_contradictions
+from echo_core.ops.capture_result import CaptureResult
+from echo_core.ops.capture_supersede import supersede_line, supersede_note
+from echo_core.ops.contradiction_check import (
+    Contradiction,
+    contradiction_message,
+    find_contradictions,
+)
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.links import (
     RELATED_HEADING,
-    add_related,
     link_mentioned,
     link_target,
     named_entities,
 )
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
-from echo_core.ops.supersession import (
-    PREFERENCES_PATH,
-    check_supersedable,
-    find_preference_line,
-    find_superseded,
-    has_line,
-    mark_superseded,
-    mark_superseding,
-    new_preference_line,
-    preference_lines,
-    replace_preference_line,
-)
+from echo_core.ops.supersession import SEMANTIC, check_supersedable, find_superseded
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.protocols import BackendUnavailable, EntityLookup, Storage
@@ -56,28 +50,6 @@ NEAR_DUPLICATE_SCORE = 0.5
 #: A title merged into an entity at least this similar to one of its names is another
 #: spelling of it (the duplicate gate's threshold, SPEC §2.2): learned as an alias at once.
 SAME_NAME_SCORE = 0.8
-#: The kind whose captures state facts and preferences: checked for contradictions, and
-#: the one that may supersede a line of the operator preferences.
-SEMANTIC = "semantic"
-
-
-@attrs.frozen
-class CaptureResult:
-    """SPEC §2.1 result fields."""
-
-    path: str | None = None
-    slug: str | None = None
-    kind: str | None = None
-    links_added: tuple[str, ...] = ()
-    near_duplicates: tuple[dict[str, Any], ...] = ()
-    candidates: tuple[dict[str, Any], ...] = ()
-    aliases_learned: tuple[str, ...] = ()
-    would_gate: bool = False
-    changed: bool = True
-    #: what this capture superseded: the old note's path, or the struck preference line
-    superseded: str | None = None
-    #: lines it contradicts (a contradiction stop), each with the ``supersedes`` answer
-    contradictions: tuple[dict[str, str], ...] = ()
 
 
 __all__ = ["CaptureResult", "capture", "gate_message", "require_initialised"]
@@ -137,7 +109,7 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
                 raise not_found(f"supersedes: no note has the slug, title or alias "
                                 f"{req.supersedes!r} (a line of the operator preferences is "
                                 "superseded by a capture of kind semantic)")
-            return _supersede_line(ctx, req, index, op_id, today)
+            return supersede_line(ctx, req, index, op_id, today)
     target = None if req.force else _resolve_target(ctx.vault.storage, index, req, route, today)
     near = tuple(c for c in _near_duplicates(index, req, target)
                  if old is None or c.get("slug") != old.slug)
@@ -170,71 +142,6 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
                                        "slug": target.slug})
         return _update(ctx, req, route, index, target, near, op_id, today, old)
     return _create(ctx, req, route, index, near, op_id, today, old)
-
-
-def _capture_day(req: CaptureRequest, today: _dt.date) -> _dt.date:
-    return _dt.date.fromisoformat(req.date) if req.date else today
-
-
-def _supersede_line(ctx: EchoContext, req: CaptureRequest, index: EntityLookup, op_id: str,
-                    today: _dt.date) -> Envelope[CaptureResult]:
-    """Strike the preference line ``req.supersedes`` names and add the capture's line to
-    its section (``ops.supersession``); a second run of the same capture changes nothing."""
-    assert req.supersedes is not None
-    day = _capture_day(req, today)
-    storage = ctx.vault.storage
-    if not storage.exists(PREFERENCES_PATH):
-        raise not_found(f"supersedes: no note has the slug, title or alias "
-                        f"{req.supersedes!r}, and {PREFERENCES_PATH} does not exist")
-    original = storage.read(PREFERENCES_PATH)
-    old = find_preference_line(original, req.supersedes)
-    entity = index.by_path(PREFERENCES_PATH)
-    slug = entity.slug if entity else None
-    if old is None:  # struck already: done when its replacement is there too
-        dated = any(line.dated for line in preference_lines(original))
-        for new_line in (new_preference_line(req.title, req.body, day, dated=flag)
-                         for flag in (dated, not dated)):
-            if any(line.line.rstrip() == new_line for line in preference_lines(original)):
-                return Envelope(True, Action.UNCHANGED,
-                                f"{PREFERENCES_PATH} already has this supersession",
-                                CaptureResult(path=PREFERENCES_PATH, slug=slug, kind=SEMANTIC,
-                                              changed=False))
-        raise usage_error(f"supersedes: the line {req.supersedes!r} in {PREFERENCES_PATH} "
-                          "is struck already (superseded by another line)")
-    new_line = new_preference_line(req.title, req.body, day, dated=old.dated)
-    if req.dry_run:
-        extra = "" if has_line(original, old.heading, new_line) else f" and add {new_line!r}"
-        return Envelope(True, Action.DRY_RUN_UPDATE,
-                        f"would strike {old.line.strip()!r} in {PREFERENCES_PATH}{extra}",
-                        CaptureResult(path=PREFERENCES_PATH, slug=slug, kind=SEMANTIC,
-                                      changed=False, superseded=old.line.strip()))
-    vault = StagedVault(ctx)
-    text = replace_preference_line(original, old, new_line, day)
-    text = set_frontmatter_key(text, "updated", today)
-    vault.write_note(PREFERENCES_PATH, text, prior=original)
-    append_agent_log(vault, today, f"- {today.isoformat()}: superseded a preference in "
-                                   f"[[{link_target(PREFERENCES_PATH)}]]")
-    refreshed = [attrs.evolve(entity, h=content_hash(text))] if entity else []
-    commit(ctx, vault, refreshed, op_id)
-    return Envelope(True, Action.UPDATED,
-                    f"superseded {old.line.strip()!r} in {PREFERENCES_PATH}",
-                    CaptureResult(path=PREFERENCES_PATH, slug=slug, kind=SEMANTIC,
-                                  superseded=old.line.strip()))
-
-
-def _supersede_note(vault: StagedVault, old: Entity, new_path: str, new_text: str,
-                    today: _dt.date) -> tuple[str, Entity | None]:
-    """Mark ``old`` superseded by the note at ``new_path`` (staged in ``vault``) and
-    ``new_text`` superseding it, linked both ways; ``(new_text, old's refreshed entry)``,
-    the entry None when ``old`` already names this note as its successor."""
-    old_text = vault.storage.read(old.path)
-    if not check_supersedable(old, old_text, new_path):
-        return new_text, None
-    # the Related links first: a link in the frontmatter would count as one already
-    marked = mark_superseded(add_related(old_text, new_path)[0], new_path, today)
-    vault.write_note(old.path, marked, prior=old_text)
-    new_text = mark_superseding(add_related(new_text, old.path)[0], old.path)
-    return new_text, attrs.evolve(old, h=content_hash(marked))
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
@@ -376,7 +283,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     text = set_frontmatter_key(text, "updated", today)
     text, links, refreshed = _autolink(vault, index, target.path, target.slug, text, req.body)
     if old is not None:
-        text, old_entry = _supersede_note(vault, old, target.path, text, today)
+        text, old_entry = supersede_note(vault, old, target.path, text, today)
         refreshed += [old_entry] if old_entry else []
     vault.write_note(target.path, text, prior=original)
     entity = attrs.evolve(target, aliases=target.aliases + tuple(learned), h=content_hash(text))
@@ -466,7 +373,7 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     text = _new_note_text(ctx, req, route, today)
     text, links, refreshed = _autolink(vault, index, path, slug, text, req.body)
     if old is not None:
-        text, old_entry = _supersede_note(vault, old, path, text, today)
+        text, old_entry = supersede_note(vault, old, path, text, today)
         refreshed += [old_entry] if old_entry else []
     vault.write_note(path, text)
     entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,

@@ -34,10 +34,10 @@ import attrs
 from echo_core.actions import Action
 from echo_core.agent_log_lines import is_mechanical_line
 from echo_core.errors import usage_error
+from echo_core.frontmatter_dates import as_date
 from echo_core.models import Envelope
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.daily import AGENT_LOG_HEADING, daily_note_path
-from echo_core.ops.lint.frontmatter_checks import as_date
 from echo_core.ops.scope import SESSIONS_DIR
 from echo_core.ops.session_logs import SessionLogsSource
 from echo_core.vault_scan import file_stamps

@@ -32,6 +32,9 @@ from echo_core.ops.links import link_target
 from echo_core.protocols import EntityLookup
 
 PREFERENCES_PATH = "_agent/memory/semantic/operator-preferences.md"
+#: The kind whose captures state facts and preferences: checked for contradictions, and
+#: the one that may supersede a line of the operator preferences.
+SEMANTIC = "semantic"
 #: The sections of the preferences note whose bullets a capture may supersede.
 PREFERENCE_SECTIONS = ("Fact / Pattern", "Observations")
 SUPERSEDED = "superseded"
@@ -199,7 +202,7 @@ def has_line(text: str, heading: str, line: str) -> bool:
     return any(raw.rstrip() == line.rstrip() for raw in text[span[0]:span[1]].splitlines())
 
 
-__all__ = ["PREFERENCES_PATH", "PreferenceLine", "check_supersedable", "find_preference_line",
+__all__ = ["PREFERENCES_PATH", "SEMANTIC", "PreferenceLine", "check_supersedable", "find_preference_line",
            "find_superseded", "has_line", "mark_superseded", "mark_superseding",
            "new_preference_line", "preference_lines", "replace_preference_line", "strike",
            "wikilink"]

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterator
-from typing import Any
 
-from echo_core.frontmatter_dates import as_date as as_date  # re-exported
+from echo_core.frontmatter_dates import as_date
 from echo_core.ops.lint.model import Finding, Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from echo_core.ops.lint.frontmatter_checks import as_date
+from echo_core.frontmatter_dates import as_date
 from echo_core.ops.lint.model import QualityScore
 from echo_core.ops.lint.snapshot import VaultSnapshot
 
