@@ -241,3 +241,18 @@ def test_a_reflect_proposal_contradicting_a_preference_is_gated_not_written(
     outcome = env.data.reflect[0]
     assert outcome.classification == "gated", outcome
     assert not (box.vault / "_agent/memory/semantic/never-use-unittest.md").exists()
+
+
+def test_a_triaged_item_contradicting_a_preference_is_gated_and_keeps_waiting(
+        box: VaultBox) -> None:
+    from echo_core.ops.triage import apply_proposals, list_inbox
+
+    _with_preferences(box, "- Always use unittest for tests")
+    assert box.capture("never use unittest").ok  # an inbox line
+    line = "- 2026-03-01: never use unittest"
+    proposals = [{"line": line, "title": "Never use unittest", "kind": "semantic"}]
+    preview = apply_proposals(box.ctx(), proposals, apply=False)
+    assert [o.classification for o in preview.data.items] == ["gated"]
+    applied = apply_proposals(box.ctx(), proposals, apply=True)
+    assert [o.classification for o in applied.data.items] == ["gated"]
+    assert [i.line for i in list_inbox(box.ctx()).data.items] == [line]

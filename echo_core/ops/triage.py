@@ -77,10 +77,12 @@ _TEXT_KEYS = ("body", "status", "date", "domain", "merge_into")
 _LIST_KEYS = ("tags", "aliases", "sources")
 #: Dry-run capture action -> preview classification.
 _PLANNED: dict[str, str] = {Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
-                            Action.DRY_RUN_DUPLICATE_GATE: "gated"}
+                            Action.DRY_RUN_DUPLICATE_GATE: "gated",
+                            Action.DRY_RUN_CONTRADICTION: "gated"}
 #: Capture action -> applied outcome (all of these except ``gated`` get an audit line).
 _APPLIED: dict[str, str] = {Action.CREATED: "created", Action.UPDATED: "updated",
-                            Action.UNCHANGED: "unchanged", Action.DUPLICATE_GATE: "gated"}
+                            Action.UNCHANGED: "unchanged", Action.DUPLICATE_GATE: "gated",
+                            Action.CONTRADICTION: "gated"}
 
 
 @attrs.frozen
