@@ -198,7 +198,7 @@ stay in the inbox, struck in place with their text intact, so they no longer wai
 (triage list and the session brief count only waiting lines):
 
 \b
-  - ~~2026-02-20: met Ada at the engine demo~~ → resources/people/ada-lovelace.md (processed 2026-03-01)
+  - ~~2026-02-20: met Ada~~ → resources/people/ada.md (processed 2026-03-01)
 
 Nothing is deleted. A stay, gated or error item keeps waiting; a line added again
 later, even with the same text, is a new waiting item. Re-applying the same file
