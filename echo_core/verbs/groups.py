@@ -25,7 +25,7 @@ INBOX_HELP = """Review the inbox as a whole (item by item routing is `echo-memor
 
 \b
 Workflow:
-  echo-memory inbox review                       preview a step for every waiting item
+  echo-memory inbox review              preview a step for every waiting item
   echo-memory inbox review --decisions d.json --apply
 
 Nothing is deleted: routed lines are struck as processed, old ones as expired."""
