@@ -131,8 +131,8 @@ INBOX_REVIEW = Operation(
 
 \b
 Example:
-  echo-memory inbox review                     # preview what the rules propose
-  echo-memory inbox review --decisions d.json  # your decisions first, then the rules
+  echo-memory inbox review                     # preview the rules' steps
+  echo-memory inbox review --decisions d.json  # your decisions, then rules
   echo-memory inbox review --decisions d.json --apply
 
 \b
@@ -141,8 +141,8 @@ For each waiting item, the first rule that applies:
   done        its audit line says it was routed already: struck as processed
   merge       its title (text up to " — ") is an entity's name, slug or alias:
               that note gets a dated bullet with the rest of the text
-  expire      older than --expire-after days (30): struck as expired with today's
-              date, "- ~~2025-12-01: old idea~~ (expired 2026-03-01)"; never deleted
+  expire      older than --expire-after days (30): struck as expired today,
+              "- ~~2025-12-01: old idea~~ (expired 2026-03-01)"; never deleted
   needs-kind  none of these: it keeps waiting until you decide
 
 \b
