@@ -25,7 +25,6 @@ from echo_core.tempfiles import temp_name
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
-    from echo_core.ops.digest import Read
     from echo_core.protocols import Storage
 
 KEY = "always_load"
@@ -99,21 +98,20 @@ def scan_always_load(storage: Storage) -> dict[str, str]:
     return found
 
 
-def read_always_load(ctx: EchoContext, storage: Any) -> tuple[Read, ...]:
-    """The remembered always-load notes that still say so, read from ``storage`` (the
-    brief's source), in path order. Never raises: an unreadable note is left out."""
-    from echo_core.ops.digest import Read
-
+def read_always_load(ctx: EchoContext, storage: Any) -> tuple[tuple[str, str], ...]:
+    """``(path, text)`` of the remembered always-load notes that still say so, read from
+    ``storage`` (the brief's source), in path order. Never raises: an unreadable note is
+    left out."""
     try:
         paths = sorted(load_registry(ctx.state_dir))
     except Exception:  # noqa: BLE001 - the brief never fails for this block
         return ()
-    reads: list[Read] = []
+    reads: list[tuple[str, str]] = []
     for path in paths:
         try:
             text = storage.read(path)
         except Exception:  # noqa: BLE001, S112 - gone or unreadable: not shown
             continue
         if isinstance(text, str) and text_is_always_load(text):
-            reads.append(Read(path, "ok", text))
+            reads.append((path, text))
     return tuple(reads)

@@ -189,7 +189,8 @@ def read_snapshot(ctx: EchoContext, outbox_note: str = "",
         sessions=sessions, sessions_error=sessions_error, session_log=session_log,
         heartbeat_time=stamp, outbox_note=outbox_note,
         semantic=SemanticMemory(folder, semantic_reads, semantic_error, unread),
-        always_load=read_always_load(ctx, storage))
+        always_load=tuple(Read(path, "ok", text)
+                          for path, text in read_always_load(ctx, storage)))
 
 
 def outbox_step(ctx: EchoContext) -> tuple[str, str]:
