@@ -92,3 +92,25 @@ def test_tokenized_elsewhere_adds_as_the_same_docs_added_here() -> None:
     a, b = here.finish(), apart.finish()
     for name in ("term_key", "term_ptr", "post_doc", "post_tf", "fwd_term", "doc_len"):
         assert getattr(a, name).tolist() == getattr(b, name).tolist(), name
+
+
+class CountingTerms(PorterLiteTokenizer):
+    """Porterlite, counting how often each word is turned into its term."""
+
+    def __init__(self) -> None:
+        self.named: dict[object, int] = {}
+
+    def term(self, word: object) -> str:
+        self.named[word] = self.named.get(word, 0) + 1
+        return super().term(word)
+
+
+def test_each_distinct_word_is_named_once_however_often_it_recurs() -> None:
+    tok = CountingTerms()
+    ids = TermIds(tok)
+    texts = ["The dogs ran; the dogs barked.", "dogs and cats", "Café café CAFÉ the"]
+    found = [ids.ids(text) for text in texts]
+    assert set(tok.named.values()) == {1}
+    assert set(tok.named) == {w for text in texts for w in tok.words(text)}
+    terms = ids.terms()
+    assert [[terms[i - 1] for i in row if i] for row in found] == [TOK.tokenize(t) for t in texts]
