@@ -225,9 +225,16 @@ class EchoContext:
 
     def _announce_written(self, note: Note) -> None:
         self._emit("on_note_written", note=note, ctx=self)
+        self._track_always_load({note.path: note.text})
 
     def _announce_deleted(self, path: str) -> None:
         self._emit("on_note_deleted", path=path, ctx=self)
+        self._track_always_load({path: None})
+
+    def _track_always_load(self, changes: Mapping[str, str | None]) -> None:
+        from echo_core.ops.always_load import track_changes
+
+        track_changes(self.state_dir, changes, self.today())
 
     def _note_written(self, note: Note) -> None:
         self._announce_written(note)

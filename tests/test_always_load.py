@@ -103,3 +103,32 @@ def test_always_load_block_keeps_to_its_share_of_the_budget() -> None:
     assert len(text) <= budget // ALWAYS_LOAD_SHARE + 120  # the closing line says the rest
     assert status == "truncated" and f"{TRUNCATED} " in text and "not shown" in text
     assert text.startswith("## Always loaded (")
+
+
+def test_a_key_set_by_hand_is_in_the_brief_after_the_next_freshness_check(
+        tmp_path: Path) -> None:
+    from echo_core.ops.freshness import freshen
+    from echo_core.ops.recall import recall
+
+    box = VaultBox(tmp_path).init()
+    made = box.capture("Deploy Runbook", kind="reference", body="Deploy with make ship.")
+    path = box.vault / made.data.path
+    path.write_text(path.read_text("utf-8").replace("status: active\n",
+                                                    "status: active\nalways_load: true\n"),
+                    "utf-8")
+    freshen(box.ctx(), budget=None)  # what a verb that reads the indexes does first
+    assert made.data.path in load_registry(box.ctx().state_dir)
+    assert recall(box.ctx(), "runbook").ok
+    brief = load(box.ctx(), brief=True).data
+    assert "always-load" in [s.name for s in brief.sections]
+
+
+def test_a_key_set_or_cleared_by_a_write_updates_the_registry_at_once(tmp_path: Path) -> None:
+    from echo_core.ops.notes_io import set_frontmatter
+
+    box = VaultBox(tmp_path).init()
+    made = box.capture("Deploy Runbook", kind="reference", body="Deploy with make ship.")
+    assert set_frontmatter(box.ctx(), made.data.path, "always_load", True).ok
+    assert made.data.path in load_registry(box.ctx().state_dir)
+    assert set_frontmatter(box.ctx(), made.data.path, "always_load", False).ok
+    assert made.data.path not in load_registry(box.ctx().state_dir)

@@ -74,6 +74,24 @@ def save_registry(state_dir: Path, paths: Iterable[str], today: _dt.date) -> dic
     return notes
 
 
+def track_changes(state_dir: Path, changes: Mapping[str, str | None], today: _dt.date) -> None:
+    """Keep the registry current with notes that changed (path -> new text, None for
+    gone): a note now carrying the key is added, one that lost it or is gone removed. Every
+    write and every change the freshness check finds comes here, so a key set by hand is
+    in the next brief after the check that sees the edit. Cheap when nothing is marked and
+    no registry exists (no file is read); never raises."""
+    try:
+        marked = {p for p, t in changes.items() if t is not None and text_is_always_load(t)}
+        if not marked and not (state_dir / REGISTRY_FILE).exists():
+            return
+        old = load_registry(state_dir)
+        kept = (set(old) - set(changes)) | marked
+        if kept != set(old):
+            save_registry(state_dir, kept, today)
+    except Exception:  # noqa: BLE001 - the registry is a convenience, never a failure
+        return
+
+
 def always_load_item(path: str, text: str, max_chars: int, marker: str) -> str:
     """The note as the brief shows it: ``### [[link]]`` and its text without frontmatter
     and ``## Related``, cut at ``max_chars`` (then ``marker`` and where to read it)."""

@@ -24,6 +24,7 @@ from echo_core.errors import EchoError, ExitCode
 from echo_core.models import Entity
 from echo_core.note_entities import entity_of_text, file_stem, kind_folders, unique_slug
 from echo_core.notes import parse_note
+from echo_core.ops.always_load import track_changes
 from echo_core.protocols import BackendUnavailable
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ def sync_paths(ctx: EchoContext, paths: Iterable[str], *, lock_timeout: float = 
     else:
         texts = {p: texts.get(p) for p in wanted}
     reindexed, dropped = _sync_recall(ctx, texts) if recall else ([], [])
+    track_changes(ctx.state_dir, texts, ctx.today())
     try:
         put, removed = _sync_entities(ctx, texts, lock_timeout)
         pending = False
