@@ -16,8 +16,9 @@ delta of the changes since (see ``layout``, ``segment_format``, ``delta_store``)
   it switches). Upserts from other processes *during* a ``rebuild``'s build phase are
   discarded with the old delta, so callers should rebuild under the vault lock.
 * ``rebuild`` of many docs (a list, or a ``SplittableDocs`` corpus read on demand) hands
-  the second half to another core: a forked child tokenizes it (reading it too, for a
-  corpus) and sends back only token ids.
+  the second half to another core: a forked child tokenizes and counts it (reading it
+  too, for a corpus) and sends back its postings as arrays, already sorted
+  (``segment_parts``); the parent merges them with its own half's.
 """
 
 from __future__ import annotations
