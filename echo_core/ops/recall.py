@@ -147,6 +147,18 @@ def _neighbours(ctx: EchoContext, seeds: Iterable[tuple[str, float, str]], texts
     return [(path, score, via) for path, (score, via) in ranked]
 
 
+def within_budget(primary: list[Hit], linked: list[Hit], budget_chars: int | None
+                  ) -> tuple[list[Hit], list[Hit], bool, int]:
+    """The hits whose excerpts fit ``budget_chars`` (packed by score, ``excerpts.pack``),
+    whether one was cut and how many were left out; all of them when there is no budget."""
+    if budget_chars is None:
+        return primary, linked, False, 0
+    packed = pack(primary + linked, budget_chars)
+    kept = {h.path: h for h in packed.hits}
+    return ([kept[h.path] for h in primary if h.path in kept],
+            [kept[h.path] for h in linked if h.path in kept], packed.truncated, packed.dropped)
+
+
 def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool = True,
            budget_chars: int | None = None) -> Envelope[RecallResult]:
     """Search the vault. Errors: 2 for an empty query, a limit outside 1..50 or a budget
@@ -202,13 +214,7 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
             text = texts.get(path)
             if text is not None:
                 linked.append(_hit(path, score, text, wanted, ctx, via=via))
-    truncated, dropped = False, 0
-    if budget_chars is not None:
-        packed = pack(primary + linked, budget_chars)
-        kept = {h.path: h for h in packed.hits}
-        primary = [kept[h.path] for h in primary if h.path in kept]
-        linked = [kept[h.path] for h in linked if h.path in kept]
-        truncated, dropped = packed.truncated, packed.dropped
+    primary, linked, truncated, dropped = within_budget(primary, linked, budget_chars)
     result = RecallResult(query, tuple(primary), tuple(linked), tuple(t.term for t in plain),
                           tuple(t.term for t in extra), truncated, dropped, rebuilt)
     message = f"{len(primary)} hits" + (f", {len(linked)} linked" if linked else "")

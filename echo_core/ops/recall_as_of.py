@@ -29,8 +29,15 @@ from echo_core.errors import usage_error
 from echo_core.frontmatter import parse_frontmatter
 from echo_core.frontmatter_dates import as_date
 from echo_core.models import Envelope, Hit
-from echo_core.ops.excerpts import pack
-from echo_core.ops.recall import MAX_LIMIT, RecallResult, _hit, _neighbours, _ranked, query_terms
+from echo_core.ops.recall import (
+    MAX_LIMIT,
+    RecallResult,
+    _hit,
+    _neighbours,
+    _ranked,
+    query_terms,
+    within_budget,
+)
 from echo_core.ops.recall_index import ensure_index
 from echo_core.scoring import STATUS_WEIGHTS, status_weight
 
@@ -161,13 +168,7 @@ def recall_as_of(ctx: EchoContext, query: str, as_of: _dt.date, *, limit: int = 
                 if one is not None and one.path not in seen and len(linked) < limit:
                     seen.add(one.path)
                     linked.append(_as_hit(ctx, one, wanted, via=via))
-    truncated, dropped = False, 0
-    if budget_chars is not None:
-        packed = pack(primary + linked, budget_chars)
-        kept = {h.path: h for h in packed.hits}
-        primary = [kept[h.path] for h in primary if h.path in kept]
-        linked = [kept[h.path] for h in linked if h.path in kept]
-        truncated, dropped = packed.truncated, packed.dropped
+    primary, linked, truncated, dropped = within_budget(primary, linked, budget_chars)
     result = RecallResult(query, tuple(primary), tuple(linked), tuple(t.term for t in plain),
                           tuple(t.term for t in extra), truncated, dropped, rebuilt)
     message = f"{len(primary)} hits as of {as_of.isoformat()}" + (

@@ -23,27 +23,16 @@ from echo_core.operations import (
 from echo_core.operations.spelling import current_surface, spell
 from echo_core.text_source import read_text_source
 from echo_core.verbs.groups import INBOX_HELP as GROUP_HELP
+from echo_core.verbs.triage_verbs import TriageProposal
 
 _LABEL_WIDTH = 10
 
 
 @attrs.frozen(kw_only=True)
-class ReviewDecision:
-    """What to do with one waiting inbox line (a triage proposal, or expire)."""
+class ReviewDecision(TriageProposal):
+    """What to do with one waiting inbox line: a triage proposal, or expire."""
 
-    line: str = param(help="The exact inbox line, e.g. '- 2026-02-20: met Ada'.")
-    title: str = param("", help="The entity's name (to promote or merge).")
-    kind: str | None = param(None, help="The kind of note (see capture); null = stay.")
-    body: str = param("", help="What to record (default: the item's text).")
-    tags: tuple[str, ...] = param((), help="Tags.")
-    aliases: tuple[str, ...] = param((), help="Other names.")
-    sources: tuple[str, ...] = param((), help="Where it came from.")
-    status: str = param("", help="One word, e.g. active.")
-    date: str = param("", help="ISO date (default: the item's date).")
-    domain: str = param("", help="For kind area: its domain.")
-    merge_into: str = param("", help="Slug of the existing note to update.")
-    force: bool = param(False, help="Create even if the gate sees a duplicate.")
-    action: Literal["stay", "expire"] = param(
+    action: Literal["stay", "expire"] = param(  # type: ignore[assignment]
         "stay", help="'stay': keep it waiting; 'expire': strike it as expired.")
 
 

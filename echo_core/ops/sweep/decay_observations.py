@@ -35,9 +35,9 @@ from echo_core.frontmatter import (
     render_frontmatter,
     set_frontmatter_key,
 )
+from echo_core.frontmatter_dates import as_date
 from echo_core.notes import find_section
 from echo_core.ops.sweep.decay_model import ObservationsArchived
-from echo_core.ops.sweep.decay_working import as_date
 
 PREFERENCES_PATH = "_agent/memory/semantic/operator-preferences.md"
 ARCHIVE_FOLDER = "_agent/memory/episodic"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Any
 
 import attrs
 
@@ -32,6 +31,7 @@ from echo_core.frontmatter import (
     set_frontmatter_key,
     split_frontmatter,
 )
+from echo_core.frontmatter_dates import as_date
 from echo_core.ops.sweep.decay_model import DecaySkipped, WorkingArchived
 
 ARCHIVED_STATUS = "archived"
@@ -49,18 +49,6 @@ class WorkingWrite:
     text: str
 
 
-def as_date(value: Any) -> _dt.date | None:
-    """A frontmatter value as a date (``2026-03-01``, a timestamp's date), else None."""
-    if isinstance(value, _dt.datetime):
-        return value.date()
-    if isinstance(value, _dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return _dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            return None
-    return None
 
 
 def with_archived_marker(text: str, day: _dt.date) -> str:

@@ -30,9 +30,9 @@ import attrs
 
 from echo_core.errors import EchoError, usage_error
 from echo_core.frontmatter import parse_frontmatter, set_frontmatter_key
+from echo_core.frontmatter_dates import as_date
 from echo_core.ops.links import link_target
 from echo_core.ops.sweep.decay_model import DecaySkipped, LinkRewrite, ProjectMove
-from echo_core.ops.sweep.decay_working import as_date
 
 PROJECTS = "projects"
 STATUS_FOLDERS = {"active": "projects/active", "on-hold": "projects/on-hold",
