@@ -1,0 +1,259 @@
+"""Secrets and ``<private>`` text kept out of the vault (SPEC §2.1, last paragraph).
+
+``redact(text)`` first drops every ``<private>...</private>`` block (``strip_private``),
+then replaces each secret it recognises with ``[REDACTED:<rule>]`` and reports the rules
+that fired. Capture applies it to every text field before anything is written; PreCompact
+checkpoints, transcript mining and ingest call it on what they produce. It is pure (no
+I/O, no clock), deterministic and idempotent: ``redact(redact(t).text).text ==
+redact(t).text``.
+
+The rules, in the order they apply (a later rule never re-matches a marker):
+
+===================  ==========================================================  ==========
+rule                 what it matches                                             keeps
+===================  ==========================================================  ==========
+pem-private-key      ``-----BEGIN ... PRIVATE KEY-----`` to its END line (an     nothing
+                     unterminated block: to the end of the text)
+anthropic-key        ``sk-ant-`` + 20 or more key characters                     nothing
+openai-key           ``sk-`` / ``sk-proj-`` / ``sk-svcacct-`` / ``sk-admin-`` +   nothing
+                     20 or more, with a digit and a letter ("sk-learn" survives)
+aws-access-key-id    ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` + 16 [0-9A-Z]     nothing
+aws-secret-key       40 base64 characters after a name saying "aws ... secret"   the name
+github-token         ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` + 36 or more,  nothing
+                     ``github_pat_`` + 22 or more
+gitlab-token         ``glpat-`` + 20 or more                                     nothing
+slack-token          ``xoxa-`` ``xoxb-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` ``xoxo-`` nothing
+                     + 10 or more with a digit
+slack-webhook        ``https://hooks.slack.com/services/T.../B.../...``          nothing
+stripe-key           ``sk_live_`` ``sk_test_`` ``rk_live_`` ``rk_test_`` + 16    nothing
+google-api-key       ``AIza`` + 35                                               nothing
+huggingface-token    ``hf_`` + 30 or more letters and digits, with a digit       nothing
+npm-token            ``npm_`` + 36                                               nothing
+sendgrid-key         ``SG.`` + 22 + ``.`` + 43                                   nothing
+twilio-key           ``SK`` or ``AC`` + 32 lower-case hex                        nothing
+jwt                  ``eyJ...`` ``.eyJ...`` ``.signature`` (base64url)           nothing
+authorization        ``Authorization: Bearer|Basic|Token <credential>``          the scheme
+bearer-token         ``Bearer <token>`` elsewhere (16 or more, with a digit)     "Bearer"
+url-password         ``scheme://user:PASSWORD@host``                             user, host
+env-secret           ``NAME=value`` / ``NAME: value`` / ``"name": "value"`` whose the name
+                     name ends in SECRET, PASSWORD, PASSWD, PASSPHRASE, PWD,
+                     TOKEN, API_KEY, APIKEY, ACCESS_KEY, PRIVATE_KEY, AUTH_KEY,
+                     CREDENTIAL(S), or ``_KEY`` with a random-looking value
+===================  ==========================================================  ==========
+
+Look-alikes that survive by design: git SHAs, sha256 hex, UUIDs, base64 in prose,
+"sketch", "skill", "task-ant", "sk-learn", ``PORT=8080``, ``LOG_LEVEL=debug``,
+``max_tokens=1000``, ``SORT_KEY=created_at``, URLs without a password, short tokens.
+An ``env-secret`` value that is a number, a boolean, empty, or a reference (``$VAR``,
+``${VAR}``, ``<placeholder>``, ``***``) is not a secret and survives.
+
+Every pattern is linear: each starts at a token boundary (a look-behind), and each
+repeated class is followed by something outside it, so no input makes a pattern
+backtrack more than once over a run (``bench/bench_redaction.py`` times a hostile input).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import attrs
+
+#: The marker a secret becomes; ``{}`` is the rule name.
+MARKER = "[REDACTED:{}]"
+#: What ``found`` names when a ``<private>`` block was dropped.
+PRIVATE = "private"
+
+
+@attrs.frozen
+class RedactionResult:
+    """The redacted text and the names of the rules that fired (table order, no repeats;
+    ``"private"`` first when a ``<private>`` block was dropped)."""
+
+    text: str
+    found: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was removed or replaced."""
+        return bool(self.found)
+
+
+@attrs.frozen
+class Rule:
+    """One named secret shape: ``pattern``'s group ``secret`` (or the whole match) becomes
+    the marker, unless ``accept`` says the candidate is not a secret after all."""
+
+    name: str
+    pattern: re.Pattern[str]
+    accept: Callable[[str], bool] | None = None
+
+
+def _mixed(value: str) -> bool:
+    """A random-looking token: letters and digits both."""
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+_NOT_SECRET_VALUES = frozenset({
+    "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined",
+    "required", "optional", "redacted", "secret", "password", "changeme", "xxx", "your",
+})
+_SECRET_NAME_STRONG = re.compile(
+    r"(?i)(?:secret|password|passwd|passphrase|pwd|token|api_?key|apikey|access_?key|"
+    r"private_?key|auth_?key|credentials?)\Z")
+
+
+def _env_value_is_secret(match_name: str, value: str) -> bool:
+    """Whether ``value`` assigned to ``match_name`` is a secret (not a number, flag,
+    reference or placeholder; a bare ``*_KEY`` also needs a random-looking value)."""
+    bare = value.strip("\"'")
+    if len(bare) < 3 or bare.lower() in _NOT_SECRET_VALUES or bare.isdigit():
+        return False
+    if bare[0] in "$<{%*." or set(bare) <= {"*", "x", "X", "."}:
+        return False
+    if _SECRET_NAME_STRONG.search(match_name):
+        return True
+    return _mixed(bare) and len(bare) >= 12
+
+
+_START = r"(?<![A-Za-z0-9_\-])"  # a token's first character
+_KEYCH = r"[A-Za-z0-9_\-]"
+
+
+def _rule(name: str, pattern: str, accept: Callable[[str], bool] | None = None) -> Rule:
+    return Rule(name, re.compile(pattern), accept)
+
+
+RULES: tuple[Rule, ...] = (
+    _rule("pem-private-key",
+          r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+          r"(?:[\s\S]*?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)"),
+    _rule("anthropic-key", _START + r"sk-ant-" + _KEYCH + r"{20,}"),
+    _rule("openai-key", _START + r"(?P<secret>sk-(?:proj-|svcacct-|admin-)?"
+          + _KEYCH + r"{20,})", _mixed),
+    _rule("aws-access-key-id", _START + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    _rule("aws-secret-key",
+          r"(?i)(?<![A-Za-z0-9])aws[A-Za-z_\-]{0,20}secret[A-Za-z_\-]{0,20}[\"']?"
+          r"\s{0,5}[:=]{1,2}\s{0,5}[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+    _rule("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    _rule("gitlab-token", _START + r"glpat-" + _KEYCH + r"{20,}"),
+    _rule("slack-webhook",
+          r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"),
+    _rule("slack-token", _START + r"xox[abposr]-[A-Za-z0-9\-]{10,}", _has_digit),
+    _rule("stripe-key", _START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _rule("google-api-key", _START + r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
+    _rule("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _mixed),
+    _rule("npm-token", _START + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    _rule("sendgrid-key", _START + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?!"
+          + _KEYCH + ")"),
+    _rule("twilio-key", _START + r"(?:SK|AC)[0-9a-f]{32}(?![0-9A-Za-z])"),
+    _rule("jwt", _START + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    _rule("authorization",
+          r"(?i)(?<![A-Za-z0-9_\-])(?:proxy-)?authorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?"
+          r"(?:bearer|basic|token|digest)\s{1,5}(?!\[REDACTED:)(?P<secret>[A-Za-z0-9._~+/\-]"
+          r"{4,}=*)"),
+    _rule("bearer-token",
+          r"(?i)(?<![A-Za-z0-9_\-])bearer\s{1,5}(?!\[REDACTED:)(?P<secret>"
+          r"[A-Za-z0-9._~+/\-]{16,}=*)", _has_digit),
+    _rule("url-password",
+          r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@?#]{1,200}:"
+          r"(?!\[REDACTED:)(?P<secret>[^\s@/?#]{1,200})@(?=[A-Za-z0-9\[])"),
+    _rule("env-secret",
+          r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[\"']?[ \t]{0,5}"
+          r"(?:=|:)[ \t]{0,5}(?!\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
+          r"[^\s\"',;#]{1,500})"),
+)
+
+_PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
+_ENV_NAME = re.compile(
+    r"(?i)(?:secret|password|passwd|passphrase|pwd|token|api_?key|apikey|access_?key|"
+    r"private_?key|auth_?key|credentials?|_key)\Z")
+
+
+def strip_private(text: str) -> str:
+    """``text`` without its ``<private>...</private>`` blocks (tags included).
+
+    Tags are case-insensitive and may span lines; blocks nest (the text stays dropped
+    until the outermost one closes); an unclosed ``<private>`` drops everything after it;
+    a stray ``</private>`` is removed on its own.
+    """
+    if "private" not in text.lower():
+        return text
+    out: list[str] = []
+    depth = 0
+    pos = 0
+    for tag in _PRIVATE_TAG.finditer(text):
+        if depth == 0:
+            out.append(text[pos:tag.start()])
+        if tag.group(1):
+            depth = max(depth - 1, 0)
+        else:
+            depth += 1
+        pos = tag.end()
+    if depth == 0:
+        out.append(text[pos:])
+    return "".join(out)
+
+
+def _apply(rule: Rule, text: str) -> tuple[str, bool]:
+    fired = False
+    marker = MARKER.format(rule.name)
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal fired
+        has_secret = "secret" in rule.pattern.groupindex
+        secret = match.group("secret") if has_secret else match.group(0)
+        if rule.name == "env-secret":
+            if not _ENV_NAME.search(match.group("name")) or not _env_value_is_secret(
+                    match.group("name"), secret):
+                return match.group(0)
+        elif rule.accept is not None and not rule.accept(secret):
+            return match.group(0)
+        fired = True
+        if not has_secret:
+            return marker
+        start, end = match.span("secret")
+        if end - start >= 2 and secret[0] in "\"'" and secret[-1] == secret[0]:
+            start, end = start + 1, end - 1  # a quoted value keeps its quotes
+        base = match.start()
+        whole = match.group(0)
+        return whole[:start - base] + marker + whole[end - base:]
+
+    return rule.pattern.sub(replace, text), fired
+
+
+def redact(text: str) -> RedactionResult:
+    """``text`` with ``<private>`` blocks dropped and every secret of ``RULES`` replaced by
+    ``[REDACTED:<rule>]``; ``found`` names what was removed (empty: ``text`` unchanged)."""
+    found: list[str] = []
+    clean = strip_private(text)
+    if clean != text:
+        found.append(PRIVATE)
+    for rule in RULES:
+        clean, fired = _apply(rule, clean)
+        if fired:
+            found.append(rule.name)
+    return RedactionResult(clean, tuple(found))
+
+
+def redact_all(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Each of ``texts`` redacted, and the rules that fired on any of them (in table
+    order, no repeats)."""
+    out: list[str] = []
+    fired: set[str] = set()
+    for text in texts:
+        result = redact(text)
+        out.append(result.text)
+        fired.update(result.found)
+    return tuple(out), ordered(fired)
+
+
+def ordered(names: set[str] | frozenset[str]) -> tuple[str, ...]:
+    """Rule names in table order (``"private"`` first), unknown names last, sorted."""
+    order = [PRIVATE] + [r.name for r in RULES]
+    known = tuple(n for n in order if n in names)
+    return known + tuple(sorted(names - set(order)))
