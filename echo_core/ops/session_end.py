@@ -36,7 +36,6 @@ create / update / inbox / gated). With ``apply``, under one vault lock and in th
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -44,15 +43,20 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
-from echo_core.errors import EchoError, usage_error
-from echo_core.models import CaptureRequest, Envelope
+from echo_core.errors import usage_error
+from echo_core.models import Envelope
 from echo_core.notes import append_under_heading
 from echo_core.operations.spelling import spell
 from echo_core.ops.capture import capture, require_initialised
-from echo_core.ops.capture_request import validate_request
 from echo_core.ops.daily import AGENT_LOG_HEADING, append_agent_log, daily_note_path
 from echo_core.ops.links import link_target
 from echo_core.ops.load import HEARTBEAT_PATH, fire_event
+from echo_core.ops.proposals import (
+    Proposal,
+    reject_unknown,
+    text_field,
+    validate_proposal,
+)
 from echo_core.ops.scope import (
     CONTEXT_PATH,
     MAX_SCOPE,
@@ -68,9 +72,7 @@ if TYPE_CHECKING:
 
 SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_SLUG = 80
-INBOX_BELOW = 0.6
 BUNDLE_KEYS = ("slug", "log_body", "agent_log_line", "scope", "reflect")
-PROPOSAL_KEYS = ("title", "kind", "body", "tags", "aliases", "sources", "date", "confidence")
 
 #: capture action -> reflect classification (dry-run and applied).
 _CLASSIFIED: dict[str, str] = {
@@ -79,28 +81,6 @@ _CLASSIFIED: dict[str, str] = {
     Action.DRY_RUN_CONTRADICTION: "gated",
     Action.CREATED: "created", Action.UPDATED: "updated", Action.UNCHANGED: "unchanged",
     Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated", Action.CONTRADICTION: "gated"}
-
-
-@attrs.frozen
-class Proposal:
-    """One validated reflect proposal (``index`` = its position in ``reflect``)."""
-
-    index: int
-    title: str
-    body: str
-    confidence: float
-    kind: str | None = None
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    date: str | None = None
-
-    def request(self, *, dry_run: bool) -> CaptureRequest:
-        """The capture this proposal becomes (kind dropped -> inbox when unsure)."""
-        kind = self.kind if self.confidence >= INBOX_BELOW else None
-        return CaptureRequest(title=self.title, kind=kind, body=self.body, tags=self.tags,
-                              aliases=self.aliases, sources=self.sources, date=self.date,
-                              dry_run=dry_run)
 
 
 @attrs.frozen
@@ -159,61 +139,8 @@ def read_bundle(text: str) -> object:
                           f"{exc.msg}); see `echo-memory session-end --help`") from None
 
 
-def _text(raw: Mapping[str, Any], key: str, where: str, *, required: bool,
-          one_line: bool = False) -> str | None:
-    value = raw.get(key)
-    if value is None:
-        if required:
-            raise usage_error(f"{where}{key}: required (a non-empty string)")
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise usage_error(f"{where}{key}: must be a non-empty string, got {value!r}"[:200])
-    if one_line and ("\n" in value.strip() or "\r" in value.strip()):
-        raise usage_error(f"{where}{key}: must be one line")
-    return value.replace("\r\n", "\n").strip()
-
-
-def _unknown(raw: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    extra = sorted(str(k) for k in raw if k not in allowed)
-    if extra:
-        raise usage_error(f"{where}{extra[0]}: unknown key; allowed: {', '.join(allowed)}")
-
-
-def _strings(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
-    value = raw.get(key)
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise usage_error(f"{where}{key}: must be a list of strings, got {value!r}"[:200])
-    return tuple(value)
-
-
 def _proposal(index: int, raw: object, manifest: RoutingManifest) -> Proposal:
-    where = f"reflect[{index}]."
-    if not isinstance(raw, Mapping):
-        raise usage_error(f"reflect[{index}]: must be an object with title, body, confidence")
-    _unknown(raw, PROPOSAL_KEYS, where)
-    title = _text(raw, "title", where, required=True, one_line=True)
-    body = _text(raw, "body", where, required=True)
-    kind = _text(raw, "kind", where, required=False, one_line=True)
-    date = _text(raw, "date", where, required=False, one_line=True)
-    confidence = raw.get("confidence")
-    if (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
-            or not math.isfinite(confidence) or not 0 <= confidence <= 1):
-        raise usage_error(f"{where}confidence: required, a number from 0 to 1, got {confidence!r}")
-    assert title is not None and body is not None
-    proposal = Proposal(index, title, body, float(confidence), kind,
-                        _strings(raw, "tags", where), _strings(raw, "aliases", where),
-                        _strings(raw, "sources", where), date)
-    try:  # everything capture would reject, now, before any write
-        if kind is not None and "{domain}" in manifest.route(kind).folder:
-            raise usage_error(f"kind: {kind!r} needs a domain, which a proposal cannot "
-                              "give; use another kind, or `echo-memory capture --domain`")
-        validate_request(attrs.evolve(proposal.request(dry_run=True), kind=kind), manifest)
-    except EchoError as exc:
-        field = "kind" if exc.message.startswith("unknown kind") else ""
-        raise usage_error(f"{where}{field + ': ' if field else ''}{exc.message}") from None
-    return proposal
+    return validate_proposal(index, raw, manifest, list_name="reflect")
 
 
 def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
@@ -221,17 +148,17 @@ def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
     if not isinstance(raw, Mapping):
         raise usage_error("bundle: must be a JSON object with at least slug and log_body; "
                           "see `echo-memory session-end --help`")
-    _unknown(raw, BUNDLE_KEYS, "")
+    reject_unknown(raw, BUNDLE_KEYS, "")
     slug = raw.get("slug")
     if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug) or len(slug) > MAX_SLUG:
         raise usage_error(f"slug: {slug!r} is not kebab-case (lowercase letters and digits "
                           f"joined by single hyphens, at most {MAX_SLUG} characters, e.g. "
                           "fix-recall-index)")
-    log_body = _text(raw, "log_body", "", required=True)
-    line = _text(raw, "agent_log_line", "", required=False, one_line=True)
+    log_body = text_field(raw, "log_body", "", required=True)
+    line = text_field(raw, "agent_log_line", "", required=False, one_line=True)
     if line is not None and not line.startswith("- "):
         line = f"- {line}"
-    scope = _text(raw, "scope", "", required=False)
+    scope = text_field(raw, "scope", "", required=False)
     if scope is not None and len(scope) > MAX_SCOPE:
         raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
     reflect = raw.get("reflect")
