@@ -1,0 +1,234 @@
+"""Transcript mining (SPEC §4.4): Claude Code JSONL -> reflect proposals, no LLM.
+
+``mine_transcript(lines)`` parses defensively (``transcript_parse``: unknown, broken or
+truncated lines are skipped, never raised) and applies four deterministic rules:
+
+============  ==========  ==========  ===================================================
+category      confidence  kind        from
+============  ==========  ==========  ===================================================
+preference    HIGH 0.9    semantic    an operator sentence "always X", "never X",
+                                      "I prefer X", "prefer X over Y", "use X not Y",
+                                      "don't X", "please stop X" (``transcript_rules``)
+correction    MEDIUM 0.7  semantic    an operator turn after the agent spoke, opening
+                                      with "no, ...", "that's wrong", "actually, ...",
+                                      "not X but Y", "you should have ..."
+error-fix     MEDIUM 0.7  semantic    a failed tool call then a different successful
+                                      call on the same tool and target
+                                      (``transcript_rules_tools``)
+idea          LOW 0.4     None        "we should later", "TODO", "it would be nice to",
+                                      "next time", "idea: ..." (inbox)
+============  ==========  ==========  ===================================================
+
+Operator text is a non-sidechain user line's text blocks (never tool results, never a
+subagent's conversation, never ``isMeta`` lines); a sentence that is a preference is
+not also a correction or an idea. Text inside ``<private>...</private>`` is dropped
+before any rule reads it, and every field of a proposal passes
+``echo_core.redaction.redact`` before it leaves this module.
+
+Repeats merge by ``MinedProposal.key()`` (the normalised title): within a transcript
+and, with ``merge_mined``, across transcripts - occurrences summed, sessions / turns /
+excerpts united in first-seen order (excerpts capped at ``MAX_EXCERPTS``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from echo_core.ops.transcript_parse import TranscriptTurn, parse_lines, read_transcript_lines
+from echo_core.ops.transcript_rules import RuleHit, correction, idea, preference, sentences
+from echo_core.ops.transcript_rules_tools import ErrorFix, ErrorFixTracker
+
+__all__ = ["HIGH", "LOW", "MAX_EXCERPTS", "MEDIUM", "MinedProposal", "merge_mined",
+           "mine_file", "mine_transcript"]
+
+HIGH, MEDIUM, LOW = 0.9, 0.7, 0.4
+MAX_EXCERPTS = 3
+MAX_EXCERPT_CHARS = 240
+MAX_SOURCES = 10
+_KEY_DROP = re.compile(r"[^\w]+")
+
+
+@attrs.frozen
+class MinedProposal:
+    """One thing worth remembering, found in one or more transcripts."""
+
+    title: str
+    kind: str | None
+    body: str
+    confidence: float
+    category: str   # "preference" | "correction" | "error-fix" | "idea"
+    rationale: str
+    excerpts: tuple[str, ...]
+    sessions: tuple[str, ...]
+    turns: tuple[str, ...]
+    occurrences: int = 1
+
+    def key(self) -> str:
+        """What merges repeats: the title lower-cased, punctuation and spacing dropped."""
+        return " ".join(_KEY_DROP.sub(" ", self.title.lower()).split())
+
+    def to_proposal(self) -> dict[str, Any]:
+        """The SPEC §4.4 proposal (title, kind, body, confidence, tags, sources).
+
+        The body is ``body`` plus the excerpts as quoted evidence; ``kind`` is left out
+        for an inbox idea; ``sources`` names the sessions (``transcript:<id>``).
+        """
+        evidence = "\n".join(f"> {excerpt}" for excerpt in self.excerpts)
+        proposal: dict[str, Any] = {
+            "title": self.title,
+            "body": f"{self.body}\n\n{evidence}" if evidence else self.body,
+            "confidence": self.confidence,
+            "tags": ["mined", self.category],
+            "sources": [f"transcript:{s}" for s in self.sessions[:MAX_SOURCES]],
+        }
+        if self.kind is not None:
+            proposal["kind"] = self.kind
+        return proposal
+
+
+def mine_transcript(lines: Iterable[str | bytes], *, source: str = "") -> list[MinedProposal]:
+    """The proposals mined from one transcript's ``lines``, repeats merged, in order.
+
+    ``source`` names the session of lines without a ``sessionId``. Never raises on
+    content (bad lines are skipped).
+    """
+    found: list[MinedProposal] = []
+    tracker = ErrorFixTracker()
+    agent_said: str | None = None  # the agent's last words before an operator turn
+    for turn in parse_lines(lines, session=source):
+        if turn.role == "assistant":
+            tracker.saw_calls(turn)
+            if not turn.sidechain and turn.texts:
+                agent_said = turn.texts[-1]
+            elif not turn.sidechain and turn.tool_uses and agent_said is None:
+                agent_said = f"(called {turn.tool_uses[0].name})"
+            continue
+        found.extend(_error_fix(fix) for fix in tracker.saw_results(turn))
+        if turn.sidechain or not turn.texts:
+            continue
+        found.extend(_operator_turn(turn, agent_said))
+        agent_said = None
+    return merge_mined([found])
+
+
+def mine_file(path: str | os.PathLike[str]) -> list[MinedProposal]:
+    """``mine_transcript`` over the file at ``path`` (session fallback: its stem).
+
+    Reads line by line (over-long lines dropped, bad UTF-8 replaced, a truncated last
+    line skipped); raises ``OSError`` only when the file cannot be opened.
+    """
+    stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    return mine_transcript(read_transcript_lines(path), source=stem)
+
+
+def merge_mined(groups: Iterable[Iterable[MinedProposal]]) -> list[MinedProposal]:
+    """Merge proposals with the same ``key()``, first-seen order kept.
+
+    The first proposal's title, kind, body, category and rationale win; confidence is
+    the highest seen; occurrences are summed; sessions, turns and excerpts are united
+    (excerpts capped at ``MAX_EXCERPTS``).
+    """
+    merged: dict[str, MinedProposal] = {}
+    for group in groups:
+        for item in group:
+            key = item.key()
+            have = merged.get(key)
+            if have is None:
+                merged[key] = item
+                continue
+            merged[key] = attrs.evolve(
+                have, confidence=max(have.confidence, item.confidence),
+                occurrences=have.occurrences + item.occurrences,
+                sessions=_union(have.sessions, item.sessions),
+                turns=_union(have.turns, item.turns),
+                excerpts=_union(have.excerpts, item.excerpts)[:MAX_EXCERPTS])
+    return list(merged.values())
+
+
+def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return first + tuple(item for item in second if item not in first)
+
+
+# -- building proposals ---------------------------------------------------------------
+
+
+def _excerpt(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_EXCERPT_CHARS else line[:MAX_EXCERPT_CHARS - 1] + "…"
+
+
+def _quote(text: str, limit: int = 100) -> str:
+    line = _excerpt(text)
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _operator_turn(turn: TranscriptTurn, agent_said: str | None) -> list[MinedProposal]:
+    out: list[MinedProposal] = []
+    said = sentences(_without_private(turn.text))
+    for index, sentence in enumerate(said):
+        if hit := preference(sentence):
+            out.append(_proposal(hit, turn, sentence, "preference", HIGH, "semantic",
+                                 body=hit.title, why=f"the operator said {_quote(sentence)!r}"))
+        elif index == 0 and agent_said is not None and (hit := correction(sentence)):
+            body = f"{hit.title}\n\nThe operator corrected: {_quote(agent_said)!r}"
+            out.append(_proposal(hit, turn, sentence, "correction", MEDIUM, "semantic",
+                                 body=body, why=f"the operator answered {_quote(agent_said)!r}"
+                                 f" with {_quote(sentence)!r}"))
+        elif hit := idea(sentence):
+            out.append(_proposal(hit, turn, sentence, "idea", LOW, None, body=hit.title,
+                                 why=f"the operator said {_quote(sentence)!r}"))
+    return out
+
+
+def _proposal(hit: RuleHit, turn: TranscriptTurn, sentence: str, category: str,
+              confidence: float, kind: str | None, *, body: str, why: str) -> MinedProposal:
+    clean = _redactor()
+    return MinedProposal(
+        title=clean(hit.title), kind=kind, body=clean(body), confidence=confidence,
+        category=category, rationale=clean(f"{hit.rule}: {why}"),
+        excerpts=(clean(_excerpt(sentence)),), sessions=(turn.session,) if turn.session
+        else (), turns=(turn.ref,))
+
+
+def _error_fix(fix: ErrorFix) -> MinedProposal:
+    clean = _redactor()
+    lines = [f"Failed: {fix.failed} -> {fix.error}"]
+    if fix.between:
+        lines.append(f"Then: {'; '.join(fix.between)}")
+    lines.append(f"Worked: {fix.worked}")
+    session = fix.fixed_turn.session
+    return MinedProposal(
+        title=clean(f"Error then fix: {fix.tool} {fix.target}"), kind="semantic",
+        body=clean("\n".join(lines)), confidence=MEDIUM, category="error-fix",
+        rationale=clean(f"error-fix: {fix.tool} {fix.target} failed ({fix.error}), "
+                        f"then a different call on it succeeded"),
+        excerpts=(clean(_excerpt(fix.error)), clean(_excerpt(fix.worked))),
+        sessions=(session,) if session else (),
+        turns=(fix.failed_turn.ref, fix.fixed_turn.ref))
+
+
+# -- redaction (echo_core.redaction, SPEC §2.1) -----------------------------------------
+
+_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
+
+
+def _without_private(text: str) -> str:
+    """``text`` with every ``<private>...</private>`` span (or an unclosed tail) dropped."""
+    try:
+        from echo_core.redaction import strip_private
+    except ImportError:
+        return _PRIVATE.sub(" ", text)
+    return strip_private(text)
+
+
+def _redactor() -> Callable[[str], str]:
+    try:
+        from echo_core.redaction import redact
+    except ImportError:
+        return _without_private
+    return lambda text: redact(_without_private(text)).text
