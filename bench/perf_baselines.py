@@ -14,6 +14,7 @@ import math
 import re
 import sqlite3
 import statistics
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -179,10 +180,12 @@ PEERS = {"bm25s": bench_bm25s, "fts5": bench_fts5, "tantivy": bench_tantivy, "py
 
 def run_peers(names: Sequence[str], docs: list[list[str]], queries: list[list[str]],
               work: Path) -> dict[str, dict[str, Any]]:
-    """Run the named peers (a failing peer is reported, not fatal)."""
+    """Run the named peers (a failing peer is reported, not fatal), each in a fresh
+    folder (a kept ``--reuse`` folder holds the previous run's index: emptied first)."""
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         folder = work / f"peer-{name}"
+        shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True, exist_ok=True)
         try:
             out[name] = PEERS[name](docs, queries, folder)
