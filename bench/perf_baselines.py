@@ -12,9 +12,9 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import shutil
 import sqlite3
 import statistics
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
