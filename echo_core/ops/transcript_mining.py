@@ -21,9 +21,10 @@ idea          LOW 0.4     None        "we should later", "TODO", "it would be ni
 
 Operator text is a non-sidechain user line's text blocks (never tool results, never a
 subagent's conversation, never ``isMeta`` lines); a sentence that is a preference is
-not also a correction or an idea. Text inside ``<private>...</private>`` is dropped
-before any rule reads it, and every field of a proposal passes
-``echo_core.redaction.redact`` before it leaves this module.
+not also a correction or an idea. Operator and agent text pass
+``echo_core.redaction.redact`` (``<private>`` blocks dropped, secrets replaced by a
+marker) before any rule reads them, tool commands and errors before they are
+shortened, and every field of a proposal once more on its way out.
 
 Repeats merge by ``MinedProposal.key()`` (the normalised title): within a transcript
 and, with ``merge_mined``, across transcripts - occurrences summed, sessions / turns /
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -42,6 +43,7 @@ import attrs
 from echo_core.ops.transcript_parse import TranscriptTurn, parse_lines, read_transcript_lines
 from echo_core.ops.transcript_rules import RuleHit, correction, idea, preference, sentences
 from echo_core.ops.transcript_rules_tools import ErrorFix, ErrorFixTracker
+from echo_core.redaction import redact
 
 __all__ = ["HIGH", "LOW", "MAX_EXCERPTS", "MEDIUM", "MinedProposal", "merge_mined",
            "mine_file", "mine_transcript"]
@@ -104,7 +106,7 @@ def mine_transcript(lines: Iterable[str | bytes], *, source: str = "") -> list[M
         if turn.role == "assistant":
             tracker.saw_calls(turn)
             if not turn.sidechain and turn.texts:
-                agent_said = turn.texts[-1]
+                agent_said = _last_sentence(_clean(turn.texts[-1]))
             elif not turn.sidechain and turn.tool_uses and agent_said is None:
                 agent_said = f"(called {turn.tool_uses[0].name})"
             continue
@@ -162,14 +164,20 @@ def _excerpt(text: str) -> str:
     return line if len(line) <= MAX_EXCERPT_CHARS else line[:MAX_EXCERPT_CHARS - 1] + "…"
 
 
-def _quote(text: str, limit: int = 100) -> str:
+def _quote(text: str, limit: int = 120) -> str:
     line = _excerpt(text)
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
+def _last_sentence(text: str) -> str:
+    """The agent's last sentence: what an operator's reply corrects, usually."""
+    said = sentences(text)
+    return said[-1] if said else _excerpt(text)
+
+
 def _operator_turn(turn: TranscriptTurn, agent_said: str | None) -> list[MinedProposal]:
     out: list[MinedProposal] = []
-    said = sentences(_without_private(turn.text))
+    said = sentences(_clean(turn.text))
     for index, sentence in enumerate(said):
         if hit := preference(sentence):
             out.append(_proposal(hit, turn, sentence, "preference", HIGH, "semantic",
@@ -187,48 +195,30 @@ def _operator_turn(turn: TranscriptTurn, agent_said: str | None) -> list[MinedPr
 
 def _proposal(hit: RuleHit, turn: TranscriptTurn, sentence: str, category: str,
               confidence: float, kind: str | None, *, body: str, why: str) -> MinedProposal:
-    clean = _redactor()
     return MinedProposal(
-        title=clean(hit.title), kind=kind, body=clean(body), confidence=confidence,
-        category=category, rationale=clean(f"{hit.rule}: {why}"),
-        excerpts=(clean(_excerpt(sentence)),), sessions=(turn.session,) if turn.session
+        title=_clean(hit.title), kind=kind, body=_clean(body), confidence=confidence,
+        category=category, rationale=_clean(f"{hit.rule}: {why}"),
+        excerpts=(_clean(_excerpt(sentence)),), sessions=(turn.session,) if turn.session
         else (), turns=(turn.ref,))
 
 
 def _error_fix(fix: ErrorFix) -> MinedProposal:
-    clean = _redactor()
     lines = [f"Failed: {fix.failed} -> {fix.error}"]
     if fix.between:
         lines.append(f"Then: {'; '.join(fix.between)}")
-    lines.append(f"Worked: {fix.worked}")
+    lines.append(f"Worked: {fix.worked}" + (" (the same call, retried)" if fix.same_call else ""))
     session = fix.fixed_turn.session
     return MinedProposal(
-        title=clean(f"Error then fix: {fix.tool} {fix.target}"), kind="semantic",
-        body=clean("\n".join(lines)), confidence=MEDIUM, category="error-fix",
-        rationale=clean(f"error-fix: {fix.tool} {fix.target} failed ({fix.error}), "
-                        f"then a different call on it succeeded"),
-        excerpts=(clean(_excerpt(fix.error)), clean(_excerpt(fix.worked))),
+        title=_clean(f"Error then fix: {fix.tool} {fix.target}"), kind="semantic",
+        body=_clean("\n".join(lines)), confidence=MEDIUM, category="error-fix",
+        rationale=_clean(f"error-fix: {fix.tool} {fix.target} failed ({fix.error}), then "
+                         + (f"the same call succeeded after {'; '.join(fix.between)}"
+                            if fix.same_call else "a different call on it succeeded")),
+        excerpts=(_clean(_excerpt(fix.error)), _clean(_excerpt(fix.worked))),
         sessions=(session,) if session else (),
         turns=(fix.failed_turn.ref, fix.fixed_turn.ref))
 
 
-# -- redaction (echo_core.redaction, SPEC §2.1) -----------------------------------------
-
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
-
-
-def _without_private(text: str) -> str:
-    """``text`` with every ``<private>...</private>`` span (or an unclosed tail) dropped."""
-    try:
-        from echo_core.redaction import strip_private
-    except ImportError:
-        return _PRIVATE.sub(" ", text)
-    return strip_private(text)
-
-
-def _redactor() -> Callable[[str], str]:
-    try:
-        from echo_core.redaction import redact
-    except ImportError:
-        return _without_private
-    return lambda text: redact(_without_private(text)).text
+def _clean(text: str) -> str:
+    """``text`` as it may leave the miner: private blocks dropped, secrets marked."""
+    return redact(text).text

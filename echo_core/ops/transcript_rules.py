@@ -7,14 +7,16 @@ sentence longer than ``MAX_SENTENCE`` characters is not a statement to remember.
 
 - ``preference``: "always X", "never X", "I prefer X", "prefer X over Y",
   "use X not Y" / "use X instead of Y" / "use X rather than Y", "don't X" / "do not X",
-  "please stop X" / "stop X-ing", optionally led by "please", "and", "also",
-  "from now on", "going forward", "in future" -> title e.g. "Always run ruff before
+  "please stop X" / "stop X-ing", optionally led by "please", "and", "also", "again",
+  "as I said", "remember", "from now on", "going forward", "in future" -> title e.g. "Always run ruff before
   committing", "Use pytest, not unittest", "Don't add type: ignore comments".
   "Don't worry", "never mind" and the like are not preferences.
 - ``correction``: a turn that answers the agent with "no, ...", "nope", "wrong",
   "that's wrong / not right / incorrect / not what I asked", "actually, ...",
   "not X but Y", "you should have ..." -> the corrected statement (the lead word
-  dropped) as title, e.g. "The config lives in pyproject.toml, not setup.cfg".
+  dropped) as title, e.g. "The config lives in pyproject.toml, not setup.cfg"; a lead
+  followed by fewer than three words or by "thanks", "worries", "I don't think",
+  "that's fine" and the like is a reply, not a correction.
 - ``idea``: "we should later ...", "later we should", "TODO ...", "it would be nice
   to ...", "next time ...", "idea: ...", "at some point we should ...", "in the
   future we should ..." -> the idea (a "TODO:" / "idea:" lead dropped) as title.
@@ -43,8 +45,9 @@ _INJECTED = re.compile(
     r"local-command-stderr|bash-input|bash-stdout|bash-stderr|user-memory-input)>"
     r".*?(?:</\1>|\Z)", re.S)
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_LEAD = re.compile(r"^(?:(?:please|and|also|so|ok(?:ay)?|from now on|going forward|"
-                   r"in (?:the )?future|in general|generally)\b[,:;]?\s+)+", re.I)
+_LEAD = re.compile(r"^(?:(?:please|and|also|so|ok(?:ay)?|again|as i said|like i said|"
+                   r"remember|from now on|going forward|in (?:the )?future|in general|"
+                   r"generally)\b[,:;]?\s+)+", re.I)
 _MARKUP = re.compile(r"^[-*+>#\s]+|^\d+[.)]\s+")
 
 _ALWAYS = re.compile(r"^(always|never)\s+(\S.*)$", re.I)
@@ -62,6 +65,9 @@ _CORRECTION = re.compile(
     r"^(?:no|nope|wrong|incorrect)\b[,.!:;\s-]*|"
     r"^that(?:'s| is)\s+(?:wrong|not right|incorrect|not correct|not what i (?:asked|meant|"
     r"wanted))\b[,.!:;\s-]*|^actually\b[,:;\s-]*", re.I)
+_NOT_CORRECTIONS = re.compile(
+    r"(?:thanks|thank you|worries|problem|need|rush|i (?:don'?t|do not) (?:think|know|need|"
+    r"want|care|mind)|(?:it|that)(?:'s| is) (?:fine|ok|okay|all right|good))\b", re.I)
 _NOT_BUT = re.compile(r"^not\s+(.+?),?\s+but\s+(.+)$", re.I)
 _SHOULD_HAVE = re.compile(r"^you\s+should\s*(?:have|'ve)\s+(\S.*)$", re.I)
 
@@ -124,7 +130,7 @@ def preference(sentence: str) -> RuleHit | None:
     if match := _DONT.match(statement):
         return RuleHit(tidy_title(f"don't {match[1]}"), "preference: don't X")
     if match := _STOP.match(statement):
-        return RuleHit(tidy_title(f"don't keep {match[1]}"), "preference: stop X")
+        return RuleHit(tidy_title(f"stop {match[1]}"), "preference: stop X")
     return None
 
 
@@ -136,13 +142,13 @@ def correction(sentence: str) -> RuleHit | None:
     if match := _NOT_BUT.match(statement):
         return RuleHit(tidy_title(f"{match[2]}, not {match[1]}"), "correction: not X but Y")
     if match := _SHOULD_HAVE.match(statement):
-        return RuleHit(tidy_title(f"should {match[1]}"), "correction: you should have")
+        return RuleHit(tidy_title(f"should have {match[1]}"), "correction: you should have")
     lead = _CORRECTION.match(statement)
     if lead is None:
         return None
     rest = statement[lead.end():].strip()
-    if len(rest.split()) < 3:  # "No." / "Nope, not yet" carry nothing to remember
-        return None
+    if len(rest.split()) < 3 or _NOT_CORRECTIONS.match(rest):
+        return None  # "No." / "Nope, not yet" / "No, thanks" carry nothing to remember
     return RuleHit(tidy_title(rest), f"correction: {lead[0].strip(' ,.!:;-').lower()}")
 
 

@@ -13,8 +13,11 @@ A tool call is identified by its tool ``name`` and a ``target``:
 ``is_error`` true (not an operator's refusal or an interruption) opens a failure for
 ``(name, target)``; the next successful result for the same pair whose input differs
 from the failed call's closes it and yields an ``ErrorFix`` (what failed, the error's
-first line, what worked, up to three tool calls made in between). An identical retry
-that succeeds is not a lesson (the fix was elsewhere) and closes the failure silently.
+first line, what worked, up to three tool calls made in between; every text redacted
+before it is shortened). An identical retry that succeeds is a lesson only for a
+non-shell tool with calls in between (``Edit`` failed "not read yet", ``Read``, the same
+``Edit`` worked); an identical shell command that passes later means the code was fixed,
+not the call, and closes the failure silently.
 """
 
 from __future__ import annotations
@@ -28,16 +31,21 @@ from typing import Any
 import attrs
 
 from echo_core.ops.transcript_parse import ToolUse, TranscriptTurn
+from echo_core.redaction import redact
 
 __all__ = ["ErrorFix", "ErrorFixTracker", "command_head", "describe_call", "tool_target"]
 
 _SHORT = 120
 _BETWEEN = 3
+_ARG, _ARGS = 40, 3
+#: Arguments holding file content: never quoted in a description.
+_CONTENT_KEYS = frozenset({"content", "old_string", "new_string", "edits", "new_source"})
 _REFUSALS = ("the user doesn't want to proceed", "[request interrupted",
              "user rejected", "the user denied")
 _PLAIN_WORD = re.compile(r"[a-z][a-z0-9_-]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
 _FILE_KEYS = ("file_path", "notebook_path", "path")
+_TOOL_ERROR_TAG = re.compile(r"</?tool_use_error>")
 
 
 @attrs.frozen
@@ -48,14 +56,17 @@ class ErrorFix:
     target: str
     failed: str        # the failed call, shortened
     error: str         # the error's first line, shortened
-    worked: str        # the successful call, shortened
+    worked: str        # the successful call, shortened (with the arguments that changed)
     between: tuple[str, ...]  # up to three calls made in between
+    same_call: bool    # the call that worked is the failed one, retried after ``between``
     failed_turn: TranscriptTurn
     fixed_turn: TranscriptTurn
 
 
 def _short(text: str, limit: int = _SHORT) -> str:
-    line = " ".join(text.split())
+    """``text`` redacted (before it is cut, so no secret is left half-matched), on one
+    line, at most ``limit`` characters."""
+    line = " ".join(redact(text).text.split())
     return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
 
 
@@ -96,13 +107,23 @@ def tool_target(use: ToolUse, cwd: str | None = None) -> str:
     return url.strip() if isinstance(url, str) else ""
 
 
-def describe_call(use: ToolUse, cwd: str | None = None) -> str:
-    """A short readable form of a call: ``Bash `cmd` `` or ``Edit path``."""
+def describe_call(use: ToolUse, cwd: str | None = None,
+                  versus: Mapping[str, Any] | None = None) -> str:
+    """A short readable form of a call: ``Bash `cmd` `` or ``Edit path``; with
+    ``versus`` (another call's input), the short arguments that differ from it are
+    added: ``Read src/a.rs (offset=1, limit=200)``."""
     command = use.input.get("command")
     if use.name == "Bash" and isinstance(command, str):
         return f"Bash `{_short(command)}`"
     target = tool_target(use, cwd)
-    return f"{use.name} {_short(target)}" if target else use.name
+    text = f"{use.name} {_short(target)}" if target else use.name
+    if versus is not None:
+        changed = [f"{key}={_short(str(value), _ARG)}" for key, value in use.input.items()
+                   if key not in _FILE_KEYS and key not in _CONTENT_KEYS
+                   and versus.get(key) != value][:_ARGS]
+        if changed:
+            text += f" ({', '.join(changed)})"
+    return text
 
 
 def _input_key(tool_input: Mapping[str, Any]) -> str:
@@ -151,14 +172,25 @@ class ErrorFixTracker:
             for other in self._open.values():
                 if len(other.between) < _BETWEEN:
                     other.between.append(describe_call(use, cwd))
-            if failure is None or _input_key(failure.use.input) == _input_key(use.input):
+            if failure is None or not _is_lesson(failure, use):
                 continue
             yield ErrorFix(use.name, target, describe_call(failure.use, cwd), failure.error,
-                           describe_call(use, cwd), tuple(failure.between), failure.turn, turn)
+                           describe_call(use, cwd, versus=failure.use.input),
+                           tuple(failure.between), _same(failure.use, use), failure.turn, turn)
+
+
+def _same(first: ToolUse, second: ToolUse) -> bool:
+    return _input_key(first.input) == _input_key(second.input)
+
+
+def _is_lesson(failure: _Failure, use: ToolUse) -> bool:
+    if not _same(failure.use, use):
+        return True
+    return use.name != "Bash" and bool(failure.between)
 
 
 def _first_line(text: str) -> str:
-    for line in text.splitlines():
+    for line in _TOOL_ERROR_TAG.sub("", redact(text).text).splitlines():
         if line.strip():
             return _short(line.strip())
     return "(no message)"
