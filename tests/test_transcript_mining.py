@@ -87,8 +87,9 @@ EXPECTED: dict[str, list[Row]] = {
     ],
     "sidechain": [
         ("Error then fix: Read src/tile_id.rs", "semantic", "error-fix", MEDIUM, 1, (SIDE,),
-         ("File content (28412 tokens) exceeds maximum allowed tokens (25000). Please use "
-          "offset and limit parameters to read spec…", "Read src/tile_id.rs (offset=1, limit=200)")),
+         (("File content (28412 tokens) exceeds maximum allowed tokens (25000). Please use "
+           "offset and limit parameters to read spec…"),
+          "Read src/tile_id.rs (offset=1, limit=200)")),
         ("Tile IDs are parsed in src/tile_id.rs and in the loader", "semantic", "correction",
          MEDIUM, 1, (SIDE,), ("Actually, tile IDs are parsed in src/tile_id.rs and in the loader.",)),
         ("Never commit directly to main; open a branch first", "semantic", "preference", HIGH, 1,

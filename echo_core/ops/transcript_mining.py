@@ -52,6 +52,8 @@ HIGH, MEDIUM, LOW = 0.9, 0.7, 0.4
 MAX_EXCERPTS = 3
 MAX_EXCERPT_CHARS = 240
 MAX_SOURCES = 10
+#: Titles are one line of at most this many characters (capture takes up to 200).
+MAX_TITLE = 180
 _KEY_DROP = re.compile(r"[^\w]+")
 
 
@@ -196,7 +198,8 @@ def _operator_turn(turn: TranscriptTurn, agent_said: str | None) -> list[MinedPr
 def _proposal(hit: RuleHit, turn: TranscriptTurn, sentence: str, category: str,
               confidence: float, kind: str | None, *, body: str, why: str) -> MinedProposal:
     return MinedProposal(
-        title=_clean(hit.title), kind=kind, body=_clean(body), confidence=confidence,
+        title=_quote(_clean(hit.title), MAX_TITLE), kind=kind, body=_clean(body),
+        confidence=confidence,
         category=category, rationale=_clean(f"{hit.rule}: {why}"),
         excerpts=(_clean(_excerpt(sentence)),), sessions=(turn.session,) if turn.session
         else (), turns=(turn.ref,))
@@ -209,7 +212,8 @@ def _error_fix(fix: ErrorFix) -> MinedProposal:
     lines.append(f"Worked: {fix.worked}" + (" (the same call, retried)" if fix.same_call else ""))
     session = fix.fixed_turn.session
     return MinedProposal(
-        title=_clean(f"Error then fix: {fix.tool} {fix.target}"), kind="semantic",
+        title=_quote(_clean(f"Error then fix: {fix.tool} {fix.target}"), MAX_TITLE),
+        kind="semantic",
         body=_clean("\n".join(lines)), confidence=MEDIUM, category="error-fix",
         rationale=_clean(f"error-fix: {fix.tool} {fix.target} failed ({fix.error}), then "
                          + (f"the same call succeeded after {'; '.join(fix.between)}"

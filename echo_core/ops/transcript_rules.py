@@ -8,8 +8,10 @@ sentence longer than ``MAX_SENTENCE`` characters is not a statement to remember.
 - ``preference``: "always X", "never X", "I prefer X", "prefer X over Y",
   "use X not Y" / "use X instead of Y" / "use X rather than Y", "don't X" / "do not X",
   "please stop X" / "stop X-ing", optionally led by "please", "and", "also", "again",
-  "as I said", "remember", "from now on", "going forward", "in future" -> title e.g. "Always run ruff before
-  committing", "Use pytest, not unittest", "Don't add type: ignore comments".
+  "as I said", "remember", "from now on", "going forward", "in future" or by a
+  correction's lead ("No, always X" is the preference "Always X") -> title e.g.
+  "Always run ruff before committing", "Use pytest, not unittest", "Don't add type:
+  ignore comments".
   "Don't worry", "never mind" and the like are not preferences.
 - ``correction``: a turn that answers the agent with "no, ...", "nope", "wrong",
   "that's wrong / not right / incorrect / not what I asked", "actually, ...",
@@ -39,44 +41,45 @@ __all__ = ["MAX_SENTENCE", "RuleHit", "correction", "idea", "preference", "sente
 #: A longer sentence is prose, not a preference or idea to remember.
 MAX_SENTENCE = 180
 
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INJECTED = re.compile(
     r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|"
     r"local-command-stderr|bash-input|bash-stdout|bash-stderr|user-memory-input)>"
-    r".*?(?:</\1>|\Z)", re.S)
+    r".*?(?:</\1>|\Z)", re.DOTALL)
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _LEAD = re.compile(r"^(?:(?:please|and|also|so|ok(?:ay)?|again|as i said|like i said|"
                    r"remember|from now on|going forward|in (?:the )?future|in general|"
-                   r"generally)\b[,:;]?\s+)+", re.I)
+                   r"generally)\b[,:;]?\s+)+", re.IGNORECASE)
 _MARKUP = re.compile(r"^[-*+>#\s]+|^\d+[.)]\s+")
 
-_ALWAYS = re.compile(r"^(always|never)\s+(\S.*)$", re.I)
-_PREFER_OVER = re.compile(r"^(?:i\s+(?:(?:really|strongly|would|'d)\s+)?)?prefer\s+(.+?)"
-                          r"\s+(?:over|to|rather than|instead of)\s+(.+)$", re.I)
-_PREFER = re.compile(r"^i\s+(?:(?:really|strongly|would|always)\s+)?prefer\s+(\S.*)$", re.I)
-_USE_NOT = re.compile(r"^use\s+(.+?),?\s+(?:not|instead of|rather than)\s+(.+)$", re.I)
-_DONT = re.compile(r"^(?:don'?t|do not|dont)\s+(\S.*)$", re.I)
-_STOP = re.compile(r"^stop\s+(\w+ing\b.*)$", re.I)
+_ALWAYS = re.compile(r"^(always|never)\s+(\S.*)$", re.IGNORECASE)
+_PREFER_OVER = re.compile(r"^(?:i(?:'d|\s+would|\s+really|\s+strongly)?\s+)?prefer\s+(.+?)"
+                          r"\s+(?:over|to|rather than|instead of)\s+(.+)$", re.IGNORECASE)
+_PREFER = re.compile(r"^i(?:'d|\s+would|\s+really|\s+strongly|\s+always)?\s+prefer\s+(\S.*)$",
+                     re.IGNORECASE)
+_USE_NOT = re.compile(r"^use\s+(.+?),?\s+(?:not|instead of|rather than)\s+(.+)$", re.IGNORECASE)
+_DONT = re.compile(r"^(?:don'?t|do not|dont)\s+(\S.*)$", re.IGNORECASE)
+_STOP = re.compile(r"^stop\s+(\w+ing\b.*)$", re.IGNORECASE)
 _NOT_PREFERENCES = re.compile(
     r"^(?:don'?t|do not|dont)\s+(?:worry|bother|mind|panic|know|think|see|understand|"
-    r"remember|care|get|have|need|want|like)\b|^never\s+mind\b", re.I)
+    r"remember|care|get|have|need|want|like)\b|^never\s+mind\b", re.IGNORECASE)
 
 _CORRECTION = re.compile(
     r"^(?:no|nope|wrong|incorrect)\b[,.!:;\s-]*|"
     r"^that(?:'s| is)\s+(?:wrong|not right|incorrect|not correct|not what i (?:asked|meant|"
-    r"wanted))\b[,.!:;\s-]*|^actually\b[,:;\s-]*", re.I)
+    r"wanted))\b[,.!:;\s-]*|^actually\b[,:;\s-]*", re.IGNORECASE)
 _NOT_CORRECTIONS = re.compile(
     r"(?:thanks|thank you|worries|problem|need|rush|i (?:don'?t|do not) (?:think|know|need|"
-    r"want|care|mind)|(?:it|that)(?:'s| is) (?:fine|ok|okay|all right|good))\b", re.I)
-_NOT_BUT = re.compile(r"^not\s+(.+?),?\s+but\s+(.+)$", re.I)
-_SHOULD_HAVE = re.compile(r"^you\s+should\s*(?:have|'ve)\s+(\S.*)$", re.I)
+    r"want|care|mind)|(?:it|that)(?:'s| is) (?:fine|ok|okay|all right|good))\b", re.IGNORECASE)
+_NOT_BUT = re.compile(r"^not\s+(.+?),?\s+but\s+(.+)$", re.IGNORECASE)
+_SHOULD_HAVE = re.compile(r"^you\s+should\s*(?:have|'ve)\s+(\S.*)$", re.IGNORECASE)
 
 _IDEA = re.compile(
     r"^(?:todo|idea)\b\s*[:-]?\s*(\S.*)$|"
     r"^((?:we|you) should (?:later|eventually|at some point)\b.*)$|"
     r"^((?:later|eventually|at some point|in the future),?\s+(?:we|you) (?:should|could)\b.*)$|"
     r"^(it would be (?:nice|good|great) (?:to|if)\b.*)$|"
-    r"^(next time,?\s+\S.*)$", re.I)
+    r"^(next time,?\s+\S.*)$", re.IGNORECASE)
 
 
 @attrs.frozen
@@ -110,13 +113,16 @@ def _statement(sentence: str) -> str | None:
     sentence = sentence.strip()
     if not sentence or sentence.endswith("?") or len(sentence) > MAX_SENTENCE:
         return None
-    return _LEAD.sub("", sentence)
+    return _LEAD.sub("", sentence).rstrip(".!;: ")
 
 
 def preference(sentence: str) -> RuleHit | None:
     """An explicit operator preference in ``sentence``, or ``None``."""
     statement = _statement(sentence)
-    if statement is None or _NOT_PREFERENCES.search(statement):
+    if statement is None:
+        return None
+    statement = _CORRECTION.sub("", statement, count=1)  # "No, always X" states X too
+    if _NOT_PREFERENCES.search(statement):
         return None
     if match := _ALWAYS.match(statement):
         return RuleHit(tidy_title(f"{match[1].lower()} {match[2]}"), "preference: always/never")
