@@ -119,6 +119,9 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import VaultNotWritable as VaultNotWritable
     from echo_core.protocols import WeightedTerm as WeightedTerm
     from echo_core.protocols import WordTokenizer as WordTokenizer
+    from echo_core.redaction import RedactionResult as RedactionResult
+    from echo_core.redaction import redact as redact
+    from echo_core.redaction import strip_private as strip_private
     from echo_core.scoring import BM25_B as BM25_B
     from echo_core.scoring import BM25_K1 as BM25_K1
     from echo_core.scoring import FRESHNESS_FLOOR as FRESHNESS_FLOOR
@@ -182,6 +185,7 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.scoring"),
     **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
     "read_text_source": "echo_core.text_source",
+    **dict.fromkeys(("RedactionResult", "redact", "strip_private"), "echo_core.redaction"),
     "settle_owed_pass": "echo_core.ops.session_pass",
     **dict.fromkeys(("ForkedWork", "start_forked"), "echo_core.forked_work"),
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),

@@ -150,6 +150,12 @@ class CaptureRequest:
     #: days until a working note expires, or the date it expires (SPEC §2.7)
     ttl_days: int | None = None
     expires: str | None = None
+    #: False: write the text as given, secrets and ``<private>`` blocks included (the
+    #: operator's ``--no-redact``, logged); True: redacted first (SPEC §2.1)
+    redact: bool = True
+    #: the redaction rules validation applied (``echo_core.redaction``); set by
+    #: ``validate_request``, reported in the result
+    redacted: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -47,6 +47,15 @@ Look-alikes that survive by design: git SHAs, sha256 hex, UUIDs, base64 in prose
 An ``env-secret`` value that is a number, a boolean, empty, or a reference (``$VAR``,
 ``${VAR}``, ``<placeholder>``, ``***``) is not a secret and survives.
 
+Where it applies: ``capture`` redacts title, body, supersedes, tags, aliases and sources
+at validation (``ops.capture_request``), so every caller (CLI, MCP, session-end and
+reflect proposals, PreCompact checkpoints, the outbox) writes the redacted text; the
+operator's ``capture --no-redact`` (CLI only, never over MCP) writes as given and is
+logged (``ops.redaction_overrides``). Transcript mining and ingest redact what they
+produce. The raw note verbs (``put``, ``append``, ``patch``) write the caller's text byte
+for byte and do NOT redact: they edit files exactly (a ``get`` then ``put`` round trip,
+a patch's anchor), and a marker in their text would break that; memory is captured.
+
 Every pattern is linear: each starts at a token boundary (a look-behind), and each
 repeated class is followed by something outside it, so no input makes a pattern
 backtrack more than once over a run (``bench/bench_redaction.py`` times a hostile input).
@@ -58,6 +67,8 @@ import re
 from collections.abc import Callable
 
 import attrs
+
+from echo_core.lazy_pattern import LazyPattern
 
 #: The marker a secret becomes; ``{}`` is the rule name.
 MARKER = "[REDACTED:{}]"
@@ -85,7 +96,7 @@ class Rule:
     the marker, unless ``accept`` says the candidate is not a secret after all."""
 
     name: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern  # compiled on first use: importing this module costs no compile
     accept: Callable[[str], bool] | None = None
 
 
@@ -102,7 +113,7 @@ _NOT_SECRET_VALUES = frozenset({
     "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined",
     "required", "optional", "redacted", "secret", "password", "changeme", "xxx", "your",
 })
-_SECRET_NAME_STRONG = re.compile(
+_SECRET_NAME_STRONG = LazyPattern(
     r"(?i)(?:secret|password|passwd|passphrase|pwd|token|api_?key|apikey|access_?key|"
     r"private_?key|auth_?key|credentials?)\Z")
 
@@ -125,7 +136,7 @@ _KEYCH = r"[A-Za-z0-9_\-]"
 
 
 def _rule(name: str, pattern: str, accept: Callable[[str], bool] | None = None) -> Rule:
-    return Rule(name, re.compile(pattern), accept)
+    return Rule(name, LazyPattern(pattern), accept)
 
 
 RULES: tuple[Rule, ...] = (
@@ -164,12 +175,12 @@ RULES: tuple[Rule, ...] = (
           r"(?!\[REDACTED:)(?P<secret>[^\s@/?#]{1,200})@(?=[A-Za-z0-9\[])"),
     _rule("env-secret",
           r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[\"']?[ \t]{0,5}"
-          r"(?:=|:)[ \t]{0,5}(?!\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
+          r"(?:=|:)[ \t]{0,5}(?![\"']?\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
           r"[^\s\"',;#]{1,500})"),
 )
 
-_PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
-_ENV_NAME = re.compile(
+_PRIVATE_TAG = LazyPattern(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
+_ENV_NAME = LazyPattern(
     r"(?i)(?:secret|password|passwd|passphrase|pwd|token|api_?key|apikey|access_?key|"
     r"private_?key|auth_?key|credentials?|_key)\Z")
 
@@ -186,7 +197,7 @@ def strip_private(text: str) -> str:
     out: list[str] = []
     depth = 0
     pos = 0
-    for tag in _PRIVATE_TAG.finditer(text):
+    for tag in _PRIVATE_TAG.compiled().finditer(text):
         if depth == 0:
             out.append(text[pos:tag.start()])
         if tag.group(1):
@@ -203,9 +214,11 @@ def _apply(rule: Rule, text: str) -> tuple[str, bool]:
     fired = False
     marker = MARKER.format(rule.name)
 
+    pattern = rule.pattern.compiled()
+    has_secret = "secret" in pattern.groupindex
+
     def replace(match: re.Match[str]) -> str:
         nonlocal fired
-        has_secret = "secret" in rule.pattern.groupindex
         secret = match.group("secret") if has_secret else match.group(0)
         if rule.name == "env-secret":
             if not _ENV_NAME.search(match.group("name")) or not _env_value_is_secret(
@@ -223,7 +236,7 @@ def _apply(rule: Rule, text: str) -> tuple[str, bool]:
         whole = match.group(0)
         return whole[:start - base] + marker + whole[end - base:]
 
-    return rule.pattern.sub(replace, text), fired
+    return pattern.sub(replace, text), fired
 
 
 def redact(text: str) -> RedactionResult:

@@ -34,6 +34,7 @@ from echo_core.ops.links import (
     named_entities,
 )
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
+from echo_core.ops.redaction_overrides import report_capture_redaction
 from echo_core.ops.supersession import SEMANTIC, check_supersedable, find_superseded
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
@@ -68,17 +69,20 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
 
     ``replay``: the outbox replaying this capture; its day stands for today (dates, dated
     slugs, the daily note) and the capture never queues again.
+    Secrets and ``<private>`` text are redacted at validation (``redacted`` in the
+    result; ``redact=False`` writes as given and is logged, ``ops.redaction_overrides``).
     A gate stop's message names the arguments that answer it as the caller writes them
     (``echo_core.operations.spelling``)."""
     req = validate_request(request, ctx.manifest)
     op = op_id or new_op_id()
     today = replay.day if replay is not None else ctx.today()
     try:
-        return _capture_valid(ctx, req, op, today)
+        env = _capture_valid(ctx, req, op, today)
     except BackendUnavailable as down:
         if req.dry_run:
             raise
         return queue_capture(ctx, req, down, op_id=op, replay=replay)
+    return report_capture_redaction(ctx, req, env)
 
 
 def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt.date) -> Envelope[CaptureResult]:

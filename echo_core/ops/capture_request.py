@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
 from echo_core.errors import usage_error
 from echo_core.models import CaptureRequest
 from echo_core.names import slugify
+from echo_core.redaction import ordered, redact
 from echo_core.routing import RoutingManifest
 from echo_core.write_scope import require_text
 
@@ -44,9 +46,13 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
     ``supersedes`` needs a kind (an inbox line replaces nothing); ``ttl_days`` and
     ``expires`` (one or the other, not both) only for a kind whose notes expire (working
     memory), ``expires`` an ISO date, ``ttl_days`` 1..``MAX_TTL_DAYS``.
+
+    Unless ``redact`` is False, the text fields are redacted first (``_redacted``): a
+    title that was only ``<private>`` text is refused as empty.
     """
     for field in _TEXT_FIELDS:
         require_text(getattr(request, field), field)
+    request = _redacted(request)
     title = (request.title or "").strip()
     if not title:
         raise usage_error("title: a capture needs a non-empty title")
@@ -94,6 +100,37 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
         merge_into=request.merge_into.strip() if request.merge_into else None,
         supersedes=supersedes, expires=request.expires.strip() if request.expires else None,
     )
+
+
+_REDACTED_TEXTS = ("title", "body", "supersedes")
+_REDACTED_LISTS = ("tags", "aliases", "sources")
+
+
+def _redacted(request: CaptureRequest) -> CaptureRequest:
+    """``request`` with its title, body, supersedes, tags, aliases and sources redacted
+    (``echo_core.redaction.redact``: secrets become markers, ``<private>`` blocks go) and
+    the rules that fired added to ``redacted``; as given when ``redact`` is False."""
+    if not request.redact:
+        return request
+    fired = set(request.redacted)
+    changes: dict[str, Any] = {}
+    for field in _REDACTED_TEXTS:
+        value = getattr(request, field)
+        if isinstance(value, str) and value:
+            result = redact(value)
+            if result.found:
+                changes[field] = result.text
+                fired.update(result.found)
+    for field in _REDACTED_LISTS:
+        items: list[Any] = []
+        for item in getattr(request, field):
+            if isinstance(item, str):  # any other item is refused by _clean_list
+                cleaned = redact(item)
+                item = cleaned.text
+                fired.update(cleaned.found)
+            items.append(item)
+        changes[field] = tuple(items)
+    return attrs.evolve(request, **changes, redacted=ordered(fired))
 
 
 def _check_expiry(request: CaptureRequest, manifest: RoutingManifest, kind: str | None) -> None:

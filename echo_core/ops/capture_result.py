@@ -24,3 +24,5 @@ class CaptureResult:
     superseded: str | None = None
     #: lines it contradicts (a contradiction stop), each with the ``supersedes`` answer
     contradictions: tuple[dict[str, str], ...] = ()
+    #: the redaction rules that replaced or dropped text before the write (SPEC §2.1)
+    redacted: tuple[str, ...] = ()

@@ -82,6 +82,11 @@ class CaptureParams:
                                  cli=CliParam(flag="--ttl", metavar="DAYS"))
     expires: str | None = param(None, help="Working memory: the ISO date it expires "
                                 "(instead of --ttl).", cli=CliParam(metavar="YYYY-MM-DD"))
+    # the operator's override only: over MCP a model cannot turn redaction off
+    redact: bool = param(True, help="Replace secrets with [REDACTED:<rule>] and drop "
+                         "<private> text before writing (SPEC §2.1).", mcp=None,
+                         cli=CliParam(flag="--no-redact", negate=True, help="Write the "
+                                      "text as given, secrets included (logged)."))
 
     def request(self) -> CaptureRequest:
         """The ``CaptureRequest`` these parameters ask for."""

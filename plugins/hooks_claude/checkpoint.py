@@ -15,6 +15,8 @@ consistent, and the note expires like any working memory.
   edited`` (the last ``MAX_FILES``, relative to ``cwd`` when inside it). Deterministic for
   a given transcript, payload and date. Nothing is written when the transcript has
   neither prompts nor edits.
+* Redaction (SPEC §2.1): capture redacts the body; a prompt or instruction cut to one
+  line is redacted before the cut, so no fragment of a secret survives it.
 * Links: capture links the checkpoint to the entities it names (the people, projects in
   the prompts), never the other way round: durable notes do not collect links to
   working notes that expire.
@@ -65,7 +67,9 @@ def checkpoint_body(payload: dict[str, Any], summary: TranscriptSummary) -> str:
               f"{summary.tool_uses} tool uses, {len(summary.edited_files)} files edited.")]
     instructions = payload.get("custom_instructions")
     if isinstance(instructions, str) and instructions.strip():
-        lines.append(f"Compaction instructions: {one_line(instructions)}")
+        from echo_core import redact
+
+        lines.append(f"Compaction instructions: {one_line(redact(instructions).text)}")
     if summary.prompts:
         recent = summary.prompts[-MAX_PROMPTS:]
         lines.append(f"Recent prompts (last {len(recent)} of {len(summary.prompts)}):")

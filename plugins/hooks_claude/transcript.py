@@ -119,7 +119,23 @@ def _prompt_text(content: Any) -> str | None:
     text = text.strip()
     if not text or text[0] in "<[":
         return None
-    return one_line(text)
+    return _prompt_line(text)
+
+
+#: How much of a long prompt is redacted before it is cut to one line.
+_REDACT_WINDOW = 65_536
+
+
+def _prompt_line(text: str) -> str:
+    """``one_line(text)``; a prompt too long for the line is redacted BEFORE the cut (a
+    cut through a secret would leave a fragment no rule matches; the checkpoint's capture
+    redacts the whole line again)."""
+    flat = " ".join(text.split())
+    if len(flat) > PROMPT_MAX_CHARS:
+        from echo_core import redact
+
+        flat = redact(flat[:_REDACT_WINDOW]).text
+    return one_line(flat)
 
 
 def _objects(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
