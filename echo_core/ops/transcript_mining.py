@@ -43,7 +43,7 @@ import attrs
 from echo_core.ops.transcript_parse import TranscriptTurn, parse_lines, read_transcript_lines
 from echo_core.ops.transcript_rules import RuleHit, correction, idea, preference, sentences
 from echo_core.ops.transcript_rules_tools import ErrorFix, ErrorFixTracker
-from echo_core.redaction import redact
+from echo_core.redaction import redact, strip_private
 
 __all__ = ["HIGH", "LOW", "MAX_EXCERPTS", "MEDIUM", "MinedProposal", "merge_mined",
            "mine_file", "mine_transcript"]
@@ -108,7 +108,7 @@ def mine_transcript(lines: Iterable[str | bytes], *, source: str = "") -> list[M
         if turn.role == "assistant":
             tracker.saw_calls(turn)
             if not turn.sidechain and turn.texts:
-                agent_said = _last_sentence(_clean(turn.texts[-1]))
+                agent_said = turn.texts[-1]  # redacted when a correction quotes it
             elif not turn.sidechain and turn.tool_uses and agent_said is None:
                 agent_said = f"(called {turn.tool_uses[0].name})"
             continue
@@ -172,12 +172,25 @@ def _quote(text: str, limit: int = 120) -> str:
 
 
 def _last_sentence(text: str) -> str:
-    """The agent's last sentence: what an operator's reply corrects, usually."""
-    said = sentences(text)
-    return said[-1] if said else _excerpt(text)
+    """The agent's last sentence, redacted: what an operator's reply corrects, usually."""
+    said = sentences(_clean(text))
+    return said[-1] if said else _excerpt(_clean(text))
+
+
+def _may_hit(text: str, agent_spoke: bool) -> bool:
+    """Whether any rule matches a sentence of ``text`` (a cheap pass before redaction)."""
+    for index, sentence in enumerate(sentences(text)):
+        if preference(sentence) or idea(sentence) or (
+                index == 0 and agent_spoke and correction(sentence)):
+            return True
+    return False
 
 
 def _operator_turn(turn: TranscriptTurn, agent_said: str | None) -> list[MinedProposal]:
+    """The proposals of one operator turn; the rules read its redacted text (redaction
+    runs only for a turn some rule matches before it: most turns match none)."""
+    if not _may_hit(strip_private(turn.text), agent_said is not None):
+        return []
     out: list[MinedProposal] = []
     said = sentences(_clean(turn.text))
     for index, sentence in enumerate(said):
@@ -185,9 +198,10 @@ def _operator_turn(turn: TranscriptTurn, agent_said: str | None) -> list[MinedPr
             out.append(_proposal(hit, turn, sentence, "preference", HIGH, "semantic",
                                  body=hit.title, why=f"the operator said {_quote(sentence)!r}"))
         elif index == 0 and agent_said is not None and (hit := correction(sentence)):
-            body = f"{hit.title}\n\nThe operator corrected: {_quote(agent_said)!r}"
+            corrected = _quote(_last_sentence(agent_said))
+            body = f"{hit.title}\n\nThe operator corrected: {corrected!r}"
             out.append(_proposal(hit, turn, sentence, "correction", MEDIUM, "semantic",
-                                 body=body, why=f"the operator answered {_quote(agent_said)!r}"
+                                 body=body, why=f"the operator answered {corrected!r}"
                                  f" with {_quote(sentence)!r}"))
         elif hit := idea(sentence):
             out.append(_proposal(hit, turn, sentence, "idea", LOW, None, body=hit.title,
