@@ -11,14 +11,21 @@ from typing import Any
 
 import pytest
 
+from echo_core.context import create_context
 from echo_core.errors import EchoError
+from echo_core.models import CaptureRequest
+from echo_core.ops.capture import capture
+from echo_core.ops.init import init_vault
+from echo_core.ops.outbox import flush
 from echo_core.ops.redaction_overrides import OVERRIDES_FILE
+from echo_core.plugins import create_host
 from plugins.hooks_claude.checkpoint import write_checkpoint
 from tests.capture_kit import VaultBox
 from tests.cli_inproc import run_main
 from tests.hook_kit import hook_env, payload, run_hook, work_tools, write_transcript
 from tests.mcp_kit import call, make_server, with_client
 from tests.secret_kit import LOOKALIKES, SECRETS
+from tests.test_outbox import SwitchablePlugin, SwitchableStorage
 
 #: Every row but the unterminated key block (it drops the rest of a text: tested alone).
 CLOSED = tuple(row for row in SECRETS if not row.text.startswith("truncated:"))
@@ -225,3 +232,28 @@ def test_the_pre_compact_hook_process_writes_no_secret(box: VaultBox, tmp_path: 
     notes = list((box.vault / "_agent/memory/working").glob("*checkpoint-beef0000*"))
     assert len(notes) == 1 and "[REDACTED:github-token]" in notes[0].read_text("utf-8")
     _assert_no_secret(box.root)
+
+
+# --- the outbox ------------------------------------------------------------------------
+
+
+def test_a_capture_queued_while_the_vault_is_down_is_queued_redacted(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "home"), "ECHO_CONFIG": str(tmp_path / "none.toml"),
+           "ECHO_TODAY": "2026-03-01"}
+    host = create_host(env=env, extra=[("switch_storage", SwitchablePlugin())])
+    ctx = create_context(vault=f"switch://{tmp_path / 'vault'}",
+                         state_dir=str(tmp_path / "state"), env=env, host=host)
+    SwitchableStorage.down = False
+    init_vault(ctx)
+    row = SECRETS[9]  # slack token
+    SwitchableStorage.down = True
+    try:
+        queued = capture(ctx, CaptureRequest(title="Slack bot", kind="reference", body=row.text))
+        assert queued.action == "queued"
+        assert row.secret not in _everything(tmp_path / "state")
+    finally:
+        SwitchableStorage.down = False
+    assert flush(ctx).data.synced == 1
+    note = (tmp_path / "vault/resources/references/slack-bot.md").read_text("utf-8")
+    assert row.marker in note
+    assert row.secret not in _everything(tmp_path)
