@@ -23,6 +23,11 @@ from echo_core.routing import RoutingManifest
 
 #: Files in a kind's folder that are never entities (the folder's own description).
 NOT_ENTITIES = ("readme.md",)
+#: Frontmatter keys that together mark a part of an ingested document
+#: (``echo_core.ops.ingest_notes``): a piece of the document note's text, not a thing of
+#: its own, so never an entity (its title contains the document's: every part would look
+#: like a duplicate of it).
+PART_KEYS = ("part_of", "ingest_hash")
 
 
 def kind_folders(manifest: RoutingManifest) -> dict[str, str]:
@@ -66,11 +71,15 @@ def note_aliases(frontmatter: dict[str, Any]) -> tuple[str, ...]:
 
 def note_kind(note: Note, folders: dict[str, str], manifest: RoutingManifest) -> str | None:
     """The kind of the entity ``note`` is, or None when it is not an entity (outside
-    every kind folder). Frontmatter ``type`` wins when it names a kind."""
+    every kind folder, or a part of an ingested document: ``PART_KEYS``). Frontmatter
+    ``type`` wins when it names a kind."""
     by_folder = folder_kind(note.path, folders)
     if by_folder is None:
         return None
-    declared = note.frontmatter.get("type")
+    fm = note.frontmatter
+    if all(key in fm for key in PART_KEYS):
+        return None
+    declared = fm.get("type")
     if isinstance(declared, str) and declared.strip() in manifest.kinds:
         return declared.strip()
     return by_folder

@@ -32,6 +32,7 @@ FULL_TOOLS = {
     "echo_triage_inbox", "echo_log_session", "echo_sweep", "echo_evolve",
     "echo_inbox_review",
     "echo_patch_note", "echo_rollup_data", "echo_note_history", "echo_restore_note",
+    "echo_ingest",
 }
 CORE_TOOLS = {"echo_load", "echo_recall", "echo_capture", "echo_triage_inbox",
               "echo_log_session", "echo_health"}

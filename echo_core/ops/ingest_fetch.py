@@ -1,0 +1,250 @@
+"""Where ``ingest`` reads from: an http(s) URL or a local file, as bytes and a type.
+
+``read_source(source, env)`` returns a ``FetchedSource``: the bytes (at most
+``max_bytes``, ``ECHO_INGEST_MAX_BYTES``, 10 MB by default), the sniffed type (``html``,
+``pdf``, ``markdown`` or ``text``) and the source as recorded in the vault (a URL without
+its fragment, or a local file's absolute path).
+
+Rules:
+- Only ``http`` and ``https`` URLs and local paths. Any other scheme (``file:``,
+  ``javascript:``, ``data:``, ``ftp:``) is refused, and so is a redirect to one: redirects
+  are followed here, one hop at a time (at most ``MAX_REDIRECTS``), each target checked.
+- Timeouts: ``ECHO_INGEST_TIMEOUT`` seconds (15) to connect and between reads. The
+  standard library's HTTP client (the core imports no transport package); no proxy.
+- The type comes from the bytes first (``%PDF-``, an HTML start), then the
+  ``Content-Type`` header, then the file name's extension; anything else that is not
+  UTF-8 text (an image, an archive) is refused.
+
+Errors: ``UsageError`` (2) for a refused scheme, a bad or missing path, a body too large,
+content that is not text; ``NotFoundError`` (44) for HTTP 404 / 410; ``UnavailableError``
+(69) when the host cannot be reached, times out or answers 5xx / 429. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import attrs
+
+from echo_core.errors import NotFoundError, UnavailableError, UsageError
+
+SourceType = Literal["html", "pdf", "markdown", "text"]
+
+MAX_BYTES = 10 * 1024 * 1024
+TIMEOUT_S = 15.0
+MAX_REDIRECTS = 5
+USER_AGENT = "echo-memory-ingest/1 (+https://github.com/echo-memory)"
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_EXTENSIONS: dict[str, SourceType] = {
+    ".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf",
+    ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
+}
+_MEDIA: dict[str, SourceType] = {
+    "text/html": "html", "application/xhtml+xml": "html", "application/pdf": "pdf",
+    "text/markdown": "markdown", "text/x-markdown": "markdown", "text/plain": "text",
+}
+_HTML_START = re.compile(rb"^\s*(<!doctype\s+html|<html|<head|<body|<!--)", re.IGNORECASE)
+WHAT = "ingest takes an http(s) URL, or a local .html, .pdf, .md or .txt file"
+
+
+@attrs.frozen
+class FetchedSource:
+    """What was read: ``location`` as the vault records it, ``is_url``, the raw bytes,
+    their sniffed ``kind``, and the charset the server named (empty when none)."""
+
+    location: str
+    is_url: bool
+    data: bytes
+    kind: SourceType
+    charset: str = ""
+
+    @property
+    def name(self) -> str:
+        """The last path segment (a fallback title), without its extension."""
+        path = urlsplit(self.location).path if self.is_url else self.location
+        stem = path.rstrip("/").rsplit("/", 1)[-1]
+        return stem.rsplit(".", 1)[0] if "." in stem else stem
+
+
+def _limit(env: Mapping[str, str], key: str, default: float) -> float:
+    raw = env.get(key, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise UsageError(f"{key}={raw!r} is not a number; unset it or give a positive "
+                         "number") from None
+    if value <= 0:
+        raise UsageError(f"{key}={raw!r} must be positive")
+    return value
+
+
+def clean_url(url: str) -> str:
+    """``url`` as recorded and compared: scheme and host lower-cased, no fragment."""
+    parts = urlsplit(url.strip())
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/",
+                       parts.query, ""))
+
+
+def is_url(source: str) -> bool:
+    """Whether ``source`` names a URL (a scheme of two or more letters: ``C:\\x`` is a
+    path)."""
+    found = _SCHEME.match(source.strip())
+    return found is not None and len(found.group(1)) > 1
+
+
+def _require_http(url: str, *, redirect_from: str = "") -> None:
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https") or not urlsplit(url).hostname:
+        via = f" (a redirect from {redirect_from})" if redirect_from else ""
+        raise UsageError(f"source: {url[:200]!r}{via} is not an http(s) URL; {WHAT}")
+
+
+def sniff(data: bytes, media_type: str, suffix: str) -> SourceType | None:
+    """The type of ``data`` (see the module docstring); None when it is not text."""
+    head = data[:2048]
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if _HTML_START.match(head):
+        return "html"
+    if b"\x00" in head:
+        return None
+    by_header = _MEDIA.get(media_type)
+    if by_header is not None and by_header != "pdf":
+        return by_header
+    by_name = _EXTENSIONS.get(suffix.lower())
+    if by_name is not None and by_name != "pdf":
+        return by_name
+    if media_type and not (media_type.startswith("text/")
+                           or media_type in ("application/octet-stream",)):
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "text"
+
+
+def read_source(source: str, env: Mapping[str, str]) -> FetchedSource:
+    """Read ``source`` (module docstring). Side effects: one HTTP exchange per hop."""
+    source = (source or "").strip()
+    if not source:
+        raise UsageError(f"source: empty; {WHAT}")
+    max_bytes = int(_limit(env, "ECHO_INGEST_MAX_BYTES", MAX_BYTES))
+    if is_url(source):
+        return _fetch_url(source, max_bytes, _limit(env, "ECHO_INGEST_TIMEOUT", TIMEOUT_S))
+    return _read_path(source, max_bytes)
+
+
+def _read_path(source: str, max_bytes: int) -> FetchedSource:
+    path = Path(os.path.expanduser(source))
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise UsageError(f"source: no such file {source!r}; {WHAT}") from None
+    if not resolved.is_file():
+        raise UsageError(f"source: {source!r} is not a file; {WHAT}")
+    suffix = resolved.suffix.lower()
+    if suffix not in _EXTENSIONS:
+        raise UsageError(f"source: {source!r} has the extension {suffix or '(none)'!r}; {WHAT}")
+    try:
+        if resolved.stat().st_size > max_bytes:
+            raise UsageError(f"source: {source!r} is larger than {max_bytes} bytes "
+                             "(ECHO_INGEST_MAX_BYTES)")
+        data = resolved.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"source: cannot read {source!r}: {exc.strerror}") from None
+    kind = "pdf" if suffix == ".pdf" and data.startswith(b"%PDF-") else sniff(data, "", suffix)
+    if kind is None or (suffix == ".pdf" and kind != "pdf"):
+        raise UsageError(f"source: {source!r} is not text (nor a PDF); {WHAT}")
+    return FetchedSource(str(resolved), False, data, kind)
+
+
+def _fetch_url(url: str, max_bytes: int, timeout: float) -> FetchedSource:
+    current = url
+    _require_http(current)
+    for _ in range(MAX_REDIRECTS + 1):
+        status, headers, data = _get(current, max_bytes, timeout)
+        if status in (301, 302, 303, 307, 308) and headers.get("location"):
+            target = urljoin(current, headers["location"].strip())
+            _require_http(target, redirect_from=current)
+            current = target
+            continue
+        _check_status(current, status)
+        media_type, _, params = headers.get("content-type", "").partition(";")
+        kind = sniff(data, media_type.strip().lower(),
+                     os.path.splitext(urlsplit(current).path)[1])
+        if kind is None:
+            raise UsageError(f"source: {current!r} is {media_type.strip() or 'binary'} "
+                             f"content, not text; {WHAT}")
+        return FetchedSource(clean_url(url), True, data, kind, _charset(params))
+    raise UsageError(f"source: {url!r} redirects more than {MAX_REDIRECTS} times")
+
+
+def _get(url: str, max_bytes: int, timeout: float) -> tuple[int, dict[str, str], bytes]:
+    """One GET (no redirect followed): status, headers (lower-case names), body (only for
+    a status under 300; capped). The standard library's client: the core carries no
+    transport package."""
+    import http.client
+    import ssl
+
+    parts = urlsplit(url)
+    target = urlunsplit(("", "", parts.path or "/", parts.query, "")) or "/"
+    try:
+        port = parts.port
+        host = parts.hostname or ""
+        conn: http.client.HTTPConnection = (
+            http.client.HTTPSConnection(host, port, timeout=timeout,
+                                        context=ssl.create_default_context())
+            if parts.scheme.lower() == "https"
+            else http.client.HTTPConnection(host, port, timeout=timeout))
+        try:
+            conn.request("GET", target, headers={"User-Agent": USER_AGENT,
+                                                 "Accept-Encoding": "identity"})
+            response = conn.getresponse()
+            headers = {k.lower(): v for k, v in response.getheaders()}
+            body = _read_capped(response, url, max_bytes) if response.status < 300 else b""
+            return response.status, headers, body
+        finally:
+            conn.close()
+    except ValueError as exc:  # a bad port, a control character in the URL
+        raise UsageError(f"source: {url[:200]!r} is not a valid URL ({exc}); {WHAT}") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise UnavailableError(f"source: cannot fetch {url!r} ({type(exc).__name__}: "
+                               f"{exc}); check the URL and the network, then run ingest "
+                               "again") from None
+
+
+def _charset(params: str) -> str:
+    for part in params.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset":
+            return value.strip().strip('"').lower()
+    return ""
+
+
+def _check_status(url: str, status: int) -> None:
+    if status < 400:
+        return
+    if status in (404, 410):
+        raise NotFoundError(f"source: {url!r} answered HTTP {status} (not found); check "
+                            "the URL")
+    if status >= 500 or status == 429:
+        raise UnavailableError(f"source: {url!r} answered HTTP {status}; try again later")
+    raise UsageError(f"source: {url!r} answered HTTP {status}; check the URL and access")
+
+
+def _read_capped(response: Any, url: str, max_bytes: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := response.read(65536):
+        size += len(chunk)
+        if size > max_bytes:
+            raise UsageError(f"source: {url!r} is larger than {max_bytes} bytes "
+                             "(ECHO_INGEST_MAX_BYTES); nothing was ingested")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,163 @@
+"""The notes ``ingest`` writes, as text: one document note and its part notes. Pure.
+
+Layout (SPEC §1.1, kind ``reference``)::
+
+    resources/references/<slug>.md                      the document
+    resources/references/<slug>/<slug>-part-01.md       its parts, in order
+
+The document's frontmatter: ``type: reference``, ``status: active``, ``created``,
+``updated``, ``tags`` (``reference``, ``ingested``), ``source_url`` or ``source_path``,
+``fetched_at``, ``content_hash`` (``sha256:`` of the stored markdown) and ``parts``; its
+body: the summary lead (the first paragraph) and a link to each part. A part's
+frontmatter adds ``part_of`` and ``part`` (a part is not an entity:
+``note_entities.PART_KEYS``); its title is "<doc title> — part N
+(<heading>)", its body starts with a link back to the document.
+
+Every note also records ``ingest_hash``: the hash of its text as ingest wrote it, that
+key and the ``## Related`` section (links other writes add) left out. A note whose
+``ingest_hash`` no longer matches was edited by hand, and ingest leaves it alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from typing import Any
+
+from echo_core.frontmatter import remove_frontmatter_key, render_frontmatter
+from echo_core.ops.ingest_chunks import Chunk, heading_of
+from echo_core.ops.links import RELATED_HEADING, link_target
+
+FOLDER = "resources/references"
+TAGS = ("reference", "ingested")
+LEAD_MAX = 600
+HASH_KEY = "ingest_hash"
+_RELATED = f"\n## {RELATED_HEADING}\n"
+
+
+def doc_path(slug: str) -> str:
+    """The document note of ``slug``."""
+    return f"{FOLDER}/{slug}.md"
+
+
+def part_path(slug: str, n: int) -> str:
+    """Part ``n`` (1-based) of the document ``slug``."""
+    return f"{FOLDER}/{slug}/{slug}-part-{n:02d}.md"
+
+
+def part_folder(slug: str) -> str:
+    """The folder holding the parts of ``slug``."""
+    return f"{FOLDER}/{slug}"
+
+
+def markdown_hash(text: str) -> str:
+    """The ``content_hash`` of a document's stored markdown."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def written_hash(text: str) -> str:
+    """The ``ingest_hash`` of a note's text (see the module docstring)."""
+    bare = remove_frontmatter_key(text, HASH_KEY)
+    cut = bare.find(_RELATED)
+    kept = bare[:cut] if cut >= 0 else bare
+    return hashlib.sha256(kept.rstrip("\n").encode("utf-8")).hexdigest()[:16]
+
+
+def edited_by_hand(text: str, stored_hash: Any) -> bool:
+    """Whether a note ingest wrote no longer holds what it wrote (no hash: edited)."""
+    return not isinstance(stored_hash, str) or written_hash(text) != stored_hash
+
+
+def related_section(text: str | None) -> str:
+    """The ``## Related`` section of an existing note (its heading on), or a bare one."""
+    if text:
+        cut = text.find(_RELATED)
+        if cut >= 0:
+            return text[cut + 1:].rstrip("\n") + "\n"
+    return f"## {RELATED_HEADING}\n"
+
+
+def _sealed(fm: dict[str, Any], body: str, related: str) -> str:
+    draft = f"{render_frontmatter(fm)}{body.rstrip()}\n\n{related}"
+    fm = {**fm, HASH_KEY: written_hash(draft)}
+    return f"{render_frontmatter(fm)}{body.rstrip()}\n\n{related}"
+
+
+def demote_headings(text: str) -> str:
+    """``text`` with level-1 headings made level 2 (the note's own title is the only
+    ``# `` line) and a heading named like ``## Related`` renamed (outside code fences)."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and heading_of(line) is not None:
+            if line.startswith("# "):
+                line = "#" + line
+            if heading_of(line) == RELATED_HEADING:
+                line = line.rstrip() + " (in the source)"
+        out.append(line)
+    return "\n".join(out)
+
+
+def lead_paragraph(text: str) -> str:
+    """The first paragraph that is not a heading, cut to ``LEAD_MAX`` characters."""
+    for block in text.split("\n\n"):
+        block = block.strip()
+        if block and heading_of(block.split("\n", 1)[0]) is None:
+            if len(block) > LEAD_MAX:
+                block = block[:LEAD_MAX].rsplit(" ", 1)[0] + " …"
+            return block
+    return ""
+
+
+def part_title(title: str, n: int, chunk: Chunk) -> str:
+    """"<title> — part N (<heading>)", the heading left out when it is the title."""
+    heading = " ".join(chunk.heading.split())
+    suffix = f" ({heading})" if heading and heading.casefold() != title.casefold() else ""
+    return f"{title} — part {n}{suffix}"
+
+
+def _source_keys(location: str, is_url: bool) -> dict[str, Any]:
+    return {"source_url": location} if is_url else {"source_path": location}
+
+
+def _stamp(created: str | None, today: _dt.date) -> tuple[Any, Any]:
+    try:
+        made = _dt.date.fromisoformat(created) if created else today
+    except ValueError:
+        made = today
+    return made, today
+
+
+def document_text(title: str, location: str, is_url: bool, markdown: str, slug: str,
+                  part_titles: list[str], fetched_at: str, today: _dt.date, *,
+                  created: str | None = None, related: str | None = None) -> str:
+    """The document note (module docstring); ``created`` / ``related`` carried over
+    from the note it replaces."""
+    made, updated = _stamp(created, today)
+    fm: dict[str, Any] = {"type": "reference", "status": "active", "created": made,
+                          "updated": updated, "tags": list(TAGS),
+                          **_source_keys(location, is_url), "fetched_at": fetched_at,
+                          "content_hash": markdown_hash(markdown), "parts": len(part_titles)}
+    lead = lead_paragraph(demote_headings(markdown))
+    links = "\n".join(f"{n}. [[{link_target(part_path(slug, n))}|{t}]]"
+                      for n, t in enumerate(part_titles, 1))
+    body = (f"# {title}\n\n{lead}\n\nSource: {location}\n\n## Parts\n\n{links}\n\n"
+            "## Notes\n")
+    return _sealed(fm, body, related or related_section(None))
+
+
+def chunk_text(doc_title: str, location: str, is_url: bool, slug: str, n: int, title: str,
+               chunk: Chunk, today: _dt.date, *, created: str | None = None,
+               related: str | None = None) -> str:
+    """Part ``n`` (module docstring). Its frontmatter holds ``PART_KEYS``, so it is not
+    an entity (``echo_core.note_entities``): the document note is."""
+    made, updated = _stamp(created, today)
+    doc_link = f"[[{link_target(doc_path(slug))}]]"
+    fm: dict[str, Any] = {"type": "reference", "status": "active", "created": made,
+                          "updated": updated, "tags": list(TAGS),
+                          **_source_keys(location, is_url), "part_of": doc_link, "part": n}
+    body = (f"# {title}\n\nPart {n} of {doc_link} ({doc_title}).\n\n"
+            f"{demote_headings(chunk.text)}\n\n## Notes\n")
+    return _sealed(fm, body, related or related_section(None))

@@ -1,0 +1,229 @@
+"""What an ``ingest`` of one document changes in the vault, decided before anything is
+written (so a dry run reports exactly what the write does). Reads only.
+
+``plan_ingest(storage, taken, doc, fetched_at, today)``:
+
+1. The document is found by its source: the note directly under
+   ``resources/references/`` whose ``source_url`` / ``source_path`` is the source. None:
+   a new one at ``<slugify(title)>.md`` (``-2``, ``-3``... when the name, its parts folder
+   or the slug is taken).
+2. Same ``content_hash`` as stored: nothing to write (``unchanged``), except parts
+   beyond ``parts`` left by an update that was killed before it removed them.
+3. Otherwise every note is rendered again. A note ingest wrote and nobody edited since
+   (``ingest_notes.edited_by_hand``) is replaced, keeping its ``created`` date and its
+   ``## Related`` section; one edited by hand is kept as it is (``kept-edited``); for the
+   document itself then only ``content_hash``, ``fetched_at``, ``parts`` and
+   ``updated`` change. Parts beyond the new count are removed, unless edited by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+
+import attrs
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.frontmatter import parse_frontmatter, set_frontmatter_key
+from echo_core.names import slugify
+from echo_core.ops.ingest_chunks import Chunk, split_chunks
+from echo_core.ops.ingest_notes import (
+    FOLDER,
+    HASH_KEY,
+    chunk_text,
+    doc_path,
+    document_text,
+    edited_by_hand,
+    markdown_hash,
+    part_folder,
+    part_path,
+    part_title,
+    related_section,
+)
+from echo_core.protocols import Storage
+
+
+@attrs.frozen
+class IngestDocument:
+    """What was extracted: ``title``, ``markdown`` (redacted), and the source as
+    recorded (``location``, a URL when ``is_url``, else a local path)."""
+
+    title: str
+    markdown: str
+    location: str
+    is_url: bool
+
+
+@attrs.frozen
+class PlannedNote:
+    """One note of the plan: ``action`` is ``create``, ``update``, ``unchanged``,
+    ``kept-edited`` (edited by hand: left as is), ``remove`` or ``kept-surplus`` (a part
+    no longer in the document, edited by hand: left as is)."""
+
+    path: str
+    title: str
+    chars: int
+    action: str
+
+
+@attrs.frozen
+class IngestPlan:
+    """The document's ``slug``, its note and parts, the texts to write (path -> text)
+    and the paths to delete."""
+
+    slug: str
+    document: PlannedNote
+    parts: tuple[PlannedNote, ...]
+    writes: dict[str, str]
+    removes: tuple[str, ...]
+
+    @property
+    def changes(self) -> bool:
+        """Whether carrying out the plan writes or deletes anything."""
+        return bool(self.writes or self.removes)
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """Notes left as they are because they were edited by hand."""
+        return tuple(n.path for n in (self.document, *self.parts)
+                     if n.action in ("kept-edited", "kept-surplus"))
+
+
+def _read(storage: Storage, path: str) -> str | None:
+    try:
+        return storage.read(path)
+    except EchoError as exc:
+        if exc.code == ExitCode.NOT_FOUND:
+            return None
+        raise
+
+
+def find_document(storage: Storage, doc: IngestDocument) -> tuple[str, str] | None:
+    """The path and text of the document note already ingested from ``doc``'s source."""
+    key = "source_url" if doc.is_url else "source_path"
+    direct = [p for p in storage.list(FOLDER + "/")
+              if p.endswith(".md") and "/" not in p[len(FOLDER) + 1:]]
+    texts = storage.read_many(direct) if direct else {}
+    for path in direct:
+        text = texts.get(path)
+        if not text or doc.location not in text:
+            continue
+        fm, _, error = parse_frontmatter(text)
+        if error is None and fm.get(key) == doc.location:
+            return path, text
+    return None
+
+
+def _new_slug(storage: Storage, title: str, taken: Callable[[str], bool]) -> str:
+    base = slugify(title, max_len=60) or "document"
+    slug, n = base, 1
+    while (taken(slug) or storage.exists(doc_path(slug))
+           or storage.list(part_folder(slug) + "/")):
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def _surplus(storage: Storage, slug: str, count: int) -> list[str]:
+    wanted = {part_path(slug, n) for n in range(1, count + 1)}
+    prefix = f"{part_folder(slug)}/{slug}-part-"
+    return [p for p in storage.list(part_folder(slug) + "/")
+            if p.startswith(prefix) and p.endswith(".md") and p not in wanted]
+
+
+def _removal(storage: Storage, path: str) -> PlannedNote:
+    text = _read(storage, path) or ""
+    fm, _, _ = parse_frontmatter(text)
+    action = "kept-surplus" if edited_by_hand(text, fm.get(HASH_KEY)) else "remove"
+    return PlannedNote(path, str(fm.get("part_of") or path), len(text), action)
+
+
+def plan_ingest(storage: Storage, taken: Callable[[str], bool], doc: IngestDocument,
+                fetched_at: str, today: _dt.date) -> IngestPlan:
+    """See the module docstring. ``taken(slug)``: whether the entity index holds it."""
+    found = find_document(storage, doc)
+    digest = markdown_hash(doc.markdown)
+    if found is not None:
+        path, old_doc = found
+        slug = path[len(FOLDER) + 1:-3]
+        fm, _, _ = parse_frontmatter(old_doc)
+        if fm.get("content_hash") == digest:
+            stored = fm.get("parts")
+            count = stored if isinstance(stored, int) else 0
+            stale = [_removal(storage, p) for p in _surplus(storage, slug, count)]
+            parts = tuple(PlannedNote(part_path(slug, n), "", 0, "unchanged")
+                          for n in range(1, count + 1))
+            return IngestPlan(slug, PlannedNote(path, doc.title, len(old_doc), "unchanged"),
+                              parts + tuple(stale), {},
+                              tuple(n.path for n in stale if n.action == "remove"))
+    else:
+        slug, old_doc = _new_slug(storage, doc.title, taken), None
+    return _render_all(storage, slug, old_doc, doc, fetched_at, today)
+
+
+def _render_all(storage: Storage, slug: str, old_doc: str | None, doc: IngestDocument,
+                fetched_at: str, today: _dt.date) -> IngestPlan:
+    chunks = split_chunks(doc.markdown)
+    titles = [part_title(doc.title, n, c) for n, c in enumerate(chunks, 1)]
+    writes: dict[str, str] = {}
+    parts: list[PlannedNote] = []
+    for n, (chunk, title) in enumerate(zip(chunks, titles, strict=True), 1):
+        path = part_path(slug, n)
+        old = _read(storage, path)
+
+        def render(day: _dt.date, n: int = n, chunk: Chunk = chunk, title: str = title,
+                   old: str | None = old) -> str:
+            return chunk_text(doc.title, doc.location, doc.is_url, slug, n, title, chunk, day,
+                              created=_created(old), related=_related(old))
+
+        new = render(today)
+        if old is not None and render(_updated(old, today)) == old:
+            new = old  # the same part: its ``updated`` date stays
+        parts.append(_decide(path, title, old, new, writes))
+    path = doc_path(slug)
+    new_doc = document_text(doc.title, doc.location, doc.is_url, doc.markdown, slug, titles,
+                            fetched_at, today, created=_created(old_doc),
+                            related=_related(old_doc))
+    document = _decide(path, doc.title, old_doc, new_doc, writes)
+    if document.action == "kept-edited" and old_doc is not None:
+        kept = old_doc
+        for key, value in (("content_hash", markdown_hash(doc.markdown)),
+                           ("fetched_at", fetched_at), ("parts", len(chunks)),
+                           ("updated", today)):
+            kept = set_frontmatter_key(kept, key, value)
+        writes[path] = kept
+    stale = [_removal(storage, p) for p in _surplus(storage, slug, len(chunks))]
+    return IngestPlan(slug, document, (*parts, *stale), writes,
+                      tuple(n.path for n in stale if n.action == "remove"))
+
+
+def _created(old: str | None) -> str | None:
+    if not old:
+        return None
+    value = parse_frontmatter(old)[0].get("created")
+    return str(value) if value else None
+
+
+def _updated(old: str, today: _dt.date) -> _dt.date:
+    value = parse_frontmatter(old)[0].get("updated")
+    try:
+        return _dt.date.fromisoformat(str(value))
+    except ValueError:
+        return today
+
+
+def _related(old: str | None) -> str | None:
+    return related_section(old) if old else None
+
+
+def _decide(path: str, title: str, old: str | None, new: str,
+            writes: dict[str, str]) -> PlannedNote:
+    if old is None:
+        writes[path] = new
+        return PlannedNote(path, title, len(new), "create")
+    if edited_by_hand(old, parse_frontmatter(old)[0].get(HASH_KEY)):
+        return PlannedNote(path, title, len(old), "kept-edited")
+    if old == new:
+        return PlannedNote(path, title, len(new), "unchanged")
+    writes[path] = new
+    return PlannedNote(path, title, len(new), "update")
