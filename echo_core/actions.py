@@ -51,6 +51,8 @@ class Action(enum.StrEnum):
     # the other verbs
     TRIAGED = "triaged"
     SESSION_ENDED = "session-ended"
+    #: reflect applied its proposals (each one's outcome is in the data)
+    REFLECTED = "reflected"
     FLUSHED = "flushed"
     BACKED_UP = "backed-up"
     BUILT = "built"

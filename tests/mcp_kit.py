@@ -30,7 +30,7 @@ FULL_TOOLS = {
     "echo_load", "echo_recall", "echo_resolve", "echo_get_note", "echo_get_scope",
     "echo_health", "echo_capture", "echo_set_scope", "echo_link", "echo_append_note",
     "echo_triage_inbox", "echo_log_session", "echo_sweep", "echo_evolve",
-    "echo_inbox_review",
+    "echo_inbox_review", "echo_reflect",
     "echo_patch_note", "echo_rollup_data", "echo_note_history", "echo_restore_note",
     "echo_ingest",
 }

@@ -152,6 +152,10 @@ def test_skill_command_lines_use_only_real_verbs_and_options(plugin_dir: Path) -
             command: click.Command = cli
             rest = words[1:]
             while isinstance(command, click.Group) and rest:
+                default = getattr(command, "default_command", None)  # `reflect FILE`
+                if default is not None and rest[0] not in command.commands:
+                    command = default
+                    break
                 assert rest[0] in command.commands, f"{name}: unknown verb in {words}"
                 command, rest = command.commands[rest[0]], rest[1:]
             if isinstance(command, LazyOperationCommand):

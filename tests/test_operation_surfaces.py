@@ -35,6 +35,7 @@ def _cli_command(op: Operation[Any]) -> click.Command:
     command: Any = CLI
     for word in op.command:
         command = command.commands[word]
+    command = getattr(command, "default_command", None) or command  # `reflect` and its group
     return command.real() if isinstance(command, LazyOperationCommand) else command
 MCP_OPS = REGISTRY.for_mcp()
 COMMON = {"as_json"}

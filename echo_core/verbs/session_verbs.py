@@ -20,7 +20,7 @@ from echo_core.operations import (
     param,
 )
 from echo_core.text_source import read_text_source
-from echo_core.verbs.skill_texts import LOAD_SKILL, REFLECT_SKILL
+from echo_core.verbs.skill_texts import LOAD_SKILL
 
 
 @attrs.frozen(kw_only=True)
@@ -234,7 +234,6 @@ SESSION_END = Operation(
     SessionEndParams, run_session_end,
     lazy_type("echo_core.ops.session_end", "SessionEndResult"), access=session_end_access,
     profile="core", render=render_session_end, mcp=McpSurface(tool="echo_log_session"),
-    skill=REFLECT_SKILL,
     cli=CliSurface(extra=(CliArg("bundle_file", "The bundle: a JSON file, or - for stdin.",
                                  metavar="BUNDLE.json|-"),),
                    prepare=_read_bundle, literal_args=True, help=BUNDLE_HELP),

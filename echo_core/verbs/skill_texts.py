@@ -32,10 +32,11 @@ echo-memory scope set "Ship the recall index; then the MCP server"
 """)
 
 REFLECT_SKILL = SkillSpec("reflect", (
-    "Close a session in echo-memory: write the session log (goal, decisions, open threads, "
-    "next step), an agent-log line, an optional new scope and reflection proposals (facts, "
-    "decisions, preferences learned). Use at the end of substantive work, or when the Stop "
-    "hook asks you to save what was learned."), """
+    "Save what a session learned in echo-memory: reflection proposals (preferences, "
+    "corrections, fixes, decisions) checked against memory and captured, proposals mined "
+    "from a Claude Code transcript, and the session log (goal, decisions, open threads, next "
+    "step). Use at the end of substantive work, or when the Stop hook asks you to save what "
+    "was learned."), """
 # Reflect and end the session
 
 1. Write a bundle file, e.g. `/tmp/echo-session.json` (only `slug` and `log_body` are
@@ -63,10 +64,31 @@ echo-memory session-end /tmp/echo-session.json --apply   # writes log, agent log
 
 `-` instead of the file name reads the bundle from stdin (e.g. a heredoc).
 
-Reflection proposals go through capture (the duplicate gate applies); `confidence` below
-0.6 sends a proposal to the inbox instead. Propose only what a future session needs:
-explicit preferences ("always/never/I prefer"), corrections, decisions with their reason,
-fixes for errors that cost time. Leave out `scope` unless the focus really changed.
+## Reflect without ending the session
+
+The same proposals on their own (a JSON list) go through `echo-memory reflect`, which
+classifies each against memory first (create, update, inbox, gated,
+supersede-suggested, unchanged) and writes only with `--apply`:
+
+```json
+[{"title": "Use pytest, not unittest", "kind": "semantic",
+  "body": "The operator prefers pytest.", "confidence": 0.9}]
+```
+
+```bash
+echo-memory reflect /tmp/proposals.json            # preview
+echo-memory reflect /tmp/proposals.json --apply    # capture them
+echo-memory reflect --transcript "$TRANSCRIPT"     # mine this session's transcript
+echo-memory reflect claude-memory                  # import CLAUDE.md / MEMORY.md bullets
+```
+
+Show the user the preview before applying. Reflection proposals go through capture (the
+duplicate gate applies); `confidence` below 0.6 sends a proposal to the inbox instead. A
+`supersede-suggested` proposal contradicts something memory holds: add the
+`"supersedes"` value it shows to replace that, or drop the proposal. Propose only what a
+future session needs: explicit preferences ("always/never/I prefer"), corrections,
+decisions with their reason, fixes for errors that cost time. Leave out `scope` unless
+the focus really changed.
 """)
 
 TRIAGE_SKILL = SkillSpec("triage", (

@@ -31,6 +31,7 @@ from plugins.transport_cli.cli_kit import (
     group_options,
     json_requested,
 )
+from plugins.transport_cli.default_group import DefaultCommandGroup
 
 if TYPE_CHECKING:
     from echo_core import CliArg, CliParam, FieldInfo, Operation
@@ -241,7 +242,10 @@ def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef
                    ) -> dict[str, str]:
     """Attach a command for each entry to ``cli`` (creating groups for nested words):
     an ``Operation``'s command is built now, an ``OperationRef``'s when it is used
-    (``load(name)`` gives its declaration). Returns command path -> operation name."""
+    (``load(name)`` gives its declaration). Words that are both a command and the group
+    of others (``reflect`` and ``reflect corpus``), in either order, make a
+    ``DefaultCommandGroup`` running that command by default. Returns command path ->
+    operation name."""
     added: dict[str, str] = {}
     for entry in entries:
         group = cli
@@ -250,9 +254,12 @@ def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef
             if not isinstance(sub, click.Group):
                 help_text = (entry.group_help if isinstance(entry, OperationRef)
                              else entry.cli.group_help if entry.cli else "")
-                sub = click.Group(word, help=help_text or f"The {word} commands.",
-                                 params=group_options())
-                group.add_command(sub)
+                new = DefaultCommandGroup(word, help=help_text or f"The {word} commands.",
+                                          params=group_options())
+                if sub is not None:  # a command of that name: the group's default
+                    new.set_default(sub)
+                group.add_command(new)
+                sub = new
             group = sub
         if isinstance(entry, OperationRef):
             name = entry.name
@@ -267,6 +274,10 @@ def add_operations(cli: click.Group, entries: list[Operation[Any] | OperationRef
         else:
             command = command_for(entry)
             finish(command)
-        group.add_command(command)
+        same = group.commands.get(entry.command[-1])
+        if isinstance(same, DefaultCommandGroup) and same.default_command is None:
+            same.set_default(command)  # its sub-commands came first
+        else:
+            group.add_command(command)
         added[" ".join(entry.command)] = entry.name
     return added
