@@ -96,6 +96,9 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.ops.recall import recall as recall
     from echo_core.ops.recall_index import ensure_index as ensure_index
     from echo_core.ops.session_pass import settle_owed_pass as settle_owed_pass
+    from echo_core.ops.session_reflection import (
+        reflect_session_transcript as reflect_session_transcript,
+    )
     from echo_core.ops.vault_changes import sync_changed as sync_changed
     from echo_core.paths import normalize_path as normalize_path
     from echo_core.plugins import PluginHost as PluginHost
@@ -187,6 +190,7 @@ _EXPORTS: dict[str, str] = {
     "read_text_source": "echo_core.text_source",
     **dict.fromkeys(("RedactionResult", "redact", "strip_private"), "echo_core.redaction"),
     "settle_owed_pass": "echo_core.ops.session_pass",
+    "reflect_session_transcript": "echo_core.ops.session_reflection",
     **dict.fromkeys(("ForkedWork", "start_forked"), "echo_core.forked_work"),
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",

@@ -43,7 +43,7 @@ from tests.hook_kit import (
 REPO = Path(__file__).resolve().parent.parent
 SKILL_NAMES = {"load", "save", "recall", "reflect", "triage", "health", "sweep", "doctor"}
 NOT_MODEL_INVOCABLE = {"sweep", "triage"}
-EVENTS = {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact"}
+EVENTS = {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
 HOOK_KEYS = {"type", "command", "timeout"}
 
 
@@ -194,7 +194,8 @@ def test_every_generated_hook_command_works(plugin_dir: Path, box: VaultBox, tmp
     fields = {"SessionStart": {"source": "startup"},
               "UserPromptSubmit": {"prompt": "how do we deploy the web app"},
               "Stop": {"stop_hook_active": False, "last_assistant_message": "done"},
-              "PreCompact": {"trigger": "auto", "custom_instructions": ""}}
+              "PreCompact": {"trigger": "auto", "custom_instructions": ""},
+              "SessionEnd": {"reason": "prompt_input_exit"}}
     env = hook_env(box)
     outputs = {}
     for event, groups in _hooks(plugin_dir).items():
@@ -207,7 +208,7 @@ def test_every_generated_hook_command_works(plugin_dir: Path, box: VaultBox, tmp
     assert "## Scope" in context_of(outputs["SessionStart"], "SessionStart")
     assert "deploy-checklist" in context_of(outputs["UserPromptSubmit"], "UserPromptSubmit")
     assert json.loads(outputs["Stop"])["decision"] == "block"
-    assert outputs["PreCompact"] == ""
+    assert outputs["PreCompact"] == "" and outputs["SessionEnd"] == ""
     assert list((box.vault / "_agent/memory/working").glob("*-checkpoint-gen1*"))
 
 

@@ -32,7 +32,7 @@ from tests.hook_kit import (
     write_transcript,
 )
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact")
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
 
 
 @pytest.fixture
@@ -276,7 +276,7 @@ def test_a_garbage_entity_index_exits_0_silently(box: VaultBox, project: Path, t
 
 
 def test_unknown_event_exits_0_silently(box: VaultBox, project: Path) -> None:
-    quiet(run_hook("SessionEnd", payload("SessionEnd", "s", None, project, reason="other"),
+    quiet(run_hook("Notification", payload("Notification", "s", None, project, message="hi"),
                    hook_env(box), project))
 
 

@@ -22,9 +22,14 @@ def hook_command(event: str) -> None:
       UserPromptSubmit  notes relevant to the prompt, at most 1500 characters,
                         or nothing
       Stop              once per substantive session with nothing saved: ask
-                        to save
+                        to save; mine what was said since the last Stop into
+                        inbox lines (preferences, corrections, fixes, ideas)
       PreCompact        write a checkpoint note (recent prompts, files edited);
                         no output
+      SessionEnd        mine the rest of the session into inbox lines; no
+                        output (ECHO_AUTO_REFLECT=off turns mining off;
+                        ECHO_REFLECT_HIGH=capture saves explicit preferences
+                        as notes)
 
     \b
     Example:

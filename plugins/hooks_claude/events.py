@@ -66,10 +66,14 @@ EVENTS: Mapping[str, HookEvent] = {
         HookEvent("SessionStart", 15, "startup|clear|compact"),
         # runs before every prompt: must stay quick (typically ~0.2 s).
         HookEvent("UserPromptSubmit", 10),
-        # runs at every stop: parses the transcript, at most one small state-file write.
+        # runs at every stop: parses the transcript, at most one small state-file write,
+        # then mines what the session said since the last stop (a few inbox lines).
         HookEvent("Stop", 10),
         # writes one checkpoint note through capture (vault lock, index upkeep).
         HookEvent("PreCompact", 30),
+        # mines the rest of the session's transcript into the inbox (auto_reflect);
+        # Claude Code's default for SessionEnd is 1.5 s, so the timeout is declared.
+        HookEvent("SessionEnd", 5),
     )
 }
 

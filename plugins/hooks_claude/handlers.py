@@ -10,6 +10,7 @@ Heavy modules are imported inside the handlers, so each event pays only for its 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -139,10 +140,32 @@ def user_prompt_submit(payload: Payload, make_ctx: Callable[[], Any]) -> Output 
 
 
 def stop(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
-    """Stop: ask once per substantive, unsaved session to save (``stop_gate``), or quiet."""
+    """Stop: ask once per substantive, unsaved session to save (``stop_gate``), or quiet;
+    then mine what the session said since the last Stop into the inbox (``auto_reflect``;
+    its failure is noted on stderr and never changes the answer)."""
     from plugins.hooks_claude.stop_gate import stop_decision
 
-    return stop_decision(payload, make_ctx)
+    decision = stop_decision(payload, make_ctx)
+    try:
+        _reflect(payload, make_ctx, "Stop")
+    except Exception as exc:  # noqa: BLE001 - the ask must not depend on the mining
+        sys.stderr.write(f"echo-memory hook Stop: reflection skipped ({type(exc).__name__}: "
+                         f"{exc})\n")
+    return decision
+
+
+def session_end(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
+    """SessionEnd: mine the rest of the finished session's transcript into the inbox
+    (``auto_reflect``); always quiet (Claude Code discards its output)."""
+    _reflect(payload, make_ctx, "SessionEnd")
+    return None
+
+
+def _reflect(payload: Payload, make_ctx: Callable[[], Any], event: str) -> None:
+    """Mine the session's transcript into the inbox (``auto_reflect``)."""
+    from plugins.hooks_claude.auto_reflect import reflect_from_payload
+
+    reflect_from_payload(payload, make_ctx, event)
 
 
 def pre_compact(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
@@ -163,4 +186,5 @@ HANDLERS: Mapping[str, Handler] = {
     "UserPromptSubmit": user_prompt_submit,
     "Stop": stop,
     "PreCompact": pre_compact,
+    "SessionEnd": session_end,
 }
