@@ -112,7 +112,7 @@ def test_reingesting_unchanged_content_writes_nothing(box: VaultBox, site: Site)
     assert again.ok and again.action == Action.UNCHANGED and not again.data.changed
     assert box.tree_digest() == before
     assert again.data.path == first.data.path
-    assert {p.action for p in again.data.parts} == {"unchanged"}
+    assert {p.step for p in again.data.parts} == {"unchanged"}
 
 
 def test_changed_page_updates_the_notes_in_place(box: VaultBox, site: Site) -> None:
@@ -133,7 +133,7 @@ def test_changed_page_updates_the_notes_in_place(box: VaultBox, site: Site) -> N
     assert "four to one" in box.read(parts[1]) and "three to one" not in box.read(parts[1])
     stored = "\n".join(box.read(p) for p in _ingested(box))
     assert "Backlash is the small clearance" not in stored
-    actions = {p.path.rsplit("-", 1)[1]: p.action for p in env.data.parts}
+    actions = {p.path.rsplit("-", 1)[1]: p.step for p in env.data.parts}
     assert actions == {"01.md": "unchanged", "02.md": "update", "03.md": "unchanged",
                        "04.md": "remove", "05.md": "remove"}
     assert str(box.frontmatter(parts[0])["updated"]) == "2026-03-01"  # untouched part
@@ -188,8 +188,8 @@ def test_dry_run_lists_paths_and_sizes_and_writes_nothing(box: VaultBox, site: S
     env = ingest(box.ctx(), site.url(ARTICLE), dry_run=True)
     assert env.ok and env.action == Action.DRY_RUN and not env.data.changed
     assert box.tree_digest() == before
-    assert env.data.document.path == GEARS and env.data.document.action == "create"
-    assert [p.action for p in env.data.parts] == ["create"] * 5
+    assert env.data.document.path == GEARS and env.data.document.step == "create"
+    assert [p.step for p in env.data.parts] == ["create"] * 5
     assert all(1000 <= p.chars <= 2400 for p in env.data.parts[:4])
 
 

@@ -122,8 +122,8 @@ def _carry_out(ctx: EchoContext, plan: IngestPlan, today: _dt.date, op_id: str) 
         if entity is not None:
             entities.append(attrs.evolve(entity, h=content_hash(text)))
     if plan.writes:
-        verb = "ingested" if plan.document.action == "create" else "re-ingested"
-        count = sum(1 for p in plan.parts if p.action not in ("remove", "kept-surplus"))
+        verb = "ingested" if plan.document.step == "create" else "re-ingested"
+        count = sum(1 for p in plan.parts if p.step not in ("remove", "kept-surplus"))
         append_agent_log(vault, today, f"- {today.isoformat()}: {verb} reference "
                                        f"[[{link_target(plan.document.path)}]] ({count} parts)")
         commit(ctx, vault, entities, op_id)
@@ -144,7 +144,7 @@ def _envelope(plan: IngestPlan, doc: IngestDocument, kind: str, redacted: tuple[
         content_hash=markdown_hash(doc.markdown), chars=len(doc.markdown),
         document=plan.document, parts=plan.parts, kept_edited=plan.kept,
         removed=plan.removes if written else (), redacted=redacted, changed=written)
-    count = sum(1 for p in plan.parts if p.action not in ("remove", "kept-surplus"))
+    count = sum(1 for p in plan.parts if p.step not in ("remove", "kept-surplus"))
     if dry_run:
         what = ("unchanged: nothing would be written" if not plan.changes
                 else f"would write {len(plan.writes)} note(s)"
@@ -154,7 +154,7 @@ def _envelope(plan: IngestPlan, doc: IngestDocument, kind: str, redacted: tuple[
     if not written:
         return Envelope(True, Action.UNCHANGED, f"{plan.document.path} is up to date "
                         f"({count} parts); nothing written", result)
-    verb = "created" if plan.document.action == "create" else "updated"
+    verb = "created" if plan.document.step == "create" else "updated"
     extra = f"; kept {len(plan.kept)} note(s) edited by hand" if plan.kept else ""
     action = Action.CREATED if verb == "created" else Action.UPDATED
     return Envelope(True, action, f"{verb} {plan.document.path} with {count} parts{extra}",

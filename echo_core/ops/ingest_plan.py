@@ -56,14 +56,14 @@ class IngestDocument:
 
 @attrs.frozen
 class PlannedNote:
-    """One note of the plan: ``action`` is ``create``, ``update``, ``unchanged``,
+    """One note of the plan: ``step`` is ``create``, ``update``, ``unchanged``,
     ``kept-edited`` (edited by hand: left as is), ``remove`` or ``kept-surplus`` (a part
     no longer in the document, edited by hand: left as is)."""
 
     path: str
     title: str
     chars: int
-    action: str
+    step: str
 
 
 @attrs.frozen
@@ -86,7 +86,7 @@ class IngestPlan:
     def kept(self) -> tuple[str, ...]:
         """Notes left as they are because they were edited by hand."""
         return tuple(n.path for n in (self.document, *self.parts)
-                     if n.action in ("kept-edited", "kept-surplus"))
+                     if n.step in ("kept-edited", "kept-surplus"))
 
 
 def _read(storage: Storage, path: str) -> str | None:
@@ -155,7 +155,7 @@ def plan_ingest(storage: Storage, taken: Callable[[str], bool], doc: IngestDocum
                           for n in range(1, count + 1))
             return IngestPlan(slug, PlannedNote(path, doc.title, len(old_doc), "unchanged"),
                               parts + tuple(stale), {},
-                              tuple(n.path for n in stale if n.action == "remove"))
+                              tuple(n.path for n in stale if n.step == "remove"))
     else:
         slug, old_doc = _new_slug(storage, doc.title, taken), None
     return _render_all(storage, slug, old_doc, doc, fetched_at, today)
@@ -185,7 +185,7 @@ def _render_all(storage: Storage, slug: str, old_doc: str | None, doc: IngestDoc
                             fetched_at, today, created=_created(old_doc),
                             related=_related(old_doc))
     document = _decide(path, doc.title, old_doc, new_doc, writes)
-    if document.action == "kept-edited" and old_doc is not None:
+    if document.step == "kept-edited" and old_doc is not None:
         kept = old_doc
         for key, value in (("content_hash", markdown_hash(doc.markdown)),
                            ("fetched_at", fetched_at), ("parts", len(chunks)),
@@ -194,7 +194,7 @@ def _render_all(storage: Storage, slug: str, old_doc: str | None, doc: IngestDoc
         writes[path] = kept
     stale = [_removal(storage, p) for p in _surplus(storage, slug, len(chunks))]
     return IngestPlan(slug, document, (*parts, *stale), writes,
-                      tuple(n.path for n in stale if n.action == "remove"))
+                      tuple(n.path for n in stale if n.step == "remove"))
 
 
 def _created(old: str | None) -> str | None:

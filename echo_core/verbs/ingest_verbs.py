@@ -46,10 +46,10 @@ def render_ingest(env: Envelope[Any]) -> str:
     """The document, each part with its size and what happens to it, the message."""
     data = env.data
     lines = [f"{data.title}  <- {data.source} ({data.source_type}, {data.chars} chars)",
-             f"  {data.document.action:<12} {data.document.path}"]
+             f"  {data.document.step:<12} {data.document.path}"]
     for part in data.parts:
         size = f"  ({part.chars} chars)" if part.chars else ""
-        lines.append(f"  {part.action:<12} {part.path}{size}")
+        lines.append(f"  {part.step:<12} {part.path}{size}")
     if data.redacted:
         lines.append(f"Redacted before writing: {', '.join(data.redacted)}.")
     if data.kept_edited:
@@ -60,12 +60,12 @@ def render_ingest(env: Envelope[Any]) -> str:
 
 INGEST = Operation(
     "ingest", "Store a web page, PDF, markdown or text file as a reference and its parts.",
-    ("Turn a web page (main text only: navigation and footers dropped), a PDF, or a "
-     "markdown or text file into one reference note under resources/references/ with "
-     "its source, fetch time and content hash, plus linked part notes sized for recall. "
-     "Secrets are redacted first. Ingesting unchanged content again writes nothing; "
-     "changed content updates the notes in place (notes edited by hand are kept). "
-     "Returns the document path, each part's path, size and action."),
+    ("Store a web page (main text only), a PDF, or a markdown or text file as one "
+     "reference note under resources/references/ plus linked parts sized for recall, "
+     "secrets redacted; use it to keep a document the agent should be able to recall "
+     "later (ingesting it again writes nothing unless it changed, and parts edited by "
+     "hand are kept). Returns the document path and each part's path, size and step "
+     "(create, update, unchanged, kept-edited, remove)."),
     IngestParams, run_ingest, lazy_type("echo_core.ops.ingest", "IngestResult"),
     access=ingest_access, render=render_ingest,
     mcp=McpSurface(tool="echo_ingest"),
