@@ -209,7 +209,8 @@ def test_cli_ingest_dry_run_then_write(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_mcp_echo_ingest(box: VaultBox, site: Site) -> None:
-    server = make_server(box)
+    # the loopback test site is a private host: allowed here on purpose
+    server = make_server(box, env=box.env(ECHO_INGEST_PRIVATE_HOSTS="allow"))
 
     async def body(client: Any) -> None:
         err, data, _ = await call(client, "echo_ingest", source=site.url("/docs/guide.md"),
@@ -229,3 +230,39 @@ def test_mcp_echo_ingest(box: VaultBox, site: Site) -> None:
     finally:
         server.runner.close()
     assert PDF.startswith(b"%PDF-")
+
+
+def test_over_mcp_only_public_urls_are_ingested(box: VaultBox, site: Site,
+                                                tmp_path: Path) -> None:
+    local = tmp_path / "notes.md"
+    local.write_text("# Private notes\n\nsecret plans\n", "utf-8")
+    server = make_server(box)
+    before = box.tree_digest()
+
+    async def body(client: Any) -> list[tuple[bool, str]]:
+        out = []
+        for source in (site.url("/docs/guide.md"), str(local),
+                       "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/x"):
+            err, _data, text = await call(client, "echo_ingest", source=source)
+            out.append((err, text))
+        return out
+
+    try:
+        results = with_client(server, body)
+    finally:
+        server.runner.close()
+    assert all(err for err, _ in results), results
+    assert "not a public address" in results[0][1]  # the loopback site
+    assert "URL only" in results[1][1]
+    assert "not a public address" in results[2][1] and "not a public address" in results[3][1]
+    assert box.tree_digest() == before
+
+
+def test_a_redirect_to_a_private_host_is_refused_over_mcp(box: VaultBox) -> None:
+    from echo_core.errors import EchoError
+    from echo_core.ops.ingest_fetch import require_public_host
+
+    with pytest.raises(EchoError) as err:
+        require_public_host("http://localhost:8080/admin")
+    assert err.value.code == 2
+    require_public_host("http://93.184.215.14/")  # a public address passes

@@ -76,10 +76,11 @@ def _redact(extracted: ExtractedText) -> tuple[ExtractedText, tuple[str, ...]]:
 
 
 def ingest(ctx: EchoContext, source: str, *, dry_run: bool = False,
-           op_id: str | None = None) -> Envelope[IngestResult]:
-    """Ingest ``source`` (module docstring)."""
+           op_id: str | None = None, remote: bool = False) -> Envelope[IngestResult]:
+    """Ingest ``source`` (module docstring); ``remote``: the caller is a model over MCP,
+    which may give public http(s) URLs only (``ingest_fetch``)."""
     require_initialised(ctx)
-    fetched = read_source(source, ctx.env)
+    fetched = read_source(source, ctx.env, remote=remote)
     extracted, redacted = _redact(extract(fetched))
     doc = IngestDocument(extracted.title.strip() or "Untitled", tidy(extracted.markdown),
                          fetched.location, fetched.is_url)

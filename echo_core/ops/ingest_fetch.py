@@ -15,7 +15,15 @@ Rules:
   ``Content-Type`` header, then the file name's extension; anything else that is not
   UTF-8 text (an image, an archive) is refused.
 
-Errors: ``UsageError`` (2) for a refused scheme, a bad or missing path, a body too large,
+- A remote caller (``remote=True``: a model over MCP) may give only URLs, and only of
+  public hosts: a local path, or a host that resolves to a loopback, private, link-local,
+  reserved or multicast address (the machine itself, its network, a cloud metadata
+  service), is refused, on every redirect hop too, unless ``ECHO_INGEST_PRIVATE_HOSTS``
+  is ``allow`` (a deliberate setup, e.g. an intranet wiki). The check resolves the name
+  before connecting; a name that resolves differently a moment later (DNS rebinding) is
+  not caught.
+
+Errors: ``UsageError`` (2) for a refused scheme or host, a bad or missing path, a body too large,
 content that is not text; ``NotFoundError`` (44) for HTTP 404 / 410; ``UnavailableError``
 (69) when the host cannot be reached, times out or answers 5xx / 429. Nothing is written.
 """
@@ -69,6 +77,9 @@ class FetchedSource:
         path = urlsplit(self.location).path if self.is_url else self.location
         stem = path.rstrip("/").rsplit("/", 1)[-1]
         return stem.rsplit(".", 1)[0] if "." in stem else stem
+
+
+PRIVATE_HOSTS_ENV = "ECHO_INGEST_PRIVATE_HOSTS"
 
 
 def _limit(env: Mapping[str, str], key: str, default: float) -> float:
@@ -129,15 +140,41 @@ def sniff(data: bytes, media_type: str, suffix: str) -> SourceType | None:
     return "text"
 
 
-def read_source(source: str, env: Mapping[str, str]) -> FetchedSource:
-    """Read ``source`` (module docstring). Side effects: one HTTP exchange per hop."""
+def read_source(source: str, env: Mapping[str, str], *, remote: bool = False) -> FetchedSource:
+    """Read ``source`` (module docstring); ``remote``: the caller is a model over MCP.
+    Side effects: one HTTP exchange per hop."""
     source = (source or "").strip()
     if not source:
         raise UsageError(f"source: empty; {WHAT}")
     max_bytes = int(_limit(env, "ECHO_INGEST_MAX_BYTES", MAX_BYTES))
+    public_only = remote and env.get(PRIVATE_HOSTS_ENV, "").strip().lower() != "allow"
     if is_url(source):
-        return _fetch_url(source, max_bytes, _limit(env, "ECHO_INGEST_TIMEOUT", TIMEOUT_S))
+        return _fetch_url(source, max_bytes, _limit(env, "ECHO_INGEST_TIMEOUT", TIMEOUT_S),
+                          public_only=public_only)
+    if remote:
+        raise UsageError("source: over MCP, ingest takes an http(s) URL only; a local file "
+                         "is ingested from the command line (`echo-memory ingest PATH`)")
     return _read_path(source, max_bytes)
+
+
+def require_public_host(url: str) -> None:
+    """Refuse ``url`` when its host resolves to an address that is not public (module
+    docstring); an unresolvable name is left for the fetch to report."""
+    import ipaddress
+    import socket
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, parts.port or None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if not address.is_global or address.is_multicast:
+            raise UsageError(f"source: {host!r} is {address}, not a public address: over MCP, "
+                             f"ingest fetches public hosts only ({PRIVATE_HOSTS_ENV}=allow "
+                             "lets it reach private ones)")
 
 
 def _read_path(source: str, max_bytes: int) -> FetchedSource:
@@ -164,10 +201,13 @@ def _read_path(source: str, max_bytes: int) -> FetchedSource:
     return FetchedSource(str(resolved), False, data, kind)
 
 
-def _fetch_url(url: str, max_bytes: int, timeout: float) -> FetchedSource:
+def _fetch_url(url: str, max_bytes: int, timeout: float, *,
+               public_only: bool = False) -> FetchedSource:
     current = url
     _require_http(current)
     for _ in range(MAX_REDIRECTS + 1):
+        if public_only:
+            require_public_host(current)
         status, headers, data = _get(current, max_bytes, timeout)
         if status in (301, 302, 303, 307, 308) and headers.get("location"):
             target = urljoin(current, headers["location"].strip())

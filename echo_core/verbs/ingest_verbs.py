@@ -24,7 +24,8 @@ from echo_core.operations import (
 class IngestParams:
     """What ``ingest`` / ``echo_ingest`` take."""
 
-    source: str = param(help="An http(s) URL, or a local .html, .pdf, .md or .txt file.",
+    source: str = param(help="An http(s) URL, or a local .html, .pdf, .md or .txt file "
+                        "(over MCP: a URL of a public host only).",
                         min_length=1, max_length=4096,
                         cli=CliParam(positional=True, bounds=Bounds(max_length=4096)))
     dry_run: bool = param(False, help="Show the notes and their sizes; write nothing.")
@@ -32,9 +33,10 @@ class IngestParams:
 
 def run_ingest(ctx: Any, p: IngestParams) -> Envelope[Any]:
     """``ops.ingest.ingest``."""
+    from echo_core.operations.spelling import current_surface
     from echo_core.ops.ingest import ingest
 
-    return ingest(ctx, p.source, dry_run=p.dry_run)
+    return ingest(ctx, p.source, dry_run=p.dry_run, remote=current_surface() == "mcp")
 
 
 def ingest_access(p: IngestParams) -> Access:
