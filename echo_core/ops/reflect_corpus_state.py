@@ -188,8 +188,9 @@ def save_state(path: Path, state: CorpusState) -> None:
                 for rel, e in sorted(state.transcripts.items())}}
     tmp = path.with_name(temp_name(path.name))
     try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # C encoder
         with open(tmp, "w", encoding="utf-8", newline="\n") as out:
-            json.dump(data, out, ensure_ascii=False, separators=(",", ":"))
+            out.write(text)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

@@ -155,7 +155,8 @@ def merge_mined(groups: Iterable[Iterable[MinedProposal]]) -> list[MinedProposal
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
-    return first + tuple(item for item in second if item not in first)
+    seen = set(first)  # a scan of ``first`` per item made a corpus merge quadratic
+    return first + tuple(item for item in second if item not in seen)
 
 
 # -- building proposals ---------------------------------------------------------------
