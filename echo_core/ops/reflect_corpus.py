@@ -6,10 +6,10 @@ transcript under a projects folder, resumably, and merge what they say.
 1. lists every ``*.jsonl`` under ``root`` (recursively, symlinked folders not followed)
    in path order (``find_transcripts``);
 2. loads the state file (``reflect_corpus_state``); a transcript whose size and
-   modification time match its entry is not read again; one that changed is read, and
-   when its content hash matches too only its stamp is refreshed, else it is mined again
-   and its entry (what it gave) is replaced; entries of transcripts gone from ``root``
-   are dropped;
+   modification time match its entry is not read again; one whose stamp changed is
+   hashed, and when its content hash matches only its stamp is refreshed, else it is
+   mined again and its entry (what it gave) is replaced; entries of transcripts gone
+   from ``root`` are dropped;
 3. mines what is left in batches of ``batch`` transcripts, saving the state atomically
    after each batch, reporting ``echo_core.progress`` after each transcript;
 4. returns the merge (``merge_mined``) of every entry in path order.
@@ -151,9 +151,30 @@ def _stat(path: Path) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
+def _same_content(path: Path, old: TranscriptEntry) -> TranscriptEntry | None:
+    """``old`` with the file's new stamp when the file at ``path`` still has its content
+    (hashed, not mined: a touched transcript costs a read, not a mining); else None."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as stream:
+        for chunk in iter(lambda: stream.read(_CHUNK), b""):
+            digest.update(chunk)
+            size += len(chunk)
+        mtime = os.fstat(stream.fileno()).st_mtime_ns
+    if digest.hexdigest() != old.sha256:
+        return None
+    return attrs.evolve(old, size=size, mtime_ns=mtime)
+
+
 def _mine_one(root: Path, rel: str, state: CorpusState, run: _Run) -> None:
     old = state.transcripts.get(rel)
     try:
+        same = _same_content(root / rel, old) if old is not None else None
+        if same is not None:
+            state.transcripts[rel] = same
+            run.reused += 1
+            run.bytes_read += same.size
+            return
         entry, size = read_and_mine(root / rel, Path(rel).stem)
     except OSError as exc:
         run.skipped.append(SkippedTranscript(rel, exc.strerror or str(exc)))
@@ -162,10 +183,6 @@ def _mine_one(root: Path, rel: str, state: CorpusState, run: _Run) -> None:
         run.skipped.append(SkippedTranscript(rel, f"mining failed: {type(exc).__name__}: {exc}"))
         return
     run.bytes_read += size
-    if old is not None and old.sha256 == entry.sha256:
-        state.transcripts[rel] = attrs.evolve(old, size=entry.size, mtime_ns=entry.mtime_ns)
-        run.reused += 1
-        return
     state.transcripts[rel] = entry
     run.mined += 1
     run.changed += old is not None
