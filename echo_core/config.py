@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from echo_core.errors import NotConfiguredError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Setting(NamedTuple):
@@ -78,30 +80,47 @@ def vault_scheme(url: str) -> str:
 def state_dir_for(base: str, identity: str) -> Path:
     """The per-vault state dir: ``<base>/vaults/<hash of the vault identity>``."""
     import hashlib  # ~2 ms: not for a start-up that never opens a vault (--help)
+    from pathlib import Path  # with urllib.parse and ipaddress: not for --help
 
     digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
     return Path(base).expanduser() / "vaults" / digest
 
 
-def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
+def path_string(value: str) -> str:
+    """``str(pathlib.Path(value))`` without importing pathlib (start-up resolves the config
+    before any command runs): repeated separators and ``.`` parts dropped, no trailing
+    separator. Elsewhere than POSIX, pathlib itself."""
+    if os.sep != "/" or os.altsep:
+        from pathlib import Path
+
+        return str(Path(value))
+    lead = "//" if value.startswith("//") and not value.startswith("///") else (
+        "/" if value.startswith("/") else "")
+    return (lead + "/".join(p for p in value.split("/") if p and p != ".")) or "."
+
+
+def _xdg(env: Mapping[str, str], var: str, fallback: str) -> str:
     value = env.get(var)
     if value:
-        return Path(value)
-    return Path(env.get("HOME", str(Path.home()))) / fallback
+        return value
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), fallback)
 
 
-def config_file_path(env: Mapping[str, str]) -> Path:
-    """Where the config file is looked for."""
+def config_file_path(env: Mapping[str, str]) -> str:
+    """Where the config file is looked for (plain strings and ``os.path`` here: start-up
+    resolves the config before any command runs)."""
     explicit = env.get("ECHO_CONFIG")
     if explicit:
-        return Path(explicit).expanduser()
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "echo-memory" / "config.toml"
+        return path_string(os.path.expanduser(explicit))
+    return path_string(os.path.join(_xdg(env, "XDG_CONFIG_HOME", ".config"), "echo-memory",
+                                    "config.toml"))
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: str) -> dict[str, Any]:
     """Parse the TOML config (``{}`` when absent); bad TOML is exit 78 naming the file."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -130,7 +149,7 @@ def _pick(flag: str | None, env_value: str | None, file_value: Any, default: str
 def _expand(value: str) -> str:
     if vault_scheme(value) != "file" or value.startswith("file://"):
         return value
-    return str(Path(value).expanduser())
+    return path_string(os.path.expanduser(value))
 
 
 def resolve_config(
@@ -157,7 +176,7 @@ def resolve_config(
     return _resolve(vault, state_dir, env, path, raw, "")
 
 
-def _check_file(raw: Mapping[str, Any], path: Path) -> None:
+def _check_file(raw: Mapping[str, Any], path: str) -> None:
     disabled = raw.get("disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise NotConfiguredError(
@@ -165,10 +184,12 @@ def _check_file(raw: Mapping[str, Any], path: Path) -> None:
         )
 
 
-def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], path: Path,
+def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], path: str,
              raw: Mapping[str, Any], problem: str) -> Config:
-    default_vault = _xdg(env, "XDG_DATA_HOME", ".local/share") / "echo-memory" / "vault"
-    default_state = _xdg(env, "XDG_STATE_HOME", ".local/state") / "echo-memory"
+    default_vault = path_string(os.path.join(_xdg(env, "XDG_DATA_HOME", ".local/share"),
+                                             "echo-memory", "vault"))
+    default_state = path_string(os.path.join(_xdg(env, "XDG_STATE_HOME", ".local/state"),
+                                             "echo-memory"))
     vault_setting = _pick(vault, env.get("ECHO_VAULT"), raw.get("vault"), str(default_vault))
     state_setting = _pick(
         state_dir, env.get("ECHO_STATE_DIR"), raw.get("state_dir"), str(default_state)
@@ -177,9 +198,10 @@ def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], p
     backends = raw.get("backends", {})
     return Config(
         vault=Setting(_expand(vault_setting.value), vault_setting.source),
-        state_base=Setting(str(Path(state_setting.value).expanduser()), state_setting.source),
-        config_path=str(path),
-        config_exists=path.exists(),
+        state_base=Setting(path_string(os.path.expanduser(state_setting.value)),
+                           state_setting.source),
+        config_path=path,
+        config_exists=os.path.exists(path),
         disabled=tuple(disabled),
         recall=str(raw.get("recall", "bm25")),
         tokenizer=str(raw.get("tokenizer", "porterlite")),

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: this module is on every start-up's path
+    from pathlib import Path
+
     from echo_core.config import Config
     from echo_core.context import EchoContext
     from echo_core.entity_cache import EntityNames

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from echo_core import EchoError, ExitCode, Register, hookimpl, usage_error
 
@@ -53,6 +51,8 @@ def base_url_from_vault_url(url: str) -> str:
             "or obsidian+http://host:27123"
         )
     http_scheme, default_port = SCHEMES[scheme.lower()]
+    from urllib.parse import urlsplit  # with pathlib's friends: not on every start-up
+
     parts = urlsplit(text)
     try:
         port = parts.port or default_port
@@ -128,6 +128,8 @@ def _tls_option(options: Mapping[str, Any], base_url: str) -> bool | str:
 
         return normalize_fingerprint(str(fingerprint))
     if ca_file:
+        from pathlib import Path
+
         path = Path(str(ca_file)).expanduser()
         if not path.is_file():
             raise EchoError(

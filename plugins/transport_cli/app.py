@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
 import sys
 from collections.abc import Sequence
 
@@ -49,6 +50,23 @@ class EchoGroup(click.Group):
         return list(self.commands)
 
 
+def help_width() -> int:
+    """The width click would give help text: the terminal's columns (``COLUMNS``, else
+    stdout's terminal, else 80), at most 80, minus 2, at least 50. Given to click so its
+    formatter need not import ``shutil`` (with zlib, bz2 and lzma) to ask."""
+    columns = 0
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        pass
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return max(min(columns or 80, 80) - 2, 50)
+
+
 def build_cli(host: PluginHost) -> click.Group:
     """The root group with every plugin's commands, each plugin called through pluggy.
 
@@ -57,7 +75,8 @@ def build_cli(host: PluginHost) -> click.Group:
     the command refuses to run; the rest of the CLI works.
     """
 
-    @click.group(cls=EchoGroup, help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=EchoGroup, help=HELP, context_settings={
+        "help_option_names": ["-h", "--help"], "terminal_width": help_width()})
     @click.version_option(package_name="echo-memory", prog_name="echo-memory")
     def cli() -> None:
         pass
