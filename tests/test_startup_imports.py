@@ -49,6 +49,13 @@ def test_help_imports_no_attrs(tmp_path: Path) -> None:
     assert not {"echo_core.models", "echo_core.protocols", "echo_core.context"} & imported
 
 
+def test_help_asks_no_module_for_the_terminal_width(tmp_path: Path) -> None:
+    # click's formatter imports shutil (with zlib, bz2 and lzma) unless it is given the
+    # width; pathlib is left out too, but an editable install's finder imports it anyway
+    imported = _imported(["--help"], {"ECHO_CONFIG": str(tmp_path / "none.toml")})
+    assert not {"shutil", "bz2", "lzma"} & imported
+
+
 def test_records_off_the_start_up_path_are_json_objects_by_field() -> None:
     record = PluginRecord("alpha", "1.0", hooks=["register_storage"])
     problem = RegistrationProblem("duplicate", "register_storage", "fs", ("a", "b"), "taken")
