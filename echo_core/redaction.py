@@ -98,6 +98,18 @@ class Rule:
     name: str
     pattern: LazyPattern  # compiled on first use: importing this module costs no compile
     accept: Callable[[str], bool] | None = None
+    #: literal pieces one of which any match contains (lower-cased when ``folded``): a
+    #: text holding none of them cannot match, and the pattern is neither compiled nor run
+    #: (a short capture in a fresh process compiles none of the patterns)
+    hints: tuple[str, ...] = ()
+    folded: bool = False
+
+    def may_match(self, text: str, lowered: str) -> bool:
+        """False only when ``text`` cannot hold a match (no hint in it)."""
+        if not self.hints:
+            return True
+        within = lowered if self.folded else text
+        return any(hint in within for hint in self.hints)
 
 
 def _mixed(value: str) -> bool:
@@ -135,48 +147,58 @@ _START = r"(?<![A-Za-z0-9_\-])"  # a token's first character
 _KEYCH = r"[A-Za-z0-9_\-]"
 
 
-def _rule(name: str, pattern: str, accept: Callable[[str], bool] | None = None) -> Rule:
-    return Rule(name, LazyPattern(pattern), accept)
+def _rule(name: str, pattern: str, accept: Callable[[str], bool] | None = None, *,
+          hints: tuple[str, ...] = (), folded: bool = False) -> Rule:
+    return Rule(name, LazyPattern(pattern), accept, hints, folded)
 
 
 RULES: tuple[Rule, ...] = (
     _rule("pem-private-key",
           r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-          r"(?:[\s\S]*?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)"),
-    _rule("anthropic-key", _START + r"sk-ant-" + _KEYCH + r"{20,}"),
+          r"(?:[\s\S]*?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)",
+          hints=("-----BEGIN ",)),
+    _rule("anthropic-key", _START + r"sk-ant-" + _KEYCH + r"{20,}", hints=("sk-ant-",)),
     _rule("openai-key", _START + r"(?P<secret>sk-(?:proj-|svcacct-|admin-)?"
-          + _KEYCH + r"{20,})", _mixed),
-    _rule("aws-access-key-id", _START + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+          + _KEYCH + r"{20,})", _mixed, hints=("sk-",)),
+    _rule("aws-access-key-id", _START + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])",
+          hints=("AKIA", "ASIA", "ABIA", "ACCA")),
     _rule("aws-secret-key",
           r"(?i)(?<![A-Za-z0-9])aws[A-Za-z_\-]{0,20}secret[A-Za-z_\-]{0,20}[\"']?"
-          r"\s{0,5}[:=]{1,2}\s{0,5}[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-    _rule("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    _rule("gitlab-token", _START + r"glpat-" + _KEYCH + r"{20,}"),
+          r"\s{0,5}[:=]{1,2}\s{0,5}[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+          hints=("aws",), folded=True),
+    _rule("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+          hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _rule("gitlab-token", _START + r"glpat-" + _KEYCH + r"{20,}", hints=("glpat-",)),
     _rule("slack-webhook",
-          r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"),
-    _rule("slack-token", _START + r"xox[abposr]-[A-Za-z0-9\-]{10,}", _has_digit),
-    _rule("stripe-key", _START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _rule("google-api-key", _START + r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
-    _rule("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _mixed),
-    _rule("npm-token", _START + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+          r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}",
+          hints=("hooks.slack.com",)),
+    _rule("slack-token", _START + r"xox[abposr]-[A-Za-z0-9\-]{10,}", _has_digit, hints=("xox",)),
+    _rule("stripe-key", _START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+          hints=("_live_", "_test_")),
+    _rule("google-api-key", _START + r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])",
+          hints=("AIza",)),
+    _rule("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _mixed,
+          hints=("hf_",)),
+    _rule("npm-token", _START + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", hints=("npm_",)),
     _rule("sendgrid-key", _START + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?!"
-          + _KEYCH + ")"),
-    _rule("twilio-key", _START + r"(?:SK|AC)[0-9a-f]{32}(?![0-9A-Za-z])"),
-    _rule("jwt", _START + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+          + _KEYCH + ")", hints=("SG.",)),
+    _rule("twilio-key", _START + r"(?:SK|AC)[0-9a-f]{32}(?![0-9A-Za-z])", hints=("SK", "AC")),
+    _rule("jwt", _START + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+          hints=("eyJ",)),
     _rule("authorization",
           r"(?i)(?<![A-Za-z0-9_\-])(?:proxy-)?authorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?"
           r"(?:bearer|basic|token|digest)\s{1,5}(?!\[REDACTED:)(?P<secret>[A-Za-z0-9._~+/\-]"
-          r"{4,}=*)"),
+          r"{4,}=*)", hints=("authorization",), folded=True),
     _rule("bearer-token",
           r"(?i)(?<![A-Za-z0-9_\-])bearer\s{1,5}(?!\[REDACTED:)(?P<secret>"
-          r"[A-Za-z0-9._~+/\-]{16,}=*)", _has_digit),
+          r"[A-Za-z0-9._~+/\-]{16,}=*)", _has_digit, hints=("bearer",), folded=True),
     _rule("url-password",
           r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@?#]{1,200}:"
-          r"(?!\[REDACTED:)(?P<secret>[^\s@/?#]{1,200})@(?=[A-Za-z0-9\[])"),
+          r"(?!\[REDACTED:)(?P<secret>[^\s@/?#]{1,200})@(?=[A-Za-z0-9\[])", hints=("://",)),
     _rule("env-secret",
           r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[\"']?[ \t]{0,5}"
           r"(?:=|:)[ \t]{0,5}(?![\"']?\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
-          r"[^\s\"',;#]{1,500})"),
+          r"[^\s\"',;#]{1,500})", hints=("=", ":")),
 )
 
 _PRIVATE_TAG = LazyPattern(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
@@ -246,10 +268,14 @@ def redact(text: str) -> RedactionResult:
     clean = strip_private(text)
     if clean != text:
         found.append(PRIVATE)
+    lowered = clean.lower()
     for rule in RULES:
+        if not rule.may_match(clean, lowered):
+            continue
         clean, fired = _apply(rule, clean)
         if fired:
             found.append(rule.name)
+            lowered = clean.lower()
     return RedactionResult(clean, tuple(found))
 
 
