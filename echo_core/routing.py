@@ -9,6 +9,10 @@ import attrs
 
 from echo_core.errors import usage_error
 
+#: The kind whose notes state facts and preferences (SPEC §1.2): captures of it are
+#: checked for contradictions, and may supersede a line of the operator preferences.
+SEMANTIC = "semantic"
+
 
 @attrs.frozen
 class KindRoute:

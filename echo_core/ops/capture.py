@@ -20,12 +20,6 @@ from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.capture_result import CaptureResult
-from echo_core.ops.capture_supersede import supersede_line, supersede_note
-from echo_core.ops.contradiction_check import (
-    Contradiction,
-    contradiction_message,
-    find_contradictions,
-)
 from echo_core.ops.daily import append_agent_log
 from echo_core.ops.links import (
     RELATED_HEADING,
@@ -35,17 +29,17 @@ from echo_core.ops.links import (
 )
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_capture
 from echo_core.ops.redaction_overrides import report_capture_redaction
-from echo_core.ops.supersession import SEMANTIC, check_supersedable, find_superseded
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.protocols import BackendUnavailable, EntityLookup, Storage
-from echo_core.routing import KindRoute
+from echo_core.routing import SEMANTIC, KindRoute
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised
 from echo_core.write_scope import require_note_path
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
+    from echo_core.ops.contradiction_check import Contradiction
 
 NEAR_DUPLICATE_SCORE = 0.5
 #: A title merged into an entity at least this similar to one of its names is another
@@ -106,7 +100,10 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
         return Envelope(True, Action.UNCHANGED, f"capture {op_id} landed already; nothing to do",
                         CaptureResult(kind=req.kind, changed=False))
     old: Entity | None = None
-    if req.supersedes:
+    if req.supersedes:  # supersession (ops.supersession): imported only when asked for
+        from echo_core.ops.capture_supersede import supersede_line
+        from echo_core.ops.supersession import find_superseded
+
         old = find_superseded(index, req.supersedes)
         if old is None:
             if route.kind != SEMANTIC:
@@ -126,6 +123,8 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
             stop = None  # the near duplicate is the very note this capture replaces
     conflicts: list[Contradiction] = []
     if stop is None and old is None and not req.force and route.kind == SEMANTIC:
+        from echo_core.ops.contradiction_check import find_contradictions
+
         conflicts = find_contradictions(ctx.vault.storage, req.title, req.body,
                                         own_path=target.path if target else None)
     if req.dry_run:
@@ -136,6 +135,8 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
                         CaptureResult(kind=req.kind, near_duplicates=near,
                                       candidates=candidates, would_gate=True, changed=False))
     if conflicts:
+        from echo_core.ops.contradiction_check import contradiction_message
+
         return Envelope(False, Action.CONTRADICTION, contradiction_message(conflicts),
                         CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
                                       changed=False,
@@ -211,10 +212,14 @@ def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Ent
              conflicts: list[Contradiction] | None = None) -> Envelope[CaptureResult]:
     also = ""
     if old is not None:
+        from echo_core.ops.supersession import check_supersedable
+
         still = check_supersedable(old, ctx.vault.storage.read(old.path),
                                    target.path if target else None)
         also = f"; would mark {old.path} superseded" if still else ""
     if conflicts:
+        from echo_core.ops.contradiction_check import contradiction_message
+
         return Envelope(True, Action.DRY_RUN_CONTRADICTION,
                         f"would stop: {contradiction_message(conflicts)}",
                         CaptureResult(kind=req.kind, near_duplicates=near, would_gate=True,
@@ -257,6 +262,8 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
             target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
             today: _dt.date, old: Entity | None = None) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
+    from echo_core.ops.supersession import check_supersedable  # only with --supersedes
+
     if old is not None and not check_supersedable(old, vault.storage.read(old.path),
                                                   target.path):
         old = None  # superseded by this note already
@@ -287,6 +294,8 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     text = set_frontmatter_key(text, "updated", today)
     text, links, refreshed = _autolink(vault, index, target.path, target.slug, text, req.body)
     if old is not None:
+        from echo_core.ops.capture_supersede import supersede_note
+
         text, old_entry = supersede_note(vault, old, target.path, text, today)
         refreshed += [old_entry] if old_entry else []
     vault.write_note(target.path, text, prior=original)
@@ -377,6 +386,8 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     text = _new_note_text(ctx, req, route, today)
     text, links, refreshed = _autolink(vault, index, path, slug, text, req.body)
     if old is not None:
+        from echo_core.ops.capture_supersede import supersede_note
+
         text, old_entry = supersede_note(vault, old, path, text, today)
         refreshed += [old_entry] if old_entry else []
     vault.write_note(path, text)

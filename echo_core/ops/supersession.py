@@ -30,11 +30,9 @@ from echo_core.models import Entity
 from echo_core.notes import append_under_heading, find_section, parse_note
 from echo_core.ops.links import link_target
 from echo_core.protocols import EntityLookup
+from echo_core.routing import SEMANTIC
 
 PREFERENCES_PATH = "_agent/memory/semantic/operator-preferences.md"
-#: The kind whose captures state facts and preferences: checked for contradictions, and
-#: the one that may supersede a line of the operator preferences.
-SEMANTIC = "semantic"
 #: The sections of the preferences note whose bullets a capture may supersede.
 PREFERENCE_SECTIONS = ("Fact / Pattern", "Observations")
 SUPERSEDED = "superseded"
