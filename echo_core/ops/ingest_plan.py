@@ -23,7 +23,6 @@ from collections.abc import Callable
 
 import attrs
 
-from echo_core.errors import EchoError, ExitCode
 from echo_core.frontmatter import parse_frontmatter, set_frontmatter_key
 from echo_core.names import slugify
 from echo_core.ops.ingest_chunks import Chunk, split_chunks
@@ -41,6 +40,7 @@ from echo_core.ops.ingest_notes import (
     related_section,
 )
 from echo_core.protocols import Storage
+from echo_core.storage_base import none_if_absent
 
 
 @attrs.frozen
@@ -90,12 +90,7 @@ class IngestPlan:
 
 
 def _read(storage: Storage, path: str) -> str | None:
-    try:
-        return storage.read(path)
-    except EchoError as exc:
-        if exc.code == ExitCode.NOT_FOUND:
-            return None
-        raise
+    return none_if_absent(lambda: storage.read(path))
 
 
 def find_document(storage: Storage, doc: IngestDocument) -> tuple[str, str] | None:

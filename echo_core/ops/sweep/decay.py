@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.errors import EchoError
 from echo_core.ops.sweep.decay_model import DecayReport, LinkRewrite
 from echo_core.ops.sweep.decay_observations import (
     PREFERENCES_PATH,
@@ -48,6 +48,7 @@ from echo_core.ops.sweep.project_moves import (
     project_paths,
     rewrite_links,
 )
+from echo_core.storage_base import none_if_absent
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -77,12 +78,7 @@ def _read(storage: Storage, paths: Sequence[str]) -> dict[str, str]:
 
 
 def _read_one(storage: Storage, path: str) -> str | None:
-    try:
-        return storage.read(path)
-    except EchoError as exc:
-        if exc.code == ExitCode.NOT_FOUND:
-            return None
-        raise
+    return none_if_absent(lambda: storage.read(path))
 
 
 def _markdown(storage: Storage, prefix: str) -> list[str]:
