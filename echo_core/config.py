@@ -79,10 +79,11 @@ def vault_scheme(url: str) -> str:
 
 def state_dir_for(base: str, identity: str) -> Path:
     """The per-vault state dir: ``<base>/vaults/<hash of the vault identity>``."""
-    import hashlib  # ~2 ms: not for a start-up that never opens a vault (--help)
     from pathlib import Path  # with urllib.parse and ipaddress: not for --help
 
-    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
+    from echo_core import digests  # not for a start-up that never opens a vault
+
+    digest = digests.sha256(identity.encode("utf-8")).hexdigest()[:16]
     return Path(base).expanduser() / "vaults" / digest
 
 

@@ -11,7 +11,6 @@ Callers hold the vault lock around ``load`` + ``apply`` (a fresh re-read under t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections import defaultdict
@@ -19,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
+
+from echo_core import digests
 
 # the stored forms, re-exported: callers import them from here
 from echo_core.bulk_work import collector_paused
@@ -57,7 +58,7 @@ KEPT_OP_IDS = 2000
 
 def content_hash(text: str) -> str:
     """An entry's ``h``: a short sha256 of the note's final text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return digests.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def file_signature(storage: Storage, path: str) -> tuple[int, float] | None:

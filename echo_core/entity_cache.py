@@ -29,7 +29,6 @@ exactly the semantics of ``EntityIndex`` (the scoring code is shared).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -39,6 +38,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from echo_core import digests
 from echo_core.entities import (
     JOURNAL_PATH,
     SNAPSHOT_PATH,
@@ -378,7 +378,7 @@ class EntityNames:
     def _save(db: sqlite3.Connection, signature: tuple[Stat, Stat], journal: str) -> None:
         done = journal[:journal.rfind("\n") + 1]  # complete lines only
         state = {"signature": _plain(signature), "offset": len(done),
-                 "prefix": hashlib.sha256(done.encode("utf-8")).hexdigest()}
+                 "prefix": digests.sha256(done.encode("utf-8")).hexdigest()}
         db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('sync', ?)", (json.dumps(state),))
 
     def _replay_journal(self, db: sqlite3.Connection, stored: dict[str, Any],
@@ -391,7 +391,7 @@ class EntityNames:
         if not isinstance(offset, int):
             return False
         journal = self._read(JOURNAL_PATH)
-        if len(journal) < offset or hashlib.sha256(
+        if len(journal) < offset or digests.sha256(
                 journal[:offset].encode("utf-8")).hexdigest() != stored.get("prefix"):
             return False
         end = journal.rfind("\n") + 1

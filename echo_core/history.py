@@ -29,7 +29,6 @@ Contracts:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import attrs
 
+from echo_core import digests
 from echo_core.errors import not_found
 from echo_core.tempfiles import sweep_stale, temp_name
 
@@ -64,7 +64,7 @@ class Version:
 
 def path_key(path: str) -> str:
     """The folder name of ``path``'s ring: the first 16 hex digits of its SHA-256."""
-    return hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
+    return digests.sha256(path.encode("utf-8")).hexdigest()[:16]
 
 
 def headline(text: str) -> str:
@@ -144,7 +144,7 @@ class NoteHistory:
 
         Returns its ``Version``. Errors: ``OSError`` when the state dir is not writable."""
         data = text.encode("utf-8")
-        sha = hashlib.sha256(data).hexdigest()
+        sha = digests.sha256(data).hexdigest()
         version = Version(sha[:_ID_CHARS], sha, saved_at, len(data), headline(text))
         folder = self._dir(path)
         with self._lock:
@@ -204,7 +204,7 @@ class NoteHistory:
             data = (self._dir(path) / version.sha).read_bytes()
         except OSError:
             data = None
-        if data is None or hashlib.sha256(data).hexdigest() != version.sha:
+        if data is None or digests.sha256(data).hexdigest() != version.sha:
             raise not_found(f"version {version.version_id} of {path!r} is listed but its "
                             f"text is missing or damaged in {self._dir(path)}; pick another "
                             "version")

@@ -227,9 +227,9 @@ class ReadCache:
 def _content_digest(notes: Mapping[str, str | None],
                     listings: Mapping[str, Sequence[str]]) -> str:
     """A digest of the notes (path, text or absence) and listings a save would write."""
-    import hashlib
+    from echo_core import digests
 
-    h = hashlib.blake2b(digest_size=16)
+    h = digests.blake2b(digest_size=16)
     for path in sorted(notes):
         text = notes[path]
         h.update(f"{len(path)}:{path}{'-' if text is None else len(text)}:".encode())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -71,16 +72,15 @@ def load_manifest() -> RoutingManifest:
     """Parse the shipped manifest (cached; it is immutable package data, read beside
     this module: importlib.resources, for a package that is not a folder, costs a
     one-shot process ~3 ms of imports)."""
-    import tomllib
-
     shipped = Path(__file__).with_name("data") / "routing.toml"
     if shipped.is_file():
-        text = shipped.read_text("utf-8")
+        raw = _parsed_manifest(str(shipped))
     else:  # pragma: no cover - installed as a zip
+        import tomllib
         from importlib import resources
 
-        text = resources.files("echo_core").joinpath("data/routing.toml").read_text("utf-8")
-    raw = tomllib.loads(text)
+        raw = tomllib.loads(
+            resources.files("echo_core").joinpath("data/routing.toml").read_text("utf-8"))
     kinds = {
         name: KindRoute(
             kind=name,
@@ -101,3 +101,11 @@ def load_manifest() -> RoutingManifest:
         retired_paths=tuple(raw["retired_paths"]),
         area_domains=tuple(raw["area_domains"]),
     )
+
+
+def _parsed_manifest(path: str) -> dict[str, Any]:
+    """The TOML file at ``path`` as parsed data, through a JSON copy in the cache folder
+    (``manifest_cache.cached_toml``): a one-shot process need not import ``tomllib``."""
+    from echo_core.manifest_cache import cached_toml
+
+    return cached_toml(path, "routing-manifest.json")

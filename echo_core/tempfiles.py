@@ -29,7 +29,7 @@ def host_tag() -> str:
     """This host's tag in temp file names: 8 hex digits of the sha256 of its name
     (computed on first use: hashlib and the host name cost a start-up that writes
     nothing)."""
-    import hashlib
+    from echo_core import digests
 
     if hasattr(os, "uname"):
         name = os.uname().nodename
@@ -37,7 +37,7 @@ def host_tag() -> str:
         import socket
 
         name = socket.gethostname()
-    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return digests.sha256(name.encode("utf-8")).hexdigest()[:8]
 
 
 #: Characters of the target's name kept in its temp file's name (so a temp file name

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import hashlib
 from typing import TYPE_CHECKING
 
 import attrs
 
+from echo_core import digests
 from echo_core.actions import Action
 from echo_core.entities import content_hash
 from echo_core.errors import EchoError, ExitCode, not_found
@@ -108,7 +108,7 @@ def _chosen(ctx: EchoContext, path: str, version_id: str) -> Version:
     if version_id.strip().lower() != PREVIOUS:
         return ctx.history.find(path, version_id)
     current = _current(ctx, path)
-    now = None if current is None else hashlib.sha256(current.encode("utf-8")).hexdigest()
+    now = None if current is None else digests.sha256(current.encode("utf-8")).hexdigest()
     versions = ctx.history.versions(path)
     for version in versions:
         if version.sha != now:

@@ -29,7 +29,6 @@ instead of creating a ``-2`` duplicate (``ops.capture``).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from echo_core import digests
 from echo_core.entities import entity_from_json, entity_to_json
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError
 from echo_core.models import Entity
@@ -60,7 +60,7 @@ def new_op_id() -> str:
 
 def text_sha(text: str | None) -> str | None:
     """SHA-256 of a text (None for an absent file)."""
-    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return None if text is None else digests.sha256(text.encode("utf-8")).hexdigest()
 
 
 @attrs.frozen
