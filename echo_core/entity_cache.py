@@ -51,7 +51,6 @@ from echo_core.entities import (
     file_signature,
     journal_record,
     name_score,
-    rank_matches,
     read_store_texts,
     shared_name_tokens,
     store_unreadable,
@@ -79,6 +78,11 @@ log = logging.getLogger("echo_memory")
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).
 BUSY_TIMEOUT = 30.0
+#: A fuzzy lookup keeps, per query token, the rows of the entities that have it when
+#: they are at most this many (a rarer word; ``AliasExpander.MAX_DF`` is 200)...
+ROWS_KEPT_MAX_DF = 256
+#: ... for at most this many tokens (then the memo starts again).
+MEMO_TOKENS = 20_000
 
 Stat = tuple[int, float] | None
 _T = TypeVar("_T")
@@ -103,6 +107,8 @@ class EntityNames:
         self._seen: tuple[Stat, Stat] | None = None  # signature last found in sync
         self._lock = threading.RLock()
         self._pins = threading.local()  # one_snapshot(): depth, connection synced on
+        self._memo: dict[str, tuple[int, tuple[Any, ...] | None]] = {}  # _token_facts
+        self._memo_state: tuple[Stat, Stat] | None = None  # the _seen it holds for
 
     # -- lookups (same semantics as EntityIndex) ---------------------------------------
 
@@ -216,16 +222,21 @@ class EntityNames:
     def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
               limit: int = 5, max_df: int | None = None) -> list[Match]:
         """Entities whose names share tokens with ``mention``, best first (exactly
-        ``EntityIndex.fuzzy``, ``max_df`` included)."""
+        ``EntityIndex.fuzzy``, ``max_df`` included). A token's document frequency and
+        entity rows are kept between calls for as long as the store is unchanged
+        (``_token_facts``): a warm process looks each query word up once."""
         tokens = name_tokens(mention)
         if not tokens:
             return []
 
         def run(db: sqlite3.Connection) -> list[Any]:
-            dfs = self._df(db, sorted(tokens)) if max_df is not None else {}
-            chosen = candidate_tokens(tokens, lambda t: dfs.get(t, 0), max_df)
+            facts = self._token_facts(db, tokens)
+            chosen = candidate_tokens(tokens, lambda t: facts[t][0], max_df)
             if not chosen:
                 return []
+            if all(facts[t][1] is not None for t in chosen):
+                by_slug = {row[0]: row for t in chosen for row in facts[t][1] or ()}
+                return [row for row in by_slug.values() if kind is None or row[2] == kind]
             sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
                    f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(chosen))}))")
             params: list[str] = list(chosen)
@@ -235,10 +246,36 @@ class EntityNames:
             return db.execute(sql, params).fetchall()
 
         rows = self._query(run)
-        # score the stored name tokens first: only the rows that can match become entities
-        candidates = [(row_entity(row), names) for row in rows
-                      if name_score(tokens, names := decode_names(row[6])) >= min_score]
-        return rank_matches(tokens, candidates, kind=kind, min_score=min_score, limit=limit)
+        # ``rank_matches`` on the stored name tokens (rows are of ``kind`` already): only
+        # the ``limit`` best rows become entities
+        scored = [(score, row) for row in rows
+                  if (score := name_score(tokens, decode_names(row[6]))) >= min_score]
+        scored.sort(key=lambda item: (-item[0], item[1][0]))  # score, then slug
+        return [Match(row_entity(row), score) for score, row in scored[:limit]]
+
+    def _token_facts(self, db: sqlite3.Connection, tokens: Iterable[str]
+                     ) -> dict[str, tuple[int, tuple[Any, ...] | None]]:
+        """token -> (how many entities have it among their name tokens, their rows — or
+        None past ``ROWS_KEPT_MAX_DF``), from the memo of the store state last synced
+        (``_seen``), the missing ones read now (two queries). Call inside ``_query``."""
+        if self._memo_state != self._seen or len(self._memo) > MEMO_TOKENS:
+            self._memo, self._memo_state = {}, self._seen
+        memo = self._memo
+        missing = sorted(t for t in tokens if t not in memo)
+        if missing:
+            dfs = self._df(db, missing)
+            few = [t for t in missing if dfs.get(t, 0) <= ROWS_KEPT_MAX_DF]
+            rows: dict[str, list[Any]] = {t: [] for t in few}
+            columns = ", ".join(f"e.{c}" for c in ENTITY_COLUMNS.split(", "))
+            for chunk in chunks(few):
+                for token, *row in db.execute(
+                        f"SELECT n.token, {columns} FROM name_tokens n JOIN entities e "
+                        f"ON e.id = n.id WHERE n.token IN ({','.join('?' * len(chunk))})",
+                        chunk):
+                    rows[token].append(tuple(row))
+            for t in missing:
+                memo[t] = (dfs.get(t, 0), tuple(rows[t]) if t in rows else None)
+        return {t: memo[t] for t in tokens}
 
     def __len__(self) -> int:
         return int(self._query(lambda db: db.execute("SELECT COUNT(*) FROM entities").fetchone()[0]))

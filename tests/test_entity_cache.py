@@ -375,3 +375,31 @@ def test_an_unreadable_journal_tells_to_run_sweep_apply(box: VaultBox) -> None:
     with pytest.raises(EchoError) as caught:
         names.get("vantage-point")
     assert "`echo-memory sweep --apply`" in caught.value.message
+
+
+def test_fuzzy_answers_stay_true_after_the_store_changes_under_its_memo(box: VaultBox) -> None:
+    """The per-token memo of fuzzy lookups holds only for the store state it was read
+    from: entities added, renamed and deleted later (same process) are seen at once."""
+    ctx = box.ctx()
+    names = ctx.entity_names
+    _apply(ctx, ENTITIES)
+    _same_answers(names, box.index())  # every mention's tokens memoised
+    _apply(ctx, [Entity(slug="vantage-labs", path="resources/companies/vantage-labs.md",
+                        kind="company", title="Vantage Labs", aliases=("Systems Lab 3",)),
+                 Entity(slug="kubernetes", path="resources/concepts/kubernetes.md",
+                        kind="concept", title="Kubernetes", aliases=("kube", "lovelace"))],
+           deletes=["vantage-point", "systems-lab-3"])
+    assert [m.entity.slug for m in names.fuzzy("vantage", limit=50)] == \
+        [m.entity.slug for m in box.index().fuzzy("vantage", limit=50)]
+    assert "vantage-labs" in {m.entity.slug for m in names.fuzzy("vantage", limit=50)}
+    _same_answers(names, box.index())
+
+
+def test_fuzzy_past_the_kept_rows_reads_sqlite_with_the_same_answers(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word in more names than the memo keeps rows for still collects candidates (from
+    SQLite): the answers are the in-memory index's either way."""
+    monkeypatch.setattr("echo_core.entity_cache.ROWS_KEPT_MAX_DF", 2)
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    _same_answers(ctx.entity_names, box.index())
