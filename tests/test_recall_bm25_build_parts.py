@@ -15,7 +15,7 @@ from echo_core.protocols import IndexDoc
 from plugins.recall_bm25 import index as bm25_index
 from plugins.recall_bm25 import segment_parts
 from plugins.recall_bm25.segment_builder import SegmentBuilder, tokenized
-from plugins.recall_bm25.segment_format import ARRAYS, SegmentArrays
+from plugins.recall_bm25.segment_format import ARRAYS, CHAMPION_ARRAYS, SegmentArrays
 from tests.bm25_kit import TOK, corpus, make
 from tests.fork_kit import force_forking, spy_forks
 
@@ -112,7 +112,7 @@ def test_a_rebuild_split_across_two_processes_writes_the_same_files(
     assert make(tmp_path / "apart").rebuild(docs) == len({d.path for d in docs})
     assert children and children[0] is not None
     here, apart = _segment_files(tmp_path / "here"), _segment_files(tmp_path / "apart")
-    assert len(here) == len(ARRAYS)
+    assert len(here) == len(ARRAYS) + len(CHAMPION_ARRAYS)
     assert apart == here
 
 

@@ -7,7 +7,10 @@ delta of the changes since (see ``layout``, ``segment_format``, ``delta_store``)
   O(terms of the doc) + O(log N) lookups; durable when they return.
 * When the delta holds more than ``max(merge_min_docs, merge_fraction x N_base)`` docs,
   the next write folds it into a new generation (``compact``), from index data only.
-* ``search``: see ``search.run_search``; opening costs 13 ``mmap``s and a SQLite connect.
+* ``search``: see ``search.run_search``; opening costs 16 ``mmap``s and a SQLite connect.
+  A process that has not imported numpy (~55 ms) first tries to prove the answer from
+  the champion lists (``cold_pruned``: a query with a common term), then scores a query
+  of few postings in Python (``small_search``); only then does it import numpy.
 * Crash safety: a segment is written in a private folder, fsynced, renamed, and only
   then made live by replacing ``CURRENT``; the delta's rows of an older generation are
   ignored. A kill at any instant leaves a usable index or ``needs_rebuild() == True``.
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from echo_core import IndexDoc, SplittableDocs, Tokenizer, WeightedTerm, start_forked
+from plugins.recall_bm25.cold_pruned import champion_search
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout
@@ -243,9 +247,13 @@ class Bm25Index:
                 if "numpy" not in sys.modules:  # a cold process: numpy only if it pays
                     base, state, live = self._view_state(store)
                     tids, postings = base_postings(base, query)
-                    if postings <= SMALL_QUERY_POSTINGS:
-                        return small_search(base, state, live, store, query, tids, limit,
+                    found = champion_search(base, state, live, store, query, tids, limit,
                                             self._today)
+                    if found is None and postings <= SMALL_QUERY_POSTINGS:
+                        found = small_search(base, state, live, store, query, tids, limit,
+                                             self._today)
+                    if found is not None:
+                        return found
                 from plugins.recall_bm25.search import run_search
 
                 return run_search(self._snapshot(store), store, query, limit, self._today)
@@ -273,6 +281,7 @@ class Bm25Index:
         """Replace the index with ``docs`` (a path given twice keeps its last version);
         returns the number of distinct paths indexed. The old index stays live until the
         new one is complete; ``progress(n)`` runs every ``PROGRESS_EVERY`` docs."""
+        from plugins.recall_bm25.champions import champion_lists
         from plugins.recall_bm25.segment_builder import SegmentBuilder, tokenized
         from plugins.recall_bm25.segment_writer import write_segment
 
@@ -298,7 +307,9 @@ class Bm25Index:
                 other.cancel()
         tmp = self._layout.new_tmp_dir()
         try:
-            write_segment(tmp, builder.finish(), self._tokenizer_id)
+            segment = builder.finish()
+            write_segment(tmp, segment, self._tokenizer_id,
+                          champion_lists(segment, self._today))
             with self._lock:
                 self._install(tmp)
         finally:
@@ -310,6 +321,7 @@ class Bm25Index:
     def compact(self) -> bool:
         """Fold the delta into a new base generation now. False when there was nothing
         to fold. Holds the delta's write lock while it runs (other writers wait)."""
+        from plugins.recall_bm25.champions import champion_lists
         from plugins.recall_bm25.segment_merge import merge_segment
         from plugins.recall_bm25.segment_writer import write_segment
 
@@ -322,7 +334,8 @@ class Bm25Index:
                 segment = merge_segment(base, store.tombstones(), store.all_docs())
                 tmp = self._layout.new_tmp_dir()
                 try:
-                    write_segment(tmp, segment, self._tokenizer_id)
+                    write_segment(tmp, segment, self._tokenizer_id,
+                                  champion_lists(segment, self._today))
                     self._switch(store, tmp, base.generation, state.gen)
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)

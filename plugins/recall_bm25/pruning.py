@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
+from plugins.recall_bm25.scalar_math import SLACK
 from plugins.recall_bm25.scoring import (
     K1,
     Floats,
@@ -57,8 +58,6 @@ PRUNE_MIN_POSTINGS = 16_384
 #: Docs of highest static impact kept per term: a query whose other docs cannot reach
 #: the cut these set scores these only.
 CHAMPIONS = 1024
-#: Bounds are widened by this factor, against rounding in the few operations they take.
-SLACK = 1.0 + 1e-9
 
 
 @attrs.frozen(eq=False)

@@ -13,11 +13,20 @@ import math
 
 from echo_core import BM25_B, BM25_K1, FRESHNESS_FLOOR, FRESHNESS_HALF_LIFE_DAYS
 
-__all__ = ["FRESHNESS_TABLE", "K1", "B", "freshness_of", "idf", "norm_terms"]
+__all__ = ["FRESHNESS_TABLE", "HALF_LIFE", "K1", "SCORING_MODEL", "SLACK", "B", "decay",
+           "freshness_of", "idf", "norm_terms"]
 
 #: BM25 term-frequency saturation and length normalisation (SPEC §3.1).
 K1: float = BM25_K1
 B: float = BM25_B
+#: Days after which the freshness prior halves (until the floor).
+HALF_LIFE: float = FRESHNESS_HALF_LIFE_DAYS
+#: The constants a stored score bound depends on (``champions``): bounds stored under
+#: another model are not used.
+SCORING_MODEL = f"k1={K1!r} b={B!r} half-life={HALF_LIFE!r} floor={FRESHNESS_FLOOR!r}"
+#: Score bounds are widened by this factor, against rounding in the few operations they
+#: take (``pruning``, ``cold_pruned``).
+SLACK = 1.0 + 1e-9
 
 
 def _freshness_table() -> tuple[float, ...]:
@@ -46,6 +55,11 @@ def freshness_of(updated: int, today: int) -> float:
     if updated <= 0:
         return 1.0
     return FRESHNESS_TABLE[min(max(today - updated, 0), _LAST_AGE)]
+
+
+def decay(days: int) -> float:
+    """``2 ** (-days / HALF_LIFE)``, the unfloored freshness lost over ``days`` days."""
+    return math.exp2(-float(days) / HALF_LIFE)
 
 
 def idf(n_docs: int, df: int) -> float:

@@ -19,6 +19,18 @@ A segment folder holds one ``.npy`` file per array below (memory-mapped when rea
 
 ``meta.json``: ``schema``, ``n_docs`` (N), ``n_terms`` (V), ``n_postings`` (P),
 ``n_path_bytes`` (B), ``total_len`` (sum of ``doc_len``), ``tokenizer``, ``created``.
+
+Optional champion lists (``champions``; a segment written before them lacks these files
+and keys and is read without them: searches that need them take the slower path)::
+
+    champ_term  uint32  [K]     the term ids that have a champion list, ascending
+    champ_doc   uint32  [K*C]   each one's C champions, ascending doc ids
+    champ_bound float64 [K*4]   each one's (rest_a, rest_b, top_a, top_b) impact bounds
+
+with ``meta.json`` keys ``champion_day`` (the day the bounds' freshness is taken on),
+``champion_count`` (C), ``n_champion_terms`` (K) and ``champion_model`` (the scoring
+constants the bounds assume, ``scalar_math.SCORING_MODEL``: lists of another model are
+not used).
 """
 
 from __future__ import annotations
@@ -30,7 +42,8 @@ import attrs
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ARRAYS", "SCHEMA", "TF_MAX", "SegmentArrays"]
+__all__ = ["ARRAYS", "CHAMPION_ARRAYS", "CHAMPION_META", "CHAMPION_MODEL_KEY", "SCHEMA",
+           "TF_MAX", "SegmentArrays", "champion_length", "expected_length"]
 
 #: Largest stored term frequency (``post_tf`` is uint16); larger counts are clamped, in
 #: the delta too, so a doc scores the same before and after a merge.
@@ -56,6 +69,24 @@ ARRAYS: dict[str, tuple[str, str]] = {
     "path_key": ("<i8", "N"),
     "path_doc": ("<u4", "N"),
 }
+
+#: The optional champion arrays (module docstring): name -> (descr, length rule over K,
+#: the listed terms, and C, the champions per term).
+CHAMPION_ARRAYS: dict[str, tuple[str, str]] = {
+    "champ_term": ("<u4", "K"),
+    "champ_doc": ("<u4", "K*C"),
+    "champ_bound": ("<f8", "K*4"),
+}
+#: The integer ``meta.json`` keys of a segment that has champion lists (day, C, K), and
+#: the key of its model string.
+CHAMPION_META = ("champion_day", "champion_count", "n_champion_terms")
+CHAMPION_MODEL_KEY = "champion_model"
+
+
+def champion_length(rule: str, n_terms: int, count: int) -> int:
+    """The length a champion array must have under its ``CHAMPION_ARRAYS`` rule, for
+    ``n_terms`` (K) lists of ``count`` (C) champions."""
+    return n_terms * {"K": 1, "K*C": count, "K*4": 4}[rule]
 
 
 def expected_length(rule: str, n_docs: int, n_terms: int, n_postings: int,

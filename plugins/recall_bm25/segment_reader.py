@@ -1,12 +1,14 @@
 """Reading a base segment: memory-mapped arrays, validated cheaply on open.
 
-Opening maps 13 ``.npy`` files and parses ``meta.json``; nothing is read eagerly, so the
-cost does not grow with the vault (no unpickling, no dictionary to load). Lookups touch
-only the pages they need: a term is a binary search over ``term_key``; a path a binary
-search over ``path_key`` confirmed against the stored path. The lookups a write needs
-(``find``, ``path``, ``doc_length``, ``doc_term_ids``, ``df``) read typed ``memoryview``s
-of the mapped files and never import numpy (``npy_map``); ``arrays`` wraps the same bytes
-as numpy arrays on first use, for search and merges.
+Opening maps 13 ``.npy`` files (16 with champion lists) and parses ``meta.json``;
+nothing is read eagerly, so the cost does not grow with the vault (no unpickling, no
+dictionary to load). Lookups touch only the pages they need: a term is a binary search
+over ``term_key``; a path a binary search over ``path_key`` confirmed against the stored
+path. The lookups a write needs (``find``, ``path``, ``doc_length``, ``doc_term_ids``,
+``df``) read typed ``memoryview``s of the mapped files and never import numpy
+(``npy_map``); ``arrays`` wraps the same bytes as numpy arrays on first use, for search
+and merges. ``champions`` gives the optional champion lists (``champion_view``), None
+for a segment written without them.
 """
 
 from __future__ import annotations
@@ -18,10 +20,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plugins.recall_bm25.champion_view import ChampionView
 from plugins.recall_bm25.keys import path_key
 from plugins.recall_bm25.layout import CorruptIndex
 from plugins.recall_bm25.npy_map import MappedArrays
-from plugins.recall_bm25.segment_format import ARRAYS, SCHEMA, SegmentArrays, expected_length
+from plugins.recall_bm25.scalar_math import SCORING_MODEL
+from plugins.recall_bm25.segment_format import (
+    ARRAYS,
+    CHAMPION_ARRAYS,
+    CHAMPION_META,
+    CHAMPION_MODEL_KEY,
+    SCHEMA,
+    SegmentArrays,
+    champion_length,
+    expected_length,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,8 +52,10 @@ class BaseSegment:
     """
 
     def __init__(self, generation: int, arrays: SegmentArrays | MappedArrays, total_len: int,
-                 tokenizer: str, n_docs: int | None = None) -> None:
+                 tokenizer: str, n_docs: int | None = None,
+                 champions: tuple[int, int] | None = None) -> None:
         self.generation = generation
+        self._champion_meta = champions  # (day, count) when the champ_* arrays are mapped
         self._mapped = arrays if isinstance(arrays, MappedArrays) else None
         self._arrays = arrays if isinstance(arrays, SegmentArrays) else None
         self._views: dict[str, memoryview] = {}
@@ -93,17 +108,33 @@ class BaseSegment:
             schema = meta["schema"]
             sizes = [int(meta[k]) for k in ("n_docs", "n_terms", "n_postings", "n_path_bytes")]
             total_len, tokenizer = int(meta["total_len"]), str(meta["tokenizer"])
+            champ = [int(meta[k]) for k in CHAMPION_META] \
+                if meta.get(CHAMPION_MODEL_KEY) == SCORING_MODEL else None
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptIndex(f"{folder.name}/meta.json is malformed: {exc!r}") from exc
         if schema != SCHEMA:
             raise CorruptIndex(f"{folder.name} has schema {schema!r}, this code reads {SCHEMA}")
-        mapped = MappedArrays(folder, {name: (descr, expected_length(rule, *sizes))
-                                       for name, (descr, rule) in ARRAYS.items()})
-        segment = cls(generation, mapped, total_len, tokenizer, n_docs=sizes[0])
+        expected = {name: (descr, expected_length(rule, *sizes))
+                    for name, (descr, rule) in ARRAYS.items()}
+        if champ is not None:  # absent (older segment) or of another model: unused
+            _day, count, listed = champ
+            expected.update({name: (descr, champion_length(rule, listed, count))
+                             for name, (descr, rule) in CHAMPION_ARRAYS.items()})
+        mapped = MappedArrays(folder, expected)
+        segment = cls(generation, mapped, total_len, tokenizer, n_docs=sizes[0],
+                      champions=None if champ is None else (champ[0], champ[1]))
         if segment._view("term_ptr")[-1] != sizes[2] or segment._view("fwd_ptr")[-1] != sizes[2] \
                 or segment._view("path_ptr")[-1] != sizes[3]:
             raise CorruptIndex(f"{folder.name}: offsets do not end at the array sizes")
         return segment
+
+    def champions(self) -> ChampionView | None:
+        """The champion lists, without numpy; None when the segment has none (written
+        before they existed, under other scoring constants, or the empty base)."""
+        if self._champion_meta is None:
+            return None
+        day, count = self._champion_meta
+        return ChampionView(day, count, *(self._view(name) for name in CHAMPION_ARRAYS))
 
     def term_ids(self, keys: Sequence[int]) -> npt.NDArray[np.int64]:
         """The term id of each key, or -1 where the dictionary lacks it."""

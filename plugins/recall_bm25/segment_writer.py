@@ -13,7 +13,7 @@ import datetime as _dt
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -22,6 +22,9 @@ import numpy.typing as npt
 from plugins.recall_bm25.keys import path_key
 from plugins.recall_bm25.layout import fsync_dir, fsync_file
 from plugins.recall_bm25.segment_format import ARRAYS, SCHEMA, TF_MAX, SegmentArrays
+
+if TYPE_CHECKING:
+    from plugins.recall_bm25.champions import ChampionLists
 
 __all__ = ["DocColumns", "assemble", "doc_bits", "encode_paths", "pack_postings",
            "write_segment"]
@@ -164,14 +167,20 @@ def _merge_repeats(packed: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return merged
 
 
-def write_segment(folder: Path, segment: SegmentArrays, tokenizer: str) -> None:
-    """Write ``segment`` into the (empty, private) ``folder`` durably: every array file
-    fsynced, then ``meta.json`` written and fsynced last, then the folder itself."""
-    for name in ARRAYS:
+def write_segment(folder: Path, segment: SegmentArrays, tokenizer: str,
+                  champions: ChampionLists | None = None) -> None:
+    """Write ``segment`` (and its ``champions``, when given) into the (empty, private)
+    ``folder`` durably: every array file fsynced, then ``meta.json`` written and fsynced
+    last, then the folder itself."""
+    arrays = {name: getattr(segment, name) for name in ARRAYS}
+    if champions is not None:
+        arrays.update(champions.arrays())
+    for name, array in arrays.items():
         path = folder / f"{name}.npy"
-        np.save(path, np.ascontiguousarray(getattr(segment, name)), allow_pickle=False)
+        np.save(path, np.ascontiguousarray(array), allow_pickle=False)
         fsync_file(path)
     meta = {"schema": SCHEMA, "tokenizer": tokenizer, **segment.counts(),
+            **(champions.meta() if champions is not None else {}),
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     meta_path = folder / "meta.json"
     meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True), "utf-8")
