@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from echo_core.gating import GateContext
-    from echo_core.hook_views import EventContext
+    from echo_core.hook_views import CliState, EventContext
     from echo_core.models import CaptureRequest, GateStop, Note
     from echo_core.operations import Operation
     from echo_core.operations.lazy import OperationRef
@@ -144,6 +146,23 @@ def register_commands(cli: Any) -> None:
         is a start-up error naming both plugins.
 
     Suite: ``CommandsContract``.
+    """
+
+
+@hookspec(firstresult=True)
+def run_direct(argv: Sequence[str], state: CliState) -> int | None:
+    """Run a command line without building the click CLI, when it is one of this
+    plugin's raw commands in a form it answers alone; return its exit code, else None.
+
+    :param argv: the command line after ``echo-memory`` (no option of the CLI's own has
+        been parsed: a plugin answers only exact forms it knows, e.g. ``hook EVENT``).
+    :param state: the CLI's state (``CliState``): host, flags unset, ``context()``.
+
+    For the commands a process runs many times a session (a Claude Code hook on every
+    prompt): importing click and deriving every command costs ~10 ms of each. The
+    answer must be exactly what the click command would do for that command line
+    (``--help``, unknown forms and anything with options go to click: return None).
+    First non-None answer wins. Suite: ``CommandsContract``.
     """
 
 

@@ -63,6 +63,7 @@ CONTRACT_SUITES: dict[str, str] = {
     "register_expanders": "ExpanderContract",
     "register_queues": "QueueContract",
     "register_commands": "CommandsContract",
+    "run_direct": "CommandsContract",
     "register_operations": "OperationsContract",
     "register_build_targets": "BuildTargetContract",
     "on_note_written": "EventsContract",

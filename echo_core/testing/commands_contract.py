@@ -99,3 +99,21 @@ class CommandsContract:
     ) -> None:
         taken = set(self.build_cli(plugin).commands) & set(reserved_command_names)
         assert not taken, f"command names already taken: {sorted(taken)}"
+
+    def test_a_direct_answer_is_only_for_its_own_commands_exact_forms(
+            self, plugin: object) -> None:
+        """``run_direct`` (when the plugin has it) claims no help, no option line, no
+        command line of a name it did not add, and no bare command name."""
+        host = strict_host((CONTRACT_PLUGIN_NAME, plugin))
+        if "run_direct" not in hooks_of(host, CONTRACT_PLUGIN_NAME):
+            return
+        names = sorted(self.build_cli(plugin).commands)
+        lines: list[tuple[str, ...]] = [(), ("--help",), ("-h",), ("--version",),
+                                        ("no-such-command-here",),
+                                        ("no-such-command-here", "x")]
+        for name in names:
+            lines += [(name,), (name, "--help"), (name, "-h"), ("--json", name),
+                      (name, "--vault", "/nowhere", "x")]
+        for argv in lines:
+            answer = host.hook.run_direct(argv=argv, state=None)
+            assert answer is None, f"run_direct claimed {argv!r}"

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from echo_core import Register, hookimpl
 
 if TYPE_CHECKING:
-    from echo_core import BuildTarget
+    from collections.abc import Sequence
+
+    from echo_core import BuildTarget, CliState
 
 BUILD_PART_NAME = "claude-code:hooks_claude"
 
@@ -29,6 +31,18 @@ def register_commands(cli: Any) -> None:
     from plugins.hooks_claude.command import hook_command
 
     cli.add_command(hook_command)
+
+
+@hookimpl
+def run_direct(argv: Sequence[str], state: CliState) -> int | None:
+    """``hook EVENT`` without the click CLI (every Claude Code hook call: ~10 ms less);
+    the same answer as the ``hook`` command, which always exits 0."""
+    from plugins.hooks_claude.answer import answer_event, is_direct_hook_line
+
+    if not is_direct_hook_line(list(argv)):
+        return None
+    answer_event(argv[1], state)
+    return 0
 
 
 @hookimpl

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import click
-
-from echo_core import CliState
 
 
 @click.command("hook")
@@ -46,24 +41,6 @@ def hook_command(event: str) -> None:
     the check of every note (or the weekly fast sweep) runs after the answer, in
     a detached process (ECHO_SESSION_PASS=inline: in this one, before it exits).
     """
-    from plugins.hooks_claude.after_answer import finish
-    from plugins.hooks_claude.runner import answer_hook, write_stdout
+    from plugins.hooks_claude.answer import answer_event
 
-    state: CliState = click.get_current_context().obj
-    text, later = answer_hook(event, state.context, getattr(sys.stdin, "buffer", None),
-                              os.environ)
-    if text:
-        write_stdout(text)
-    if later:
-        finish(later, background=_own_process())
-
-
-def _own_process() -> bool:
-    """Whether this is a hook process of its own (its stdout a real file or pipe), whose
-    after-answer work may go to a detached process; not when run inside another program
-    (a test runner capturing output), where it runs before returning."""
-    try:
-        sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):
-        return False
-    return True
+    answer_event(event, click.get_current_context().obj)

@@ -1,8 +1,6 @@
 """What the CLI's commands need (this plugin's own; other plugins never import it).
 
-* ``AppState`` sits in ``click.Context.obj``: global flags, the plugin host, and a lazily
-  built ``EchoContext``. It is an ``echo_core.CliState``: a raw command another plugin
-  adds reads ``click.get_current_context().obj`` through that protocol.
+* ``AppState`` (``app_state``, re-exported here) sits in ``click.Context.obj``.
 * ``common_options`` adds ``--vault``, ``--state-dir`` and ``--json`` to a command;
   ``ensure_common_options`` adds whichever a raw command from another plugin lacks.
 * ``emit(envelope, as_json, render)`` prints a result (prose or JSON) and sets the exit code.
@@ -20,33 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from echo_core import Action, EchoError, ExitCode, json_text, terminal_safe
+from plugins.transport_cli.app_state import AppState
 
 if TYPE_CHECKING:
-    from echo_core import EchoContext, Envelope, PluginHost
+    from echo_core import EchoContext, Envelope
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class AppState:
-    """Process-wide CLI state: flags and the plugin host; the context is built on demand."""
-
-    def __init__(self, host: PluginHost, vault: str | None = None, state_dir: str | None = None) -> None:
-        self.host = host
-        self.vault = vault
-        self.state_dir = state_dir
-        self.as_json = False
-        self._context: EchoContext | None = None
-
-    def context(self, *, tolerant: bool = False) -> EchoContext:
-        """The ``EchoContext`` for this invocation (built once). ``tolerant``: a broken
-        config file gives a context on defaults that says so (``config.problem``), for a
-        verb that reports it (doctor), instead of exit 78."""
-        if self._context is None:
-            from echo_core import create_context
-
-            self._context = create_context(vault=self.vault, state_dir=self.state_dir,
-                                           host=self.host, tolerate_config_problems=tolerant)
-        return self._context
 
 
 def _remember_flag(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:

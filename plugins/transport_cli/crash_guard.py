@@ -8,12 +8,9 @@ Loaded on every start-up: only click and the standard library.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import os
-import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -103,23 +100,3 @@ def report_crash(exc: OSError | UnicodeError, env: dict[str, str] | None = None)
     return 1
 
 
-def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: Any = None, line: str | None = None,
-                  *, default: Any = None) -> None:
-    """``warnings.showwarning`` for the CLI: echo-memory's own warnings (a stale vault
-    lock broken) as one ``warning: ...`` line on stderr, without Python's source path and
-    code line; any other warning as Python shows it."""
-    from echo_core import StaleLockWarning
-
-    if issubclass(category, StaleLockWarning):
-        click.echo(f"warning: {terminal_safe(str(message))}", err=True)
-    elif default is not None:
-        default(message, category, filename, lineno, file, line)
-
-
-@contextlib.contextmanager
-def clean_warnings() -> Iterator[None]:
-    """Show warnings raised inside the block as ``_warning_line`` does."""
-    with warnings.catch_warnings():
-        warnings.showwarning = functools.partial(_warning_line, default=warnings.showwarning)
-        yield

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from plugins.transport_cli.cli_kit import AppState, common_options, emit
+from plugins.transport_cli.app_state import AppState
+from plugins.transport_cli.cli_kit import common_options, emit
 
 if TYPE_CHECKING:
     from echo_core import Envelope
