@@ -26,7 +26,7 @@ from plugins.habitat.patterns_report import (
 )
 from plugins.habitat.record import Record
 
-__all__ = ["batch", "batches", "flag_turn", "list_patterns", "show_pattern"]
+__all__ = ["batch", "batch_rows", "batches", "flag_turn", "list_patterns", "show_pattern"]
 
 _CUT = 300
 
@@ -115,7 +115,8 @@ def show_pattern(ctx: Any, pid: str, *, status: str | None = None,
                                   transitions=transitions, moved=moved))
 
 
-def _batch_rows(store: PatternStore) -> list[BatchRow]:
+def batch_rows(store: PatternStore) -> list[BatchRow]:
+    """Every batch with its item count and the kinds among its items."""
     kinds: dict[str, dict[str, int]] = {}
     for row in store.occurrences():
         per = kinds.setdefault(row["batch_id"], {})
@@ -126,7 +127,7 @@ def _batch_rows(store: PatternStore) -> list[BatchRow]:
 
 def batches(ctx: Any) -> Envelope[BatchesResult]:
     """Every batch of failures, oldest first."""
-    rows = _batch_rows(pattern_store(ctx))
+    rows = batch_rows(pattern_store(ctx))
     open_ = sum(1 for b in rows if b.items < b.size)
     return Envelope(True, Action.LISTED, f"{len(rows)} batch(es), {open_} still open",
                     BatchesResult(batches=tuple(rows)))
@@ -135,7 +136,7 @@ def batches(ctx: Any) -> Envelope[BatchesResult]:
 def batch(ctx: Any, batch_id: str) -> Envelope[BatchResult]:
     """Batch ``batch_id``'s items, each with its evidence records."""
     store = pattern_store(ctx)
-    row = next((b for b in _batch_rows(store) if b.id == batch_id.strip()), None)
+    row = next((b for b in batch_rows(store) if b.id == batch_id.strip()), None)
     if row is None:
         raise not_found(f"no batch {batch_id!r}; `echo-memory habitat batches` lists them")
     items = _occurrences(ctx, store.occurrences(batch_id=row.id))

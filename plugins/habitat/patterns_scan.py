@@ -82,14 +82,16 @@ def _route_flags(store: PatternStore, records: list[Record], *, now: str,
     return total, flags
 
 
-def scan(ctx: Any, *, days: int = DEFAULT_DAYS, batch_size: int = BATCH_SIZE) -> ScanSummary:
-    """Distil the last ``days`` days of the record into the registry (module docstring)."""
+def scan(ctx: Any, *, days: int = DEFAULT_DAYS, batch_size: int = BATCH_SIZE,
+         end: _dt.date | None = None) -> ScanSummary:
+    """Distil the last ``days`` days of the record into the registry (module docstring);
+    ``end``: the window's last day (default today)."""
     from plugins.habitat.distil_failures import distil
     from plugins.habitat.loom import Loom
     from plugins.habitat.paths import loom_dir
 
     loom = Loom(loom_dir(ctx))
-    wanted = set(window_days(ctx.today(), days))
+    wanted = set(window_days(end or ctx.today(), days))
     read = [d for d in loom.days() if d in wanted]
     records = list(loom.records(read))
     failures = distil(records, now=now_seconds(ctx))

@@ -30,4 +30,8 @@ DETECT_REFS: tuple[OperationRef, ...] = (
          "Show one batch of failures with their records.", "batch"),
     _ref("habitat-flag", "detect_verbs", "FLAG",
          "Flag a turn of a session as a failure (a flag record + pattern evidence).", "flag"),
+    _ref("habitat-digest", "digest_verbs", "DIGEST",
+         "Write today's habitat digest note (learnings to approve, patterns, ...).", "digest"),
+    _ref("habitat-status", "status_verbs", "STATUS",
+         "Show the habitat: active agents, pending approvals, patterns, last digest.", "status"),
 )
