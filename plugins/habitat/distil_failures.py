@@ -8,12 +8,13 @@
   is reported as that loop only.
 * **stuck loops** — ``STUCK_MIN`` or more consecutive tool calls within one turn (a
   prompt, reply or session record ends the run) that are *near-identical* and make *no
-  progress*. Near-identical: the same tool, and the same arguments up to case,
-  whitespace, hex ids and standalone numbers (``distil_model.fold_key``: ``sleep 5`` and
-  ``sleep 10`` are alike, ``test_1.py`` and ``test_2.py`` are not). No progress: each call
-  has the first call's outcome — the same ``is_error`` and the same result up to the
-  same folding. Paging through a file is progress (the results differ); polling a
-  build that keeps answering "still running (12 s)" is not.
+  progress*. Near-identical: the same tool, and the same arguments (a JSON input's
+  values) up to case, whitespace, hex ids and standalone numbers
+  (``distil_model.fold_key``: ``sleep 5`` and ``sleep 10`` are alike, ``test_1.py`` and
+  ``test_2.py`` are not). No progress: each call has the first call's outcome — the
+  same ``is_error`` and the same result up to the same folding. Paging through a file
+  is progress (the results differ); polling a build that keeps answering "still
+  running (12 s)" is not.
 * **abandoned tasks** — a session that is over (a ``session`` record ``end ...`` after
   its last prompt, or nothing recorded for ``ABANDON_IDLE_S`` before ``now``) whose last
   prompt got no ``reply``. Only judged for an agent that records replies (some reply of
@@ -115,7 +116,8 @@ def error_streaks(session: Sequence[Record], looped: set[str]) -> list[Failure]:
 def near_identical(a: Record, b: Record) -> bool:
     """Same tool and the same ``fold_key`` of the arguments (module docstring)."""
     call_a, call_b = tool_call(a), tool_call(b)
-    return call_a.name == call_b.name and fold_key(call_a.args) == fold_key(call_b.args)
+    return (call_a.name == call_b.name
+            and fold_key(args_text(call_a.args)) == fold_key(args_text(call_b.args)))
 
 
 def _same_outcome(a: Record, b: Record) -> bool:

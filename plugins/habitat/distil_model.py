@@ -34,9 +34,10 @@ SIGNATURE_TEXT = 120
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
 _PATH = re.compile(r"(?:[a-z]:)?(?:~|\.{1,2})?(?:/[\w.@+-]+)+/?|\b[\w.-]+\.(?:py|md|json|"
                    r"toml|txt|js|ts|rs|go|yaml|yml|sh|log|lock|cfg|ini)\b")
-_ID = re.compile(r"\b(?=[0-9a-f-]*\d)[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b")
+_ID = re.compile(r"\b(?:0x)?(?=[0-9a-f-]*\d)[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_LONE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w.])")
+_LONE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?:ms|s|m|h|min|sec|kb|mb|gb|%)?"
+                          r"(?![\w.])")
 _SPACE = re.compile(r"\s+")
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.:-]{0,99}")
 
@@ -57,8 +58,9 @@ def normalise(text: str, limit: int = SIGNATURE_TEXT, *, quoted: bool = True) ->
 
 def fold_key(text: str, limit: int = 2000) -> str:
     """``text`` compared for sameness: lower case, whitespace collapsed, hex ids and
-    standalone numbers (``sleep 5``, ``--timeout 30``, ``12:00:01``; not the digits of
-    a name such as ``test_2.py``) masked; the first ``limit`` characters."""
+    standalone numbers (``sleep 5``, ``--timeout 30``, ``12:00:01``, ``(19s)``, ``40%``;
+    not the digits of a name such as ``test_2.py``) masked; the first ``limit``
+    characters."""
     out = _ID.sub("<id>", text[:2 * limit].lower())
     out = _LONE_NUMBER.sub("#", out)
     return _SPACE.sub(" ", out).strip()[:limit]

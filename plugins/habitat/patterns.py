@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS occurrences (
   last_ts TEXT NOT NULL, summary TEXT NOT NULL, severity TEXT NOT NULL,
   batch_id TEXT NOT NULL, found TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS occurrences_batch ON occurrences(batch_id);
-CREATE INDEX IF NOT EXISTS occurrences_pattern ON occurrences(pattern_id);
+CREATE INDEX IF NOT EXISTS occurrences_pattern ON occurrences(pattern_id, severity);
 CREATE TABLE IF NOT EXISTS evidence (
   pattern_id TEXT NOT NULL, record_id TEXT NOT NULL, occurrence TEXT NOT NULL,
   role TEXT NOT NULL, PRIMARY KEY (pattern_id, record_id));

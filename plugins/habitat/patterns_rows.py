@@ -83,9 +83,10 @@ def settle(db: sqlite3.Connection, pid: str, failure: Failure, now: str) -> str:
     """Recompute severity; make the automatic status move (``auto_status``), if any."""
     status, recurrence, flags = db.execute(
         "SELECT status, recurrence, flags FROM patterns WHERE id = ?", (pid,)).fetchone()
-    severities = [str(s) for (s,) in db.execute(
-        "SELECT severity FROM occurrences WHERE pattern_id = ?", (pid,))]
-    severity = pattern_severity(severities, int(recurrence))
+    worst = next((s for s in ("high", "medium") if db.execute(
+        "SELECT 1 FROM occurrences WHERE pattern_id = ? AND severity = ? LIMIT 1",
+        (pid, s)).fetchone()), "low")
+    severity = pattern_severity([worst], int(recurrence))
     db.execute("UPDATE patterns SET severity = ? WHERE id = ?", (severity, pid))
     after_fix = False
     if status == "fixed":
