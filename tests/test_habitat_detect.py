@@ -269,3 +269,17 @@ def test_every_detect_reference_matches_its_declaration() -> None:
     from plugins.habitat.refs_detect import DETECT_REFS
 
     assert [ref.mismatch() for ref in DETECT_REFS] == [None] * len(DETECT_REFS)
+
+
+def test_the_operator_proposes_a_fix_and_reports_its_outcome(box: VaultBox) -> None:
+    scan(ctx_of(box))
+    streak = next(p for p in pattern_store(ctx_of(box)).list() if p.kind == "error_streak")
+    show_pattern(ctx_of(box), streak.id, status="actionable")
+    env = show_pattern(ctx_of(box), streak.id, status="proposed_fix",
+                       note="depend on foo-client, import foo_client")
+    assert (env.data.pattern.status, env.data.pattern.fix) == (
+        "proposed_fix", "depend on foo-client, import foo_client")
+    env = show_pattern(ctx_of(box), streak.id, status="fixed", note="tests pass")
+    assert (env.data.pattern.status, env.data.pattern.fix_outcome) == ("fixed", "tests pass")
+    assert [t.to_status for t in env.data.transitions] == [
+        "monitoring", "actionable", "proposed_fix", "fixed"]

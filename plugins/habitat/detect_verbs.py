@@ -86,8 +86,9 @@ class PatternParams:
         None, help="Move the pattern to this status (monitoring -> actionable | dismissed; "
         "actionable -> proposed_fix | monitoring | dismissed; proposed_fix -> fixed | "
         "actionable | dismissed; fixed -> actionable; dismissed -> monitoring).")
-    note: str = param("", help="Why the status changes (kept in its history).",
-                      max_length=500)
+    note: str = param("", help="Why the status changes (kept in its history); with "
+                      "status proposed_fix, the fix proposed; from proposed_fix to fixed or "
+                      "actionable, how the fix went.", max_length=500)
 
 
 def run_pattern(ctx: Any, p: PatternParams) -> Envelope[Any]:

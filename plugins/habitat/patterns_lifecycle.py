@@ -21,6 +21,14 @@ Statuses (``STATUSES``)::
 
 Every move, by a person or by a rule, is a row of the registry's ``transitions`` table
 (from, to, when, by whom, why): the history the FIX and SWAP arcs read.
+
+Where the later arcs attach: a FIX arc reads ``PatternStore.list("actionable")`` (with
+each pattern's evidence ids, to read the records), proposes with ``propose_fix`` (its
+text kept in ``fix``) and reports with ``fix_outcome`` (worked: ``fixed``; else back to
+``actionable``, the outcome kept). A SWAP arc (replacing a failing tool, model or
+prompt) proposes the same way, its ``fix`` text naming the swap. An arc that needs more
+than those fields keeps its own table keyed by pattern id in the same file (the
+registry's tables are created ``IF NOT EXISTS``; nothing here needs to migrate).
 """
 
 from __future__ import annotations

@@ -94,14 +94,22 @@ def _pattern_or_404(store: PatternStore, pid: str) -> Any:
 def show_pattern(ctx: Any, pid: str, *, status: str | None = None,
                  note: str = "") -> Envelope[PatternResult]:
     """Pattern ``pid`` (an id or a unique prefix of 4+ characters) with its evidence;
-    moved to ``status`` first when given (``patterns_lifecycle.ALLOWED``)."""
+    moved to ``status`` first when given (``patterns_lifecycle.ALLOWED``). ``note``: why;
+    moving an actionable pattern to ``proposed_fix`` keeps it as the proposed fix, and
+    moving a proposed fix to ``fixed`` / ``actionable`` as the fix's outcome."""
     store = pattern_store(ctx)
     pattern = _pattern_or_404(store, pid)
     moved = False
     if status is not None and status != pattern.status:
+        why, stamp = " ".join(note.split()), _stamp(ctx)
         try:
-            pattern = store.move(pattern.id, status, now=_stamp(ctx), by="operator",
-                                 note=" ".join(note.split()))
+            if status == "proposed_fix" and pattern.status in ("actionable",):
+                pattern = store.propose_fix(pattern.id, why, now=stamp, by="operator")
+            elif pattern.status == "proposed_fix" and status in ("fixed", "actionable"):
+                pattern = store.fix_outcome(pattern.id, worked=status == "fixed", outcome=why,
+                                            now=stamp, by="operator")
+            else:
+                pattern = store.move(pattern.id, status, now=stamp, by="operator", note=why)
         except ValueError as exc:
             raise usage_error(str(exc)) from None
         moved = True
