@@ -52,6 +52,16 @@ class Register(Protocol[T_contra]):
     def __call__(self, name: str, obj: T_contra, /) -> None: ...
 
 
+class SessionContextProvider(Protocol):
+    """What ``register_session_contexts`` registers: called with the session's context
+    and its situation as keywords, it returns blocks of text for the session's opening
+    context, or ``None``."""
+
+    def __call__(self, ctx: Any, /, *, cwd: str = "", project: str = "", prompt: str = "",
+                 entities: tuple[str, ...] = (), budget_chars: int | None = None,
+                 **more: Any) -> list[str] | None: ...
+
+
 # --- registration hooks -------------------------------------------------------------
 
 
@@ -176,6 +186,30 @@ def register_build_targets(register: Register[BuildTarget]) -> None:
         ``BuildContext``). Several plugins contribute to one target.
 
     Suite: ``BuildTargetContract``.
+    """
+
+
+@hookspec
+def register_session_contexts(register: Register[SessionContextProvider]) -> None:
+    """Register what a session's opening context gets besides the brief.
+
+    :param register: ``register(name, provider)`` with a ``SessionContextProvider``:
+        at every session start that gets the brief (Claude Code's SessionStart for
+        startup, clear and compact), ``provider(ctx, cwd=..., project=..., prompt=...,
+        entities=..., budget_chars=...)`` returns blocks of markdown to add after the
+        brief, or ``None`` (nothing to add). ``ctx``: the session's ``EchoContext``;
+        ``cwd``: its working folder; ``project``: its name when the caller knows it ("":
+        the provider may derive it from ``cwd``); ``prompt``: its first prompt ("" at a
+        start); ``entities``: names the brief mentions (recent work); ``budget_chars``:
+        the most characters its blocks may take together (``None``: its own budget).
+        A provider accepts and ignores keywords it does not know (more may come).
+    :returns: nothing; registrations go through ``register``.
+
+    Called once per session start, never per prompt. The caller calls the providers in
+    name order, skips one that raises (noting it on stderr) and a block that does not
+    fit what is left of the output, and calls none when most of its time budget is
+    spent. A provider must be quick, answer from local state where it can, and keep to
+    ``budget_chars``. Suite: ``SessionContextContract``.
     """
 
 

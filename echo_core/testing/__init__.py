@@ -35,6 +35,7 @@ pytest.register_assert_rewrite(
             "plugin_contract",
             "queue_contract",
             "ranker_contract",
+            "session_context_contract",
             "storage_contract",
             "tokenizer_contract",
         )
@@ -50,6 +51,7 @@ from echo_core.testing.operations_contract import OperationsContract
 from echo_core.testing.plugin_contract import PluginContract
 from echo_core.testing.queue_contract import QueueContract
 from echo_core.testing.ranker_contract import RankerContract
+from echo_core.testing.session_context_contract import SessionContextContract
 from echo_core.testing.tokenizer_contract import TokenizerContract
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ CONTRACT_SUITES: dict[str, str] = {
     "run_direct": "CommandsContract",
     "register_operations": "OperationsContract",
     "register_build_targets": "BuildTargetContract",
+    "register_session_contexts": "SessionContextContract",
     "on_note_written": "EventsContract",
     "on_note_deleted": "EventsContract",
     "on_session_start": "EventsContract",
@@ -84,6 +87,7 @@ __all__ = [
     "PluginContract",
     "QueueContract",
     "RankerContract",
+    "SessionContextContract",
     "StorageContract",
     "TokenizerContract",
 ]

@@ -30,3 +30,21 @@ def register_operations(register: Register[Operation[Any] | OperationRef]) -> No
 
     for ref in HABITAT_OPERATIONS:
         register(ref.name, ref)
+
+
+#: The name the habitat's session-start provider is registered under.
+SESSION_CONTEXT_NAME = "habitat-insights"
+
+
+@hookimpl
+def register_session_contexts(register: Register[Any]) -> None:
+    """Give a starting session the approved insights that match its situation, at most 5
+    within 500 tokens (``insight_context``)."""
+    register(SESSION_CONTEXT_NAME, insights_for_session)
+
+
+def insights_for_session(ctx: Any, /, **situation: Any) -> list[str] | None:
+    """The ``register_session_contexts`` provider (``insight_context.session_context``)."""
+    from plugins.habitat.insight_context import session_context
+
+    return session_context(ctx, **situation)

@@ -9,8 +9,10 @@ Heavy modules are imported inside the handlers, so each event pays only for its 
 
 from __future__ import annotations
 
+import json
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,6 +28,10 @@ DIGEST_SOURCES = frozenset({"startup", "clear", "compact"})
 _UNREACHABLE = re.compile(r"vault unreachable; proceed without memory \((.*)\)")
 #: The most of a checkpoint shown after a compaction.
 CHECKPOINT_CHARS = 3000
+#: Plugins' session contexts are asked for only while this much room is left.
+MIN_CONTEXT_ROOM = 200
+#: A wikilink's target: the entities the brief names.
+_LINK = re.compile(r"\[\[([^\]|#\n]{1,200})")
 
 SESSION_HEADER = ("echo-memory brief (persistent memory for this agent; search it with "
                   "`echo-memory recall`, save to it with `echo-memory capture`):\n\n")
@@ -48,11 +54,14 @@ def wants_digest(payload: Payload) -> bool:
 
 def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
     """SessionStart: the ``load --brief`` digest as additionalContext for a new, cleared or
-    compacted session; after a compaction, the session's latest checkpoint above it.
+    compacted session; after a compaction, the session's latest checkpoint above it;
+    below it, what plugins add for the session (``register_session_contexts``: the
+    habitat's approved insights for the project).
     When the vault cannot be loaded (and nothing is cached), one line saying memory is
     unavailable, why, and what to do (``unavailable_line``). Quiet for other sources."""
     if not wants_digest(payload):
         return None
+    started = time.monotonic()
     ctx = make_ctx()
     envelope = _load_brief(ctx)
     digest = _digest_of(envelope.data) if envelope.ok else None
@@ -60,7 +69,47 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
         return _context_output("SessionStart", unavailable_line(envelope.message))
     if payload.get("source") == "compact":
         digest = _checkpoint_section(ctx, payload) + digest
-    return _context_output("SessionStart", SESSION_HEADER + digest)
+    text = SESSION_HEADER + digest
+    return _context_output("SessionStart", _with_plugin_contexts(ctx, payload, text, started))
+
+
+def _with_plugin_contexts(ctx: Any, payload: Payload, text: str, started: float) -> str:
+    """``text`` followed by the blocks the ``register_session_contexts`` providers give
+    for this session (``cwd``, and the entities the brief links), in provider name
+    order. A provider that raises is skipped (noted on stderr), a block that would push
+    the output past ``MAX_OUTPUT_CHARS`` is left out, and no provider is asked once a
+    third of the time budget is left or less."""
+    from plugins.hooks_claude.events import EVENTS, MAX_OUTPUT_CHARS, budget_for
+
+    try:
+        providers = ctx.host.collect("register_session_contexts")
+    except Exception as exc:  # noqa: BLE001 - a clash of plugins must not cost the brief
+        sys.stderr.write(f"echo-memory hook SessionStart: no plugin contexts ({exc})\n")
+        return text
+    if not providers:
+        return text
+    budget = budget_for(EVENTS["SessionStart"], ctx.env)
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else ""
+    entities = tuple(dict.fromkeys(m.strip() for m in _LINK.findall(text)))[:20]
+    limit = MAX_OUTPUT_CHARS - 1 - len(json.dumps(_context_output("SessionStart", "")))
+    for name in sorted(providers):
+        room = limit - len(json.dumps(text, ensure_ascii=False)) - 2
+        if room < MIN_CONTEXT_ROOM or time.monotonic() - started > budget * 2 / 3:
+            break
+        try:  # escaping a line break takes 2 characters of the output: a margin
+            blocks = providers[name](ctx, cwd=cwd, project="", prompt="", entities=entities,
+                                     budget_chars=room * 9 // 10 - 8)
+        except Exception as exc:  # noqa: BLE001 - one plugin must not cost the brief
+            sys.stderr.write(f"echo-memory hook SessionStart: context {name!r} skipped "
+                             f"({type(exc).__name__}: {exc})\n")
+            continue
+        for block in blocks if isinstance(blocks, list) else ():
+            if not isinstance(block, str) or not block.strip():
+                continue
+            joined = f"{text}\n\n{block.strip()}"
+            if len(json.dumps(joined, ensure_ascii=False)) - 2 <= limit:
+                text = joined
+    return text
 
 
 def _load_brief(ctx: Any) -> Any:
