@@ -9,8 +9,10 @@ patterns (SPEC §7; issue 18's phases 0-2: record, distil, approve, inject, dete
   pattern registry; the daily digest and ``habitat status``.
 
 Every verb is an operation (``register_operations``), so it is in the CLI (``echo-memory
-habitat ...``), over MCP and in the Claude Code plugin. This module stays cheap to
-import: the verbs are registered by reference (``operations_index``).
+habitat ...``), over MCP and in the Claude Code plugin. The Claude Code plugin also gets
+the hook recorder (``register_build_targets``, ``build_part``, ``hook_record``). This
+module stays cheap to import: the verbs are registered by reference
+(``operations_index``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 from echo_core import hookimpl
 
 if TYPE_CHECKING:
-    from echo_core import Operation, OperationRef, Register
+    from echo_core import BuildTarget, Operation, OperationRef, Register
+
+BUILD_PART_NAME = "claude-code:habitat"
 
 
 @hookimpl
@@ -30,6 +34,15 @@ def register_operations(register: Register[Operation[Any] | OperationRef]) -> No
 
     for ref in HABITAT_OPERATIONS:
         register(ref.name, ref)
+
+
+@hookimpl
+def register_build_targets(register: Register[BuildTarget]) -> None:
+    """Contribute the hook recorder to the ``claude-code`` target (``build_part``): its
+    scripts, and its hooks for the ``hooks.json`` the ``hooks_claude`` part writes."""
+    from plugins.habitat.build_part import HabitatHooksPart
+
+    register(BUILD_PART_NAME, HabitatHooksPart())
 
 
 #: The name the habitat's session-start provider is registered under.

@@ -4,28 +4,30 @@
 that day, in the order they were appended. The files are the record: never edited,
 never rewritten (folding adds a ``fold`` record; nothing is deleted).
 
-Append (``Loom.append``): under an exclusive ``flock`` of the day file, the records'
-lines are written with one ``write`` and ``fsync``-ed before ``append`` returns, so a
-record is durable before it is acknowledged. A writer killed mid-write leaves at most
-a torn last line without its ``\\n``: it was never acknowledged, readers skip it, and
-the next append starts a new line first, so it tears nothing else. Any process may
-append (a hook process, the MCP server, the CLI): the lock orders them.
+Append (``Loom.append``, ``loom_file.append_lines``): under an exclusive ``flock`` of
+the day file, the records' lines are written with one ``write`` and ``fsync``-ed before
+``append`` returns, so a record is durable before it is acknowledged. A writer killed
+mid-write leaves at most a torn tail without its ``\\n``: it was never acknowledged,
+readers skip it, and the next append cuts it off first, so every line a day file keeps
+is whole. Any process may append (a hook process, the MCP server, the CLI): the lock
+orders them. The MCP server's concurrent calls share one write and one ``fsync``
+(``group_commit``).
 
-Read (``Loom.records``): the day files in order, each line parsed; a line that is not a
-record (torn, hand-damaged) is skipped, never fatal.
+Read (``Loom.records``, ``read_day_file``, ``day_lines``): the day files in order, each
+line parsed; a line that is not a record (torn, hand-damaged) is skipped, never fatal.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from plugins.habitat.loom_file import append_lines
 from plugins.habitat.record import Record
 
-__all__ = ["LOOM_DIR", "Loom"]
+__all__ = ["LOOM_DIR", "Loom", "day_lines", "parse_line", "read_day_file"]
 
 #: The loom's folder under the habitat's state folder.
 LOOM_DIR = "loom"
@@ -59,7 +61,7 @@ class Loom:
             return
         self.root.mkdir(parents=True, exist_ok=True)
         for day, lines in by_day.items():
-            _append_lines(self.day_file(day), b"".join(lines))
+            append_lines(self.day_file(day), b"".join(lines))
 
     def records(self, days: Sequence[str] | None = None) -> Iterator[Record]:
         """Every readable record of ``days`` (default: all), in file order."""
@@ -67,34 +69,34 @@ class Loom:
             yield from read_day_file(self.day_file(day))
 
 
-def _append_lines(path: Path, data: bytes) -> None:
-    """Append ``data`` (whole lines) to ``path`` under its lock, after a newline if a
-    torn line ends the file; fsync before returning."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+def day_lines(path: Path, offset: int = 0) -> Iterator[tuple[int, bytes]]:
+    """``(end offset, line)`` of every whole line of a day file from byte ``offset`` (a
+    line start) on; a torn tail (no ``\\n``) is not yielded. Nothing when it is absent."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data  # a writer died mid-line: that line stays torn, alone
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)  # closing releases the lock
+        f = open(path, "rb")  # noqa: SIM115 - closed below; a generator holds it
+    except FileNotFoundError:
+        return
+    with f:
+        f.seek(offset)
+        position = offset
+        for line in f:
+            if not line.endswith(b"\n"):
+                return  # torn: never acknowledged
+            position += len(line)
+            yield position, line
+
+
+def parse_line(line: bytes) -> Record | None:
+    """The record one line holds, or None for a line that is not one."""
+    try:
+        return Record.from_json(json.loads(line))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def read_day_file(path: Path) -> Iterator[Record]:
     """The records of one day file, in order; unreadable lines are skipped."""
-    try:
-        with open(path, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    continue  # torn: never acknowledged
-                try:
-                    yield Record.from_json(json.loads(line))
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    continue
-    except FileNotFoundError:
-        return
+    for _, line in day_lines(path):
+        record = parse_line(line)
+        if record is not None:
+            yield record

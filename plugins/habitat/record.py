@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["KINDS", "MAX_TEXT", "Record", "new_id"]
+__all__ = ["KINDS", "MAX_NAME", "MAX_TEXT", "Record", "clean_text", "new_id"]
 
 #: What a record says happened. ``session`` marks a session's start or end (``text``:
 #: start | end, plus the reason); ``prompt`` a user's turn; ``reply`` the agent's
@@ -42,8 +42,30 @@ def new_id(ts: _dt.datetime) -> str:
     return f"{ts.strftime('%Y%m%dT%H%M%S%f')}-{os.urandom(4).hex()}"
 
 
+#: Longest ``agent_id``, ``session_id``, ``parent_id``, ref or tag (characters).
+MAX_NAME = 200
+
+
+def clean_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: a lone surrogate (from JSON's ``\\ud800`` or a
+    file name's undecodable bytes) becomes U+FFFD instead of failing the write."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 def _cut(text: str) -> tuple[str, bool]:
+    text = clean_text(text)
     return (text, False) if len(text) <= MAX_TEXT else (text[:MAX_TEXT], True)
+
+
+def _name(value: str, what: str) -> str:
+    value = clean_text(value)
+    if len(value) > MAX_NAME:
+        raise ValueError(f"{what} is longer than {MAX_NAME} characters")
+    return value
 
 
 @attrs.frozen(kw_only=True)
@@ -72,7 +94,9 @@ class Record:
             is_error: bool = False, duration_ms: int | None = None,
             refs: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> Record:
         """A new record stamped ``ts`` with a fresh id; raises ``ValueError`` for an
-        unknown kind or an empty agent / session id."""
+        unknown kind, an empty agent / session id, or a name (agent, session, parent,
+        ref, tag) over ``MAX_NAME`` characters. ``text`` and ``result`` are cut to
+        ``MAX_TEXT`` (``truncated``); text UTF-8 cannot hold is mended (``clean_text``)."""
         if kind not in KINDS:
             raise ValueError(f"unknown record kind {kind!r}; one of {', '.join(sorted(KINDS))}")
         if not agent_id.strip() or not session_id.strip():
@@ -80,9 +104,12 @@ class Record:
         text, cut_text = _cut(text)
         result, cut_result = _cut(result)
         return cls(id=new_id(ts), ts=ts.isoformat(timespec="microseconds"), kind=kind,
-                   agent_id=agent_id, session_id=session_id, text=text,
-                   parent_id=parent_id, result=result, is_error=is_error,
-                   duration_ms=duration_ms, refs=refs, tags=tags,
+                   agent_id=_name(agent_id, "agent_id"),
+                   session_id=_name(session_id, "session_id"), text=text,
+                   parent_id=None if parent_id is None else _name(parent_id, "parent_id"),
+                   result=result, is_error=is_error, duration_ms=duration_ms,
+                   refs=tuple(_name(r, "a ref") for r in refs),
+                   tags=tuple(_name(t, "a tag") for t in tags),
                    truncated=cut_text or cut_result)
 
     @property

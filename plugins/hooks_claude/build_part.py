@@ -7,7 +7,9 @@ Writes, under the output folder:
   part owns the manifest because the Claude Code plugin *is* this plugin's artefact; the
   other parts (skills, later ``.mcp.json``) only add component folders.
 * ``hooks/hooks.json`` — one command hook per event of ``events.EVENTS`` with its
-  ``timeout`` (SessionStart with its matcher ``startup|clear|compact``).
+  ``timeout`` (SessionStart with its matcher ``startup|clear|compact``), then the hook
+  groups other parts of the target offer (``offered_hook_groups``: e.g. the habitat's
+  recorder).
 
 How a hook finds the executable: the command is ``"${ECHO_MEMORY_BIN:-echo-memory}" hook
 <Event> || true``. It runs the ``echo-memory`` console script found on PATH (the installed
@@ -21,6 +23,7 @@ UserPromptSubmit.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,9 @@ def hook_command(event: str) -> str:
     return f'"${{{BIN_ENV}:-echo-memory}}" hook {event} || true'
 
 
-def hooks_document() -> dict[str, Any]:
-    """The hooks/hooks.json object: ``{"hooks": {Event: [{matcher?, hooks: [...]}]}}``."""
+def hooks_document(extra: Mapping[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The hooks/hooks.json object: ``{"hooks": {Event: [{matcher?, hooks: [...]}]}}``;
+    ``extra``'s groups (other parts', ``offered_hook_groups``) follow echo-memory's own."""
     hooks: dict[str, Any] = {}
     for event in EVENTS.values():
         group: dict[str, Any] = {}
@@ -50,7 +54,28 @@ def hooks_document() -> dict[str, Any]:
         group["hooks"] = [{"type": "command", "command": hook_command(event.name),
                            "timeout": event.timeout}]
         hooks[event.name] = [group]
+    for name, groups in (extra or {}).items():
+        hooks.setdefault(name, []).extend(groups)
     return {"hooks": hooks}
+
+
+def offered_hook_groups(context: Any) -> dict[str, list[dict[str, Any]]]:
+    """The hook groups the target's other parts offer: a part with a ``hook_groups()``
+    method (``{Event: [group]}``) gets them into the one hooks/hooks.json this part
+    writes, in part-name order (a plugin cannot write that file itself: two parts may
+    not write the same file)."""
+    host = getattr(context, "host", None)
+    target = getattr(context, "target", "claude-code")
+    if host is None:
+        return {}
+    merged: dict[str, list[dict[str, Any]]] = {}
+    registered = host.collect("register_build_targets")
+    for name in sorted(registered):
+        offer = getattr(registered[name], "hook_groups", None)
+        if name.split(":", 1)[0] == target and callable(offer):
+            for event, groups in offer().items():
+                merged.setdefault(event, []).extend(groups)
+    return merged
 
 
 #: The plugin's author, as the distribution declares it (pyproject ``authors``).
@@ -96,4 +121,4 @@ class ClaudeHooksPart:
             version = installed_version()
         root = Path(out_dir)
         return [_write_json(root, MANIFEST_PATH, manifest_document(version)),
-                _write_json(root, HOOKS_PATH, hooks_document())]
+                _write_json(root, HOOKS_PATH, hooks_document(offered_hook_groups(context)))]

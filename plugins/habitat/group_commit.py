@@ -1,0 +1,133 @@
+"""Group commit: concurrent appends to one loom in one process share a write and an fsync.
+
+The MCP server runs each ``habitat_record`` call in a worker thread; an ``fsync`` per
+call would cap the server at one call per disk flush. ``GroupCommitter.append`` instead
+queues the call's records and waits: the first waiting thread becomes the leader, takes
+every queued batch, appends them to each day file with one ``loom_file.append_lines``
+(one write, one ``fsync``) and wakes the others; batches queued meanwhile go with the
+next leader. No thread of its own (nothing to start or stop), and the order of the
+batches in the file is the order they were queued.
+
+Durability is the loom's: ``append`` returns only once its records are on disk, so an
+acknowledged record is in the day file, never only in the server's memory; a process
+killed before that never acknowledged them (see ``loom_file`` for what a kill leaves).
+A write that fails fails every batch that had records in that day file (``OSError``
+raised in each caller) and acknowledges none of them.
+
+``committer_for(root)`` gives the process's one committer per loom folder (a fork's
+child starts with none: the parent's threads are not in it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from plugins.habitat.loom import Loom
+from plugins.habitat.loom_file import append_lines
+from plugins.habitat.record import Record
+
+__all__ = ["GroupCommitter", "committer_for"]
+
+
+class _Batch:
+    """One caller's records, and what became of them."""
+
+    __slots__ = ("days", "done", "error", "lines")
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        self.lines: dict[str, list[bytes]] = {}
+        for record in records:
+            self.lines.setdefault(record.day, []).append(record.to_line())
+        self.done = False
+        self.error: BaseException | None = None
+
+
+class GroupCommitter:
+    """Appends to ``loom`` shared between threads (see the module docstring).
+    ``commits`` counts the writes made, ``batches`` the calls served (their ratio is the
+    grouping achieved)."""
+
+    def __init__(self, loom: Loom) -> None:
+        self.loom = loom
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: list[_Batch] = []
+        self._leading = False
+        self.commits = 0
+        self.batches = 0
+
+    def append(self, records: Sequence[Record]) -> None:
+        """Write ``records`` durably, in order, sharing the write with concurrent
+        callers; returns once they are on disk. Raises ``OSError`` when the write failed
+        (none of them acknowledged)."""
+        if not records:
+            return
+        batch = _Batch(records)
+        with self._cond:
+            self._queue.append(batch)
+            while not batch.done:
+                if self._leading:
+                    self._cond.wait()
+                    continue
+                group, self._queue = self._queue, []
+                self._leading = True
+                self._cond.release()
+                try:
+                    failed = self._write(group)
+                finally:
+                    self._cond.acquire()
+                    self._leading = False
+                    self._finish(group, failed)
+                    self._cond.notify_all()
+        if batch.error is not None:
+            raise batch.error
+
+    def _write(self, group: list[_Batch]) -> dict[str, BaseException]:
+        """Append the group's lines, one write per day file; the days that failed."""
+        by_day: dict[str, list[bytes]] = {}
+        for batch in group:
+            for day, lines in batch.lines.items():
+                by_day.setdefault(day, []).extend(lines)
+        failed: dict[str, BaseException] = {}
+        try:
+            self.loom.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return dict.fromkeys(by_day, exc)
+        for day, lines in by_day.items():
+            try:
+                append_lines(self.loom.day_file(day), b"".join(lines))
+            except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
+                failed[day] = exc
+        return failed
+
+    def _finish(self, group: list[_Batch], failed: dict[str, BaseException]) -> None:
+        self.commits += 1
+        self.batches += len(group)
+        for batch in group:
+            batch.error = next((failed[d] for d in batch.lines if d in failed), None)
+            batch.done = True
+
+
+_COMMITTERS: dict[Path, GroupCommitter] = {}
+_GUARD = threading.Lock()
+
+
+def committer_for(root: Path) -> GroupCommitter:
+    """This process's committer of the loom in ``root`` (made on first use)."""
+    key = Path(os.path.abspath(root))
+    with _GUARD:
+        committer = _COMMITTERS.get(key)
+        if committer is None:
+            committer = _COMMITTERS[key] = GroupCommitter(Loom(key))
+        return committer
+
+
+def _forget_after_fork() -> None:
+    global _GUARD
+    _COMMITTERS.clear()
+    _GUARD = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)

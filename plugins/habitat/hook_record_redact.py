@@ -1,0 +1,226 @@
+"""The core's redaction (``echo_core.redact``), mirrored for the hook recorder.
+
+The recorder runs in a bare interpreter (``python -S``, no site-packages: see
+``hook_record``), so it cannot import ``echo_core``; this module is the same rule table
+(``RULES``: name, pattern, hints, folded, accept) and the same algorithm over the
+standard library's ``re``, so a record written by a hook is redacted exactly as a
+capture is: ``<private>`` blocks dropped, each secret replaced by ``[REDACTED:<rule>]``.
+``tests/test_habitat_record_redaction.py`` holds the two together: the table equals the
+core's rule by rule, and both give the same text on the redaction table and on
+generated text. Change a rule in ``echo_core/redaction.py``, then here.
+
+One shortcut the core does not take, with the same result: the ``env-secret`` rule runs
+only on a text holding one of the words its names must end with (``key``, ``token``,
+``secret``, ``pass``, ``pwd``, ``credential``); the others skip it as the core's hints do.
+Patterns compile on first use (most texts compile none or two), with ``re.compile`` or
+the compiler given to ``use_compiler`` (the recorder's cache of compiled patterns,
+``hook_record_sre``).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing and re cost milliseconds: imported when needed
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
+
+__all__ = ["RULES", "redact_text", "use_compiler"]
+
+MARKER = "[REDACTED:{}]"
+
+#: (name, pattern, hints, folded, accept) in the order they apply; ``accept`` names the
+#: core's check of a candidate (``mixed``: letters and digits; ``has_digit``).
+RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
+    ('pem-private-key',
+     ('-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----E'
+      'ND [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\\s\\S]*\\Z)'),
+     ('-----BEGIN ',), False, None),
+    ('anthropic-key',
+     '(?<![A-Za-z0-9_\\-])sk-ant-[A-Za-z0-9_\\-]{20,}',
+     ('sk-ant-',), False, None),
+    ('openai-key',
+     ('(?<![A-Za-z0-9_\\-])(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_'
+      '\\-]{20,})'),
+     ('sk-',), False, 'mixed'),
+    ('aws-access-key-id',
+     '(?<![A-Za-z0-9_\\-])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])',
+     ('AKIA', 'ASIA', 'ABIA', 'ACCA'), False, None),
+    ('aws-secret-key',
+     ('(?i)(?<![A-Za-z0-9])aws[A-Za-z_\\-]{0,20}secret[A-Za-z_\\-]{0,20}[\\"\']?\\'
+      's{0,5}[:=]{1,2}\\s{0,5}[\\"\']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9'
+      '/+=])'),
+     ('aws',), True, None),
+    ('github-token',
+     ('(?<![A-Za-z0-9_\\-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9'
+      '_]{22,})'),
+     ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'), False, None),
+    ('gitlab-token',
+     '(?<![A-Za-z0-9_\\-])glpat-[A-Za-z0-9_\\-]{20,}',
+     ('glpat-',), False, None),
+    ('slack-webhook',
+     ('https://hooks\\.slack\\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z'
+      '0-9]{16,}'),
+     ('hooks.slack.com',), False, None),
+    ('slack-token',
+     '(?<![A-Za-z0-9_\\-])xox[abposr]-[A-Za-z0-9\\-]{10,}',
+     ('xox',), False, 'has_digit'),
+    ('stripe-key',
+     '(?<![A-Za-z0-9_\\-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}',
+     ('_live_', '_test_'), False, None),
+    ('google-api-key',
+     '(?<![A-Za-z0-9_\\-])AIza[0-9A-Za-z_\\-]{35}(?![0-9A-Za-z_\\-])',
+     ('AIza',), False, None),
+    ('huggingface-token',
+     '(?<![A-Za-z0-9_\\-])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])',
+     ('hf_',), False, 'mixed'),
+    ('npm-token',
+     '(?<![A-Za-z0-9_\\-])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])',
+     ('npm_',), False, None),
+    ('sendgrid-key',
+     ('(?<![A-Za-z0-9_\\-])SG\\.[A-Za-z0-9_\\-]{22}\\.[A-Za-z0-9_\\-]{43}(?![A-Za-'
+      'z0-9_\\-])'),
+     ('SG.',), False, None),
+    ('twilio-key',
+     '(?<![A-Za-z0-9_\\-])(?:SK|AC)[0-9a-f]{32}(?![0-9A-Za-z])',
+     ('SK', 'AC'), False, None),
+    ('jwt',
+     ('(?<![A-Za-z0-9_\\-])eyJ[A-Za-z0-9_\\-]{8,}\\.eyJ[A-Za-z0-9_\\-]{8,}\\.[A-Za'
+      '-z0-9_\\-]*'),
+     ('eyJ',), False, None),
+    ('authorization',
+     ('(?i)(?<![A-Za-z0-9_\\-])(?:proxy-)?authorization[\\"\']?\\s{0,5}[:=]\\s{0,5'
+      '}[\\"\']?(?:bearer|basic|token|digest)\\s{1,5}(?!\\[REDACTED:)(?P<secret>['
+      'A-Za-z0-9._~+/\\-]{4,}=*)'),
+     ('authorization',), True, None),
+    ('bearer-token',
+     ('(?i)(?<![A-Za-z0-9_\\-])bearer\\s{1,5}(?!\\[REDACTED:)(?P<secret>[A-Za-z0'
+      '-9._~+/\\-]{16,}=*)'),
+     ('bearer',), True, 'has_digit'),
+    ('url-password',
+     ('(?<![A-Za-z0-9+.\\-])[A-Za-z][A-Za-z0-9+.\\-]{0,20}://[^\\s:/@?#]{1,200}:'
+      '(?!\\[REDACTED:)(?P<secret>[^\\s@/?#]{1,200})@(?=[A-Za-z0-9\\[])'),
+     ('://',), False, None),
+    ('env-secret',
+     ('(?<![A-Za-z0-9_.\\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\\-]{0,80})[\\"\']?[ \\t'
+      ']{0,5}(?:=|:)[ \\t]{0,5}(?![\\"\']?\\[REDACTED:)(?P<secret>\\"[^\\"\\n]{1,500'
+      '}\\"|\'[^\'\\n]{1,500}\'|[^\\s\\"\',;#]{1,500})'),
+     ('=', ':'), False, None),
+)
+
+PRIVATE_TAG = r"<\s*(/?)\s*private\s*>"  # re.IGNORECASE
+ENV_NAME = (r"(?i)(?:secret|password|passwd|passphrase|pwd|token|api_?key|apikey|access_?key|"
+            r"private_?key|auth_?key|credentials?|_key)\Z")
+SECRET_NAME_STRONG = (r"(?i)(?:secret|password|passwd|passphrase|pwd|token|api_?key|apikey|"
+                      r"access_?key|private_?key|auth_?key|credentials?)\Z")
+NOT_SECRET_VALUES = frozenset({
+    "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined",
+    "required", "optional", "redacted", "secret", "password", "changeme", "xxx", "your",
+})
+#: Words one of which every name ``ENV_NAME`` accepts contains (lower case).
+ENV_NAME_WORDS = ("key", "token", "secret", "pass", "pwd", "credential")
+
+_compiled: dict[str, re.Pattern[str]] = {}
+_compiler: Callable[[str, int], re.Pattern[str]] | None = None
+
+
+def use_compiler(compiler: Callable[[str, int], re.Pattern[str]] | None) -> None:
+    """Compile patterns with ``compiler`` (``hook_record_sre.PatternCache.compile``: no
+    ``re`` import in a cold process); ``None``: ``re.compile``."""
+    global _compiler
+    _compiler = compiler
+    _compiled.clear()
+
+
+def _pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    found = _compiled.get(source)
+    if found is None:
+        if _compiler is not None:
+            found = _compiler(source, flags)
+        else:
+            import re
+
+            found = re.compile(source, flags)
+        _compiled[source] = found
+    return found
+
+
+def _mixed(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+_ACCEPT: dict[str, Callable[[str], bool]] = {"mixed": _mixed, "has_digit": _has_digit}
+
+
+def _env_value_is_secret(name: str, value: str) -> bool:
+    bare = value.strip("\"'")
+    if len(bare) < 3 or bare.lower() in NOT_SECRET_VALUES or bare.isdigit():
+        return False
+    if bare[0] in "$<{%*." or set(bare) <= {"*", "x", "X", "."}:
+        return False
+    if _pattern(SECRET_NAME_STRONG).search(name):
+        return True
+    return _mixed(bare) and len(bare) >= 12
+
+
+def strip_private(text: str) -> str:
+    """``text`` without its ``<private>...</private>`` blocks (the core's rule)."""
+    if "private" not in text.lower():
+        return text
+    out: list[str] = []
+    depth = 0
+    pos = 0
+    for tag in _pattern(PRIVATE_TAG, 2).finditer(text):  # 2: re.IGNORECASE
+        if depth == 0:
+            out.append(text[pos:tag.start()])
+        depth = max(depth - 1, 0) if tag.group(1) else depth + 1
+        pos = tag.end()
+    if depth == 0:
+        out.append(text[pos:])
+    return "".join(out)
+
+
+def _apply(name: str, source: str, accept: str | None, text: str) -> str:
+    pattern = _pattern(source)
+    has_secret = "secret" in pattern.groupindex
+    marker = MARKER.format(name)
+    check = _ACCEPT[accept] if accept else None
+
+    def replace(match: re.Match[str]) -> str:
+        secret = match.group("secret") if has_secret else match.group(0)
+        if name == "env-secret":
+            if not _pattern(ENV_NAME).search(match.group("name")) or not _env_value_is_secret(
+                    match.group("name"), secret):
+                return match.group(0)
+        elif check is not None and not check(secret):
+            return match.group(0)
+        if not has_secret:
+            return marker
+        start, end = match.span("secret")
+        if end - start >= 2 and secret[0] in "\"'" and secret[-1] == secret[0]:
+            start, end = start + 1, end - 1
+        base = match.start()
+        whole = match.group(0)
+        return whole[:start - base] + marker + whole[end - base:]
+
+    return pattern.sub(replace, text)
+
+
+def redact_text(text: str) -> str:
+    """``text`` as ``echo_core.redact(text).text`` gives it."""
+    clean = strip_private(text)
+    lowered = clean.lower()
+    for name, source, hints, folded, accept in RULES:
+        within = lowered if folded else clean
+        if hints and not any(hint in within for hint in hints):
+            continue
+        if name == "env-secret" and not any(w in lowered for w in ENV_NAME_WORDS):
+            continue
+        changed = _apply(name, source, accept, clean)
+        if changed != clean:
+            clean = changed
+            lowered = clean.lower()
+    return clean
