@@ -179,7 +179,7 @@ def select_insights(ctx: Any, *, cwd: str = "", project: str = "", prompt: str =
     for note, score in hits:
         if score < floor or not note.text:
             continue
-        learning = store.get(note.learning_id)
+        learning = report.learnings.get(note.learning_id)
         if learning is None or learning.state != "approved":
             continue
         candidates.append((learning.id, note.text, learning.recurrence, score, note.path))
@@ -191,7 +191,12 @@ def session_context(ctx: Any, *, cwd: str = "", project: str = "", prompt: str =
                     entities: Sequence[str] = (), budget_chars: int | None = None,
                     **more: Any) -> list[str] | None:
     """The habitat's ``register_session_contexts`` provider: the insight block for the
-    session starting, or None when no approved insight matches."""
+    session starting, or None when no approved insight matches (at once when no
+    learning was ever stored: the store is not even created)."""
+    from plugins.habitat.learnings_ops import open_store
+
+    if not open_store(ctx).path.exists():
+        return None
     result = select_insights(ctx, cwd=cwd, project=project, prompt=prompt,
                              entities=entities, budget_chars=budget_chars)
     return [result.text] if result.text else None

@@ -47,33 +47,37 @@ def _ranker(ctx: Any) -> Any:
 
 def _keep_current(ctx: Any, store: LearningStore, ranker: Any,
                   notes: Sequence[InsightNote]) -> None:
-    """Make ``ranker`` hold exactly the approved ``notes`` (module docstring)."""
+    """Make ``ranker`` hold exactly the approved ``notes`` (module docstring): a ranker
+    document is made only for a note that is new or changed."""
     from echo_core import PersistentRanker, index_doc
 
-    docs = {}
-    for item in notes:
-        doc = index_doc(item.note)
+    digests = {item.path: _digest(item.note.text) for item in notes}
+    by_path = {item.path: item for item in notes}
+
+    def upsert(path: str) -> None:
+        doc = index_doc(by_path[path].note)
         if doc is not None:
-            docs[item.path] = (doc, _digest(item.note.text))
-    if not isinstance(ranker, PersistentRanker):
-        for doc, _ in docs.values():
             ranker.upsert(doc)
+
+    if not isinstance(ranker, PersistentRanker):
+        for path in sorted(digests):
+            upsert(path)
         return
     ranker.set_today(ctx.today().toordinal())
     with store.transaction() as conn:
         if ranker.needs_rebuild():
-            ranker.rebuild([doc for doc, _ in docs.values()])
+            docs = [index_doc(by_path[p].note) for p in sorted(digests)]
+            ranker.rebuild([doc for doc in docs if doc is not None])
             conn.execute("DELETE FROM insight_index")
-            conn.executemany("INSERT INTO insight_index VALUES (?, ?)",
-                             [(path, digest) for path, (_, digest) in docs.items()])
+            conn.executemany("INSERT INTO insight_index VALUES (?, ?)", sorted(digests.items()))
             return
         indexed = dict(conn.execute("SELECT path, digest FROM insight_index").fetchall())
-        for path in sorted(set(indexed) - set(docs)):
+        for path in sorted(set(indexed) - set(digests)):
             ranker.remove(path)
             conn.execute("DELETE FROM insight_index WHERE path = ?", (path,))
-        for path, (doc, digest) in sorted(docs.items()):
+        for path, digest in sorted(digests.items()):
             if indexed.get(path) != digest:
-                ranker.upsert(doc)
+                upsert(path)
                 conn.execute("INSERT OR REPLACE INTO insight_index VALUES (?, ?)",
                              (path, digest))
 

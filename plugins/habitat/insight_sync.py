@@ -53,11 +53,13 @@ class InsightNote:
 @attrs.frozen
 class SyncReport:
     """What a sync did: ``changed`` ("<id>: <before> -> <after> (<why>)" lines),
-    ``problems`` (notes it could not use), and the notes it read."""
+    ``problems`` (notes it could not use), the notes it read, and every learning of the
+    store as the sync left it, by id."""
 
     changed: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     notes: tuple[InsightNote, ...] = attrs.field(default=(), repr=False)
+    learnings: dict[str, Learning] = attrs.field(factory=dict, repr=False, eq=False)
 
 
 def _scalar(value: Any) -> str:
@@ -98,11 +100,13 @@ def sync_insights(ctx: Any, store: LearningStore) -> SyncReport:
     """Apply the insight notes' statuses to ``store`` (module docstring)."""
     from echo_core import BackendUnavailable, EchoError
 
+    learnings = {x.id: x for x in store.list()}
     try:
         notes, problems = read_insight_notes(ctx)
     except (BackendUnavailable, EchoError) as exc:
         message = getattr(exc, "message", None) or str(exc)
-        return SyncReport(problems=(f"insight notes not read: {message}",))
+        return SyncReport(problems=(f"insight notes not read: {message}",),
+                          learnings=learnings)
     changed: list[str] = []
     seen: dict[str, str] = {}
     for item in notes:
@@ -111,14 +115,15 @@ def sync_insights(ctx: Any, store: LearningStore) -> SyncReport:
                             f"{seen[item.learning_id]}; this one is ignored")
             continue
         seen[item.learning_id] = item.path
-        learning = store.get(item.learning_id)
+        learning = learnings.get(item.learning_id)
         if learning is None:
             problems.append(f"{item.path}: no learning {item.learning_id} in the store")
             continue
         line = _sync_one(ctx, store, learning, item, problems)
         if line:
             changed.append(line)
-    return SyncReport(tuple(changed), tuple(problems), tuple(notes))
+            learnings[learning.id] = store.get(learning.id) or learning
+    return SyncReport(tuple(changed), tuple(problems), tuple(notes), learnings)
 
 
 def _sync_one(ctx: Any, store: LearningStore, learning: Learning, item: InsightNote,

@@ -54,7 +54,7 @@ _COLUMNS = ("id, content, type, tags, state, recurrence, agent_id, session_id, r
             "insight_path, note_status")
 
 
-class StoreUnreadable(Exception):
+class StoreUnreadable(sqlite3.DatabaseError):
     """The store's file is not a learnings store (damaged, or another file)."""
 
 
