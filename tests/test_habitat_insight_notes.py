@@ -174,3 +174,27 @@ def test_an_emoji_only_learning_gets_a_note_named_by_its_id(
         capsys: pytest.CaptureFixture[str]) -> None:
     data = approve(box, monkeypatch, capsys, "🚀🚀 ✓")
     assert data["insight_path"] == f"{INSIGHT_FOLDER}/insight-{data['learning']['id']}.md"
+
+
+def test_with_the_vault_unreachable_the_sync_says_so_and_the_store_stands(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from echo_core import BackendUnavailable
+    from plugins.habitat.insight_context import select_insights
+    from plugins.habitat.insight_sync import sync_insights
+    from plugins.habitat.learnings_ops import open_store
+    from plugins.storage_fs.folder_storage import FolderStorage
+
+    data = approve(box, monkeypatch, capsys)
+    edit_status(box, data["insight_path"], "rejected")
+
+    def down(self: object, prefix: str = "") -> list[str]:
+        raise BackendUnavailable("the vault is on a disk that is not mounted")
+
+    monkeypatch.setattr(FolderStorage, "list", down)
+    ctx = box.ctx()
+    report = sync_insights(ctx, open_store(ctx))
+    assert report.changed == () and "not mounted" in report.problems[0]
+    assert store_of(box).get(data["learning"]["id"]).state == "approved"  # type: ignore[union-attr]
+    result = select_insights(ctx, project="pytest")
+    assert result.insights == () and result.problems
