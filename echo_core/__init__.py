@@ -15,6 +15,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from echo_core import attrs_code_cache
+
+attrs_code_cache.install()  # before any attrs class is defined (attrs imports later)
+
 from echo_core.errors import (
     DuplicateGateError,
     EchoError,

@@ -1,13 +1,12 @@
 """The entity index: slug -> {path, kind, title, aliases, h}, the routing authority.
 
-``EntityIndex`` is the in-memory view with the lookups capture, resolve and the gate
-need (exact names, name tokens, document frequency). ``EntityStore`` persists it in the
-vault as a schema-versioned snapshot (``_agent/index/entities.json``) plus an append-only
-journal (``entities.journal.ndjson``) so an update costs one appended line, not a rewrite
-of every entry; the journal is folded into the snapshot once it has ``COMPACT_AFTER``
-lines and is 1/``JOURNAL_SHARE`` of the snapshot's size.
-Callers hold the vault lock around ``load`` + ``apply`` (a fresh re-read under the lock).
-"""
+``EntityIndex`` is the in-memory view with the lookups capture, resolve and the gate need
+(exact names, name tokens, document frequency). ``EntityStore`` persists it in the vault
+as a schema-versioned snapshot (``_agent/index/entities.json``) plus an append-only
+journal (``entities.journal.ndjson``): an update costs one appended line, not a rewrite of
+every entry; the journal is folded into the snapshot once it has ``COMPACT_AFTER`` lines
+and is 1/``JOURNAL_SHARE`` of the snapshot's size. Callers hold the vault lock around
+``load`` + ``apply`` (a fresh re-read under the lock)."""
 
 from __future__ import annotations
 
@@ -20,9 +19,9 @@ from typing import Any
 import attrs
 
 from echo_core import digests
+from echo_core.bulk_work import collector_paused
 
 # the stored forms, re-exported: callers import them from here
-from echo_core.bulk_work import collector_paused
 from echo_core.entity_records import SCHEMA_VERSION as SCHEMA_VERSION  # noqa: PLC0414
 from echo_core.entity_records import _journal_json
 from echo_core.entity_records import entity_from_json as entity_from_json  # noqa: PLC0414
