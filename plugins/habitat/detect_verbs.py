@@ -115,7 +115,7 @@ PATTERN = Operation(
 \b
 Examples:
   echo-memory habitat pattern p-1d857dbe40
-  echo-memory habitat pattern p-1d85 --status dismissed --note "flaky CI, known\""""),
+  echo-memory habitat pattern p-1d85 --status dismissed --note "flaky CI\""""),
 )
 
 
