@@ -33,6 +33,8 @@ FULL_TOOLS = {
     "echo_inbox_review", "echo_reflect",
     "echo_patch_note", "echo_rollup_data", "echo_note_history", "echo_restore_note",
     "echo_ingest",
+    # the habitat's record part (plugins/habitat/refs_record.py)
+    "echo_habitat_record", "echo_ask_habitat", "echo_habitat_fold", "echo_habitat_fork",
 }
 CORE_TOOLS = {"echo_load", "echo_recall", "echo_capture", "echo_triage_inbox",
               "echo_log_session", "echo_health"}
