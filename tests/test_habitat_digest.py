@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
+import plugins.habitat
 from plugins.habitat.digest_note import digest_path, last_digest, write_digest
 from plugins.habitat.loom import Loom
 from plugins.habitat.paths import habitat_dir, loom_dir
@@ -52,6 +53,7 @@ def fake_learnings(monkeypatch: pytest.MonkeyPatch, box: VaultBox,
     module = types.ModuleType("plugins.habitat.learnings")
     module.LearningStore = Store  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "plugins.habitat.learnings", module)
+    monkeypatch.setattr(plugins.habitat, "learnings", module, raising=False)
     folder = habitat_dir(box.ctx())
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "learnings.sqlite").touch()

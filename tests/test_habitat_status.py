@@ -104,3 +104,14 @@ def test_cli_and_mcp_status(box: VaultBox, capsys: pytest.CaptureFixture[str],
         with_client(server, body)
     finally:
         server.runner.close()
+
+
+def test_a_damaged_learnings_store_is_reported_not_fatal(box: VaultBox) -> None:
+    folder = habitat_dir(box.ctx())
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "learnings.sqlite").write_bytes(b"not a database at all" * 100)
+    env = habitat_status(ctx_of(box))
+    assert env.ok and env.data.pending_approvals == 0
+    assert [p.startswith("learnings not read:") for p in env.data.problems] == [True]
+    digest = write_digest(ctx_of(box), box.ctx().today())
+    assert "## Not read" in box.read(digest.data.path)

@@ -81,16 +81,17 @@ def pending_learnings(ctx: Any, problems: list[str]) -> list[LearningItem]:
     from plugins.habitat.paths import habitat_dir
 
     try:
-        from plugins.habitat.learnings import LearningStore
+        from plugins.habitat import learnings
     except ImportError:
         problems.append("learnings not read: the habitat's learnings part is not installed")
         return []
     path = habitat_dir(ctx) / _LEARNINGS_FILE
     if not path.exists():
         return []
+    unreadable: type[Exception] = getattr(learnings, "StoreUnreadable", OSError)
     try:
-        pending = LearningStore(path).list("pending")
-    except (OSError, sqlite3.Error, ValueError) as exc:
+        pending = learnings.LearningStore(path).list("pending")
+    except (OSError, sqlite3.Error, ValueError, unreadable) as exc:
         problems.append(f"learnings not read: {exc}")
         return []
     items = [LearningItem(id=str(x.id), content=str(x.content), type=str(x.type),
