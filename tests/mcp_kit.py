@@ -35,6 +35,9 @@ FULL_TOOLS = {
     "echo_ingest",
     # the habitat's record part (plugins/habitat/refs_record.py)
     "echo_habitat_record", "echo_ask_habitat", "echo_habitat_fold", "echo_habitat_fork",
+    # the habitat's detect part (plugins/habitat/refs_detect.py)
+    "echo_habitat_patterns", "echo_habitat_pattern", "echo_habitat_batches",
+    "echo_habitat_batch", "echo_habitat_flag", "echo_habitat_digest", "echo_habitat_status",
 }
 CORE_TOOLS = {"echo_load", "echo_recall", "echo_capture", "echo_triage_inbox",
               "echo_log_session", "echo_health"}
