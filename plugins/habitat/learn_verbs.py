@@ -85,8 +85,8 @@ CONTENT may start with '-' (it is taken as the text, not as an option).
 
 \b
 Example:
-  echo-memory habitat learn "Run the tests with pytest -n 2 before committing" \\
-      --type finding --tags tests,ci --rationale "the suite timed out at -n 1\""""),
+  echo-memory habitat learn "Run the tests with pytest -n 2" \\
+      --type finding --tags tests,ci --rationale "it timed out at -n 1\""""),
     needs_vault=False,
 )
 
