@@ -79,6 +79,14 @@ def test_a_session_start_elsewhere_injects_no_insight(box: VaultBox, tmp_path: P
     assert "## Scope" in context and HEADER not in context
 
 
+def test_an_insight_about_an_entity_the_brief_names_is_injected_in_any_project(
+        box: VaultBox, tmp_path: Path) -> None:
+    approved(box, "Vantage Systems wants the renewal quote in euros, never dollars.")
+    context = start(box, project(tmp_path, "garden-planner"))
+    assert "[[vantage-systems]]" in context  # today's agent log names the company
+    assert [("renewal quote" in line) for line in insight_lines(context)] == [True]
+
+
 def test_an_insight_rejected_in_the_note_is_not_injected_at_the_next_start(
         box: VaultBox, tmp_path: Path) -> None:
     approved(box, PAYMENTS)
@@ -183,8 +191,9 @@ def test_a_failing_or_flooding_provider_never_costs_the_brief_nor_the_insights(
                                                   "additionalContext": context}})) < 10_000
 
 
-def test_a_brief_that_fills_the_output_leaves_no_room_and_nothing_is_cut(
-        box: VaultBox, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("load_budget", "room"), [("8000", True), ("9800", False)])
+def test_the_insights_come_whole_after_a_long_brief_or_not_at_all(
+        box: VaultBox, tmp_path: Path, load_budget: str, room: bool) -> None:
     approved(box, PAYMENTS)
     prefs = box.vault / "_agent/memory/semantic/operator-preferences.md"
     facts = "\n".join(f"- Preference {i}: long enough to matter {'y' * 60}" for i in range(200))
@@ -192,10 +201,14 @@ def test_a_brief_that_fills_the_output_leaves_no_room_and_nothing_is_cut(
         "## Fact / Pattern", f"## Fact / Pattern\n\n{facts}", 1), encoding="utf-8")
     cwd = project(tmp_path, "payments-service")
     proc = run_hook("SessionStart", payload("SessionStart", "s", None, cwd, source="startup"),
-                    hook_env(box, ECHO_LOAD_BUDGET="9800"), cwd)
+                    hook_env(box, ECHO_LOAD_BUDGET=load_budget), cwd)
     assert proc.returncode == 0 and len(proc.stdout) <= 10_000
     context = context_of(proc.stdout, "SessionStart")
-    assert HEADER not in context or "ledger lock" in context  # whole, or not at all
+    assert len(context) > 7500  # the brief is long
+    if room:
+        assert context.endswith(insight_lines(context)[0]) and "ledger lock" in context
+    else:
+        assert HEADER not in context
 
 
 # --- other surfaces -----------------------------------------------------------------------
