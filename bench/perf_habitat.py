@@ -1,0 +1,446 @@
+"""The habitat's record, measured (issue 18's throughput acceptance):
+
+    python bench/perf_habitat.py [--writers 16] [--seconds 20] [--batch 1] [--workers 1]
+                                 [--client-processes 2] [--hook-runs 40]
+                                 [--records 1000000] [--queries 60] [--only a|b|c]
+                                 [--keep DIR] [--out FILE]
+
+(a) **Acknowledged records/s through the MCP server**: ``echo-memory serve`` (streamable
+HTTP on 127.0.0.1 with a bearer token) and ``--writers`` concurrent writers (asyncio
+tasks over ``--client-processes`` processes, bare JSON-RPC POSTs of
+``echo_habitat_record`` with ``--batch`` records each, one session per writer). A record
+counts once the server has answered its call: it is then fsync-ed in its day file
+(group commit). After the run every acknowledged id is looked up in the day files:
+lost and doubled ids are reported (both must be 0).
+
+(b) **What the hook recorder adds to an event**: the recorder run as the built plugin's
+hooks run it (a cold ``python -S -E hook_record_run.py <Event>`` per event), median and
+p90 wall time of ``--hook-runs`` runs per event over a realistic session's payloads
+(prompts, Bash / Read / Edit calls, a tool output holding an API key), next to a bare
+``python -S -E -c pass``. The compiled-pattern and config copies are warmed first (one
+run), as they are after a session's first event.
+
+(c) **ask_habitat on a big loom**: ``--records`` synthetic records (8 agents, 2,000
+sessions, 30 days, a Zipfian vocabulary, tool results) written to day files, the index
+built (its time reported), then ``ask_habitat`` (the operation, in process, index
+warm) for ``--queries`` queries of 1-3 words (median, p95).
+
+Goals (issue 18): (a) >= 2,000 records/s, (b) <= 20 ms, (c) <= 50 ms median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TOKEN = "bench-token-" + "1" * 20
+TODAY = "2026-03-01"
+CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
+GOALS = {"records_per_s": (2000.0, ">="), "hook_ms": (20.0, "<="), "ask_ms": (50.0, "<=")}
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "perf-habitat", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def bench_env(work: Path, **extra: str) -> dict[str, str]:
+    """An isolated environment under ``work`` (no ECHO_* of the caller)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECHO_")}
+    env.update({"HOME": str(work / "home"), "ECHO_CONFIG": str(work / "none.toml"),
+                "XDG_CACHE_HOME": str(work / "cache"), "ECHO_WATCH": "off",
+                "ECHO_SERVE_SWEEP_MINUTES": "0", "ECHO_PLUGIN_DISTS": "echo-memory"})
+    env.update(extra)
+    return env
+
+
+def make_vault(work: Path) -> tuple[Path, Path]:
+    """An initialised vault and its state base under ``work``."""
+    from echo_core.context import create_context
+    from echo_core.ops.init import init_vault
+
+    vault, state = work / "vault", work / "state"
+    vault.mkdir(parents=True, exist_ok=True)
+    init_vault(create_context(vault=str(vault), state_dir=str(state), env=bench_env(work)))
+    return vault, state
+
+
+def start_server(work: Path, vault: Path, state: Path, workers: int = 1,
+                 **extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``echo-memory serve`` on a free port; returns once /health answers."""
+    import httpx2
+
+    port = free_port()
+    env = bench_env(work, ECHO_MCP_TOKEN=TOKEN, **extra)
+    log = (work / "serve.log").open("ab")
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "--workers", str(workers),
+                             "--vault", str(vault), "--state-dir", str(state)], env=env,
+                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"serve exited {proc.returncode}: {(work / 'serve.log').read_text()}")
+        try:
+            ready = workers == 1 or "worker processes ready" in (work / "serve.log").read_text()
+            if ready and httpx2.get(f"{base}/health", timeout=1).status_code == 200:
+                return proc, base
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("serve did not come up in 120 s")
+
+
+# --- (a) records through the server ---------------------------------------------------
+
+
+def record_call(n: int, session: str, agent: str, batch: int, seq: int) -> dict[str, Any]:
+    """The JSON-RPC body of one ``echo_habitat_record`` call."""
+    if batch == 1:
+        arguments: dict[str, Any] = {"session_id": session, "agent_id": agent, "kind": "tool",
+                                     "text": f"Bash {{\"command\": \"make test {seq}\"}}",
+                                     "result": "ok", "duration_ms": seq % 1000}
+    else:
+        arguments = {"session_id": session, "agent_id": agent, "records": [
+            {"kind": "tool", "text": f"Bash {{\"command\": \"make test {seq}-{i}\"}}",
+             "result": "ok", "duration_ms": i} for i in range(batch)]}
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": "echo_habitat_record", "arguments": arguments, "_meta": META}}
+
+
+async def writer(url: str, index: int, batch: int, stop_at: float, acked: list[str],
+                 errors: list[str], latencies: list[float]) -> None:
+    """One writer: calls until ``stop_at``; the ids of every answered call into ``acked``."""
+    import httpx2
+
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+               "Mcp-Name": "echo_habitat_record"}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        n = 0
+        while (now := time.perf_counter()) < stop_at:
+            n += 1
+            try:
+                reply = await http.post(url, json=record_call(n, f"writer-{index}",
+                                                               f"agent-{index % 4}", batch, n))
+                data = reply.json()
+                result = data["result"]
+                if result.get("isError"):
+                    errors.append(json.dumps(result)[:300])
+                    continue
+                acked.extend(result["structuredContent"]["ids"])
+                latencies.append((time.perf_counter() - now) * 1000)
+            except Exception as exc:  # noqa: BLE001 - counted, reported
+                errors.append(repr(exc)[:300])
+
+
+def _client_process(url: str, first: int, count: int, batch: int, stop_at: float,
+                    out: Any = None) -> tuple[list[str], list[str], list[float]]:
+    import anyio
+
+    acked: list[str] = []
+    errors: list[str] = []
+    latencies: list[float] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for i in range(first, first + count):
+                group.start_soon(writer, url, i, batch, stop_at, acked, errors, latencies)
+
+    anyio.run(main)
+    if out is not None:
+        out.put((acked, errors, latencies))
+    return acked, errors, latencies
+
+
+def run_writers(url: str, writers: int, seconds: float, batch: int,
+                processes: int) -> tuple[list[str], list[str], list[float], float]:
+    """``writers`` writers over ``processes`` client processes for ``seconds``."""
+    import multiprocessing
+
+    started = time.perf_counter()
+    stop_at = started + seconds
+    shares = [writers // processes + (i < writers % processes) for i in range(processes)]
+    if processes == 1:
+        parts = [_client_process(url, 0, writers, batch, stop_at)]
+    else:
+        context = multiprocessing.get_context("fork")
+        out = context.Queue()
+        children = [context.Process(target=_client_process,
+                                    args=(url, sum(shares[:i]), share, batch, stop_at, out))
+                    for i, share in enumerate(shares)]
+        for child in children:
+            child.start()
+        parts = [out.get() for _ in children]
+        for child in children:
+            child.join()
+    wall = time.perf_counter() - started
+    return ([i for p in parts for i in p[0]], [e for p in parts for e in p[1]],
+            [x for p in parts for x in p[2]], wall)
+
+
+def loom_ids(state: Path) -> list[str]:
+    """Every record id in the day files under ``state`` (each whole line parsed)."""
+    ids = []
+    for day in sorted(state.glob("vaults/*/habitat/loom/*.jsonl")):
+        for line in day.read_bytes().splitlines(keepends=True):
+            if line.endswith(b"\n"):
+                ids.append(json.loads(line)["id"])
+    return ids
+
+
+def server_throughput(work: Path, *, writers: int = 16, seconds: float = 20.0, batch: int = 1,
+                      workers: int = 1, client_processes: int = 2) -> dict[str, Any]:
+    """(a): the run's figures and the durability check."""
+    vault, state = make_vault(work)
+    proc, base = start_server(work, vault, state, workers,
+                              ECHO_MCP_WRITE_WORKERS=str(max(4, writers)))
+    try:
+        acked, errors, latencies, wall = run_writers(f"{base}/mcp", writers, seconds, batch,
+                                                     max(1, min(client_processes, writers)))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    on_disk = loom_ids(state)
+    counts: dict[str, int] = {}
+    for rid in on_disk:
+        counts[rid] = counts.get(rid, 0) + 1
+    lost = [r for r in acked if r not in counts]
+    doubled = [r for r, n in counts.items() if n > 1]
+    return {"writers": writers, "batch": batch, "server_processes": workers,
+            "client_processes": client_processes, "seconds": round(wall, 1),
+            "calls": len(latencies), "records": len(acked),
+            "records_per_s": round(len(acked) / wall, 1),
+            "calls_per_s": round(len(latencies) / wall, 1),
+            "p50_ms": round(statistics.median(latencies), 2) if latencies else None,
+            "p99_ms": round(sorted(latencies)[int(0.99 * (len(latencies) - 1))], 2)
+            if latencies else None,
+            "errors": len(errors), "error_samples": errors[:3], "lost": len(lost),
+            "doubled": len(doubled), "on_disk": len(on_disk)}
+
+
+# --- (b) the hook recorder ------------------------------------------------------------
+
+
+def session_events() -> list[tuple[str, dict[str, Any]]]:
+    """A realistic session's hook events (payloads as Claude Code sends them)."""
+    base = {"session_id": "bench-session", "transcript_path": "/tmp/t.jsonl", "cwd": "/work/app",
+            "permission_mode": "default"}
+    source = "def handler(event):\n    return {'status': 200}\n" * 40
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("SessionStart", {"source": "startup", "model": "claude"}),
+        ("UserPromptSubmit", {"prompt": "The deploy script fails on staging; find out why "
+                                        "and fix it."}),
+        ("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "./deploy.sh staging"},
+                        "tool_use_id": "toolu_1"}),
+        ("PostToolUseFailure", {"tool_name": "Bash",
+                                "tool_input": {"command": "./deploy.sh staging"},
+                                "tool_use_id": "toolu_1", "error": "exit 1: permission denied"}),
+        ("PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "/work/app/deploy.sh"},
+                        "tool_use_id": "toolu_2"}),
+        ("PostToolUse", {"tool_name": "Read", "tool_input": {"file_path": "/work/app/app.py"},
+                         "tool_use_id": "toolu_2",
+                         "tool_response": {"type": "text", "file": {"content": source}}}),
+        ("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "cat .env"},
+                        "tool_use_id": "toolu_3"}),
+        ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "cat .env"},
+                         "tool_use_id": "toolu_3", "tool_response": {
+                             "stdout": "PORT=8080\nAPI_KEY=" + "sk-" + "proj-" + "a1B2" * 10
+                             + "\nLOG_LEVEL=debug\n", "stderr": ""}}),
+        ("PostToolUse", {"tool_name": "Edit", "tool_input": {
+            "file_path": "/work/app/deploy.sh", "old_string": "set -e", "new_string":
+            "set -euo pipefail"}, "tool_use_id": "toolu_4", "tool_response": {"ok": True}}),
+        ("Stop", {"stop_hook_active": False, "last_assistant_message":
+                  "deploy.sh was not executable; I added +x and strict mode."}),
+        ("SessionEnd", {"reason": "prompt_input_exit"}),
+    ]
+    return [(event, {**base, "hook_event_name": event, **fields}) for event, fields in events]
+
+
+def _timed(command: list[str], data: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=data, env=env, check=True, capture_output=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def hook_overhead(work: Path, runs: int = 40) -> dict[str, Any]:
+    """(b): median / p90 ms per event of the cold recorder, and of a bare interpreter."""
+    from plugins.habitat.build_part import HabitatHooksPart
+
+    vault, state = make_vault(work)
+    plugin = work / "plugin"
+    HabitatHooksPart().contribute(str(plugin), None)
+    script = plugin / "scripts" / "habitat" / "hook_record_run.py"
+    env = bench_env(work, ECHO_VAULT=str(vault), ECHO_STATE_DIR=str(state))
+    python = [sys.executable, "-S", "-E"]
+    events = session_events()
+    for event, body in events:  # warm: the copies a session's first event makes
+        _timed([*python, str(script), event], json.dumps(body).encode(), env)
+    bare = [_timed([*python, "-c", "pass"], b"", env) for _ in range(runs)]
+    per_event: dict[str, list[float]] = {}
+    for _ in range(runs):
+        for event, body in events:
+            per_event.setdefault(event, []).append(
+                _timed([*python, str(script), event], json.dumps(body).encode(), env))
+    every = [x for xs in per_event.values() for x in xs]
+    return {"runs": runs, "bare_python_ms": round(statistics.median(bare), 2),
+            "hook_ms": round(statistics.median(every), 2),
+            "hook_p90_ms": round(sorted(every)[int(0.9 * (len(every) - 1))], 2),
+            "per_event_ms": {k: round(statistics.median(v), 2) for k, v in per_event.items()},
+            "added_over_bare_ms": round(statistics.median(every) - statistics.median(bare), 2)}
+
+
+# --- (c) ask_habitat on a big loom -----------------------------------------------------
+
+_WORDS = [f"w{i}" for i in range(5000)]
+_TOPICS = ("deploy", "build", "test", "migration", "cache", "parser", "login", "invoice",
+           "search", "upload", "timeout", "schema", "docker", "release", "refactor")
+
+
+def _text(rng: random.Random) -> str:
+    picks = [_WORDS[min(int(rng.paretovariate(1.1)) - 1, len(_WORDS) - 1)] for _ in range(12)]
+    return " ".join([rng.choice(_TOPICS), *picks])
+
+
+def write_loom(loom_root: Path, records: int, seed: int = 18) -> float:
+    """``records`` synthetic records in 30 day files; the seconds it took."""
+    import datetime as _dt
+
+    import orjson
+
+    rng = random.Random(seed)
+    loom_root.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    per_day = records // 30 + 1
+    written = 0
+    for day in range(30):
+        date = _dt.date(2026, 2, 1) + _dt.timedelta(days=day)
+        lines = []
+        for i in range(min(per_day, records - written)):
+            ts = _dt.datetime.combine(date, _dt.time(8)) + _dt.timedelta(milliseconds=i * 50)
+            kind = rng.choice(("tool", "tool", "tool", "prompt", "reply", "note"))
+            error = kind == "tool" and rng.random() < 0.08
+            lines.append(orjson.dumps({
+                "id": f"{ts.strftime('%Y%m%dT%H%M%S%f')}-{rng.getrandbits(32):08x}",
+                "parent_id": None, "agent_id": f"agent-{rng.randrange(8)}",
+                "session_id": f"s{rng.randrange(2000)}", "kind": kind, "text": _text(rng),
+                "result": ("exit 1 " if error else "ok ") + _text(rng) if kind == "tool" else "",
+                "is_error": error, "duration_ms": rng.randrange(5000) if kind == "tool" else None,
+                "ts": ts.isoformat(timespec="microseconds")}) + b"\n")
+        (loom_root / f"{date.isoformat()}.jsonl").write_bytes(b"".join(lines))
+        written += len(lines)
+    return time.perf_counter() - started
+
+
+def ask_latency(work: Path, records: int = 1_000_000, queries: int = 60) -> dict[str, Any]:
+    """(c): index build time, then ask_habitat median / p95 over ``queries`` queries."""
+    from echo_core.context import create_context
+    from plugins.habitat.loom_ask import ask_habitat
+    from plugins.habitat.loom_search import index_for
+    from plugins.habitat.paths import loom_dir
+
+    vault, state = make_vault(work)
+    ctx = create_context(vault=str(vault), state_dir=str(state),
+                         env=bench_env(work, ECHO_TODAY="2026-03-02"))
+    generated = write_loom(loom_dir(ctx), records)
+    started = time.perf_counter()
+    index_for(ctx).catch_up()
+    indexed = time.perf_counter() - started
+    rng = random.Random(7)
+    asked = []
+    for _ in range(queries):
+        words = [rng.choice(_TOPICS)] + [_WORDS[min(int(rng.paretovariate(1.1)) - 1, 4999)]
+                                         for _ in range(rng.randrange(3))]
+        filters: dict[str, Any] = rng.choice(({}, {"agent_id": "agent-3"}, {"kind": "tool"},
+                                              {"since": "2026-02-20"}))
+        start = time.perf_counter()
+        env = ask_habitat(ctx, " ".join(words), 10, **filters)
+        asked.append((time.perf_counter() - start) * 1000)
+        assert env.ok
+    return {"records": records, "generate_s": round(generated, 1),
+            "index_build_s": round(indexed, 1), "queries": queries,
+            "ask_ms": round(statistics.median(asked), 2),
+            "ask_p95_ms": round(sorted(asked)[int(0.95 * (len(asked) - 1))], 2),
+            "index_mb": round(sum(p.stat().st_size for p in state.rglob("loom_index.sqlite*"))
+                              / 1e6, 1)}
+
+
+def _goal(name: str, value: float) -> str:
+    goal, op = GOALS[name]
+    met = value >= goal if op == ">=" else value <= goal
+    return f"goal {name} {op} {goal}: {value} {'MET' if met else 'MISSED'}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--writers", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--batch", type=int, default=1, help="records per call (a)")
+    parser.add_argument("--workers", type=int, default=1, help="`serve --workers` (a)")
+    parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument("--hook-runs", type=int, default=40)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--only", choices=("a", "b", "c"))
+    parser.add_argument("--keep", type=Path)
+    parser.add_argument("--out", type=Path)
+    opts = parser.parse_args()
+    work = opts.keep or Path(tempfile.mkdtemp(prefix="perf-habitat-"))
+    results: dict[str, Any] = {"cores": os.cpu_count(),
+                               "load_before": round(os.getloadavg()[0], 2)}
+    try:
+        if opts.only in (None, "a"):
+            a = server_throughput(work / "a", writers=opts.writers, seconds=opts.seconds,
+                                  batch=opts.batch, workers=opts.workers,
+                                  client_processes=opts.client_processes)
+            results["a"] = a
+            print(f"(a) {a['writers']} writers x {a['batch']} record(s)/call, "
+                  f"{a['server_processes']} server process(es): {a['records']} records "
+                  f"acknowledged in {a['seconds']} s = {a['records_per_s']} records/s "
+                  f"({a['calls_per_s']} calls/s, p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms); "
+                  f"errors {a['errors']}, lost {a['lost']}, doubled {a['doubled']}")
+            print("    " + _goal("records_per_s", a["records_per_s"]))
+        if opts.only in (None, "b"):
+            b = hook_overhead(work / "b", opts.hook_runs)
+            results["b"] = b
+            print(f"(b) hook recorder, cold process, median of {b['runs']} x "
+                  f"{len(b['per_event_ms'])} events: {b['hook_ms']} ms (p90 {b['hook_p90_ms']}"
+                  f" ms; bare python -S {b['bare_python_ms']} ms, so "
+                  f"{b['added_over_bare_ms']} ms of its own); per event {b['per_event_ms']}")
+            print("    " + _goal("hook_ms", b["hook_ms"]))
+        if opts.only in (None, "c"):
+            c = ask_latency(work / "c", opts.records, opts.queries)
+            results["c"] = c
+            print(f"(c) ask_habitat on {c['records']} records (index built in "
+                  f"{c['index_build_s']} s, {c['index_mb']} MB): median {c['ask_ms']} ms, "
+                  f"p95 {c['ask_p95_ms']} ms over {c['queries']} queries")
+            print("    " + _goal("ask_ms", c["ask_ms"]))
+    finally:
+        if opts.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    results["load_after"] = round(os.getloadavg()[0], 2)
+    if opts.out:
+        opts.out.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
