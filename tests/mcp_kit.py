@@ -38,6 +38,8 @@ FULL_TOOLS = {
     # the habitat's detect part (plugins/habitat/refs_detect.py)
     "echo_habitat_patterns", "echo_habitat_pattern", "echo_habitat_batches",
     "echo_habitat_batch", "echo_habitat_flag", "echo_habitat_digest", "echo_habitat_status",
+    # the habitat's learn part (plugins/habitat/refs_learn.py)
+    "echo_store_learning", "echo_habitat_insights",
 }
 CORE_TOOLS = {"echo_load", "echo_recall", "echo_capture", "echo_triage_inbox",
               "echo_log_session", "echo_health"}
