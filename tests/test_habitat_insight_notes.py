@@ -198,3 +198,13 @@ def test_with_the_vault_unreachable_the_sync_says_so_and_the_store_stands(
     assert store_of(box).get(data["learning"]["id"]).state == "approved"  # type: ignore[union-attr]
     result = select_insights(ctx, project="pytest")
     assert result.insights == () and result.problems
+
+
+def test_approving_again_on_a_later_day_writes_nothing(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    data = approve(box, monkeypatch, capsys)
+    before = box.tree_digest()
+    again = cli(box, monkeypatch, capsys, "habitat", "approve", data["learning"]["id"],
+                today="2026-04-01")
+    assert again.code == 0 and box.tree_digest() == before

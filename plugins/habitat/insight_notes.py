@@ -152,7 +152,7 @@ def insight_text(body: str) -> str:
     return "\n".join(out).strip()
 
 
-def _slug(ctx: Any, learning: Learning) -> str:
+def _slug(learning: Learning) -> str:
     from echo_core import EchoError, slugify
 
     try:
@@ -164,7 +164,7 @@ def _slug(ctx: Any, learning: Learning) -> str:
 def _free_path(ctx: Any, learning: Learning) -> str:
     """A path in ``INSIGHT_FOLDER`` no other note holds (``-2``, ``-3``... appended)."""
     storage = ctx.vault.storage
-    base = f"{INSIGHT_FOLDER}/{_slug(ctx, learning)}"
+    base = f"{INSIGHT_FOLDER}/{_slug(learning)}"
     path, n = f"{base}.md", 1
     while storage.exists(path):
         n += 1
@@ -198,15 +198,19 @@ def _settled(ctx: Any, envelope: Any, path: str) -> bool:
 def write_insight(ctx: Any, learning: Learning, provenance: Sequence[Provenance],
                   status: str, reason: str = "") -> tuple[str, bool]:
     """Write the insight note of ``learning`` with ``status``: a new note when it has
-    none in the vault (``status`` must then be ``approved``), else its ``status`` (and
-    ``reason`` when given) set, one line each. Returns ``(path, queued)``: ``queued`` when
-    the vault was unreachable and the write waits in the outbox."""
+    none in the vault, else its ``status`` (and ``reason`` when given) and ``updated``
+    set, one line each, unless it says so already. Returns ``(path, queued)``:
+    ``queued`` when the vault was unreachable and the write waits in the outbox."""
     from echo_core import invoke
 
     storage = ctx.vault.storage
     path = learning.insight_path
     if path and storage.exists(path):
         queued = False
+        front = ctx.vault.read_note(path).frontmatter
+        if str(front.get("status") or "") == status and (
+                not reason or str(front.get("reason") or "") == reason):
+            return path, False  # it says so already: nothing to write
         changes: list[tuple[str, Any]] = [("status", status),
                                           ("updated", ctx.today())]
         if reason:
