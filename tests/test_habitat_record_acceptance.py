@@ -20,7 +20,7 @@ from mcp import Client
 from bench import perf_habitat
 from tests.capture_kit import VaultBox
 from tests.habitat_record_kit import box_at, hook_env, loom_json, loom_of, payload, run_recorder
-from tests.mcp_kit import call, make_server, with_client
+from tests.mcp_kit import call, make_server
 
 CLAUDE = "claude-a"
 CODEX = "codex-b"

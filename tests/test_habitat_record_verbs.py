@@ -281,3 +281,16 @@ def test_mcp_ask_habitat_answers_with_the_declared_schema(box: VaultBox) -> None
         server.runner.close()
     assert not is_error and text.startswith("2 records")  # "Makefile" is another word
     assert all(hit["kind"] == "tool" for hit in data["records"])
+
+
+def test_ask_finds_what_the_learn_part_stored(box: VaultBox) -> None:
+    from plugins.habitat.learnings_ops import store_learning
+
+    _session(box)
+    store_learning(box.ctx(), "Run make twice when the build cache is cold", tags=("build",),
+                   agent_id="claude", session_id="s1", rationale="seen in s1")
+    env = ask_habitat(box.ctx(), "make build cache", 5)
+    assert env.data.learnings_available
+    assert [item["content"] for item in env.data.learnings] == [
+        "Run make twice when the build cache is cold"]
+    assert env.data.records and "1 learning" in env.message
