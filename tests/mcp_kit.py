@@ -26,13 +26,17 @@ ADA = "resources/people/ada-lovelace.md"
 ENGINE = "resources/concepts/analytical-engine.md"
 INBOX_TEXT = "Met Grace Hopper at the conference"
 INBOX_LINE = f"- {TODAY}: {INBOX_TEXT}"
-FULL_TOOLS = {
+#: The core's own tools (``echo_core.verbs``).
+BUILTIN_TOOLS = {
     "echo_load", "echo_recall", "echo_resolve", "echo_get_note", "echo_get_scope",
     "echo_health", "echo_capture", "echo_set_scope", "echo_link", "echo_append_note",
     "echo_triage_inbox", "echo_log_session", "echo_sweep", "echo_evolve",
     "echo_inbox_review", "echo_reflect",
     "echo_patch_note", "echo_rollup_data", "echo_note_history", "echo_restore_note",
     "echo_ingest",
+}
+#: The habitat plugin's tools (``plugins/habitat/refs_*.py``).
+HABITAT_TOOLS = {
     # the habitat's record part (plugins/habitat/refs_record.py)
     "echo_habitat_record", "echo_ask_habitat", "echo_habitat_fold", "echo_habitat_fork",
     # the habitat's detect part (plugins/habitat/refs_detect.py)
@@ -41,6 +45,8 @@ FULL_TOOLS = {
     # the habitat's learn part (plugins/habitat/refs_learn.py)
     "echo_store_learning", "echo_habitat_insights",
 }
+#: Every tool the installed distribution serves.
+FULL_TOOLS = BUILTIN_TOOLS | HABITAT_TOOLS
 CORE_TOOLS = {"echo_load", "echo_recall", "echo_capture", "echo_triage_inbox",
               "echo_log_session", "echo_health"}
 _SENTENCE = ("The analytical engine stored numbers on columns of wheels and read its program "

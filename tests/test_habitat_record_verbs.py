@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from echo_core import EchoError
+import plugins.habitat
+from echo_core import EchoError, Operation, OperationRef
+from echo_core.testing import OperationsContract
 from plugins.habitat.loom_ask import ask_habitat
 from plugins.habitat.loom_fold import fold_session
 from plugins.habitat.refs_record import RECORD_REFS
@@ -28,6 +30,28 @@ from tests.secret_kit import SECRETS
 @pytest.fixture
 def box(tmp_path: Path) -> VaultBox:
     return box_at(tmp_path / "box")
+
+
+class TestHabitatOperations(OperationsContract):
+    """The habitat registers references (``OperationRef``): checked as they load."""
+
+    @staticmethod
+    def collect_operations(plugin: object) -> dict[str, Operation[Any]]:
+        found = OperationsContract.collect_operations(plugin)
+        return {name: op.load() if isinstance(op, OperationRef) else op
+                for name, op in found.items()}
+
+    @pytest.fixture
+    def plugin(self) -> object:
+        return plugins.habitat
+
+    @pytest.fixture
+    def examples(self) -> dict[str, dict[str, Any]]:
+        return {"habitat-record": {"session_id": "s1", "text": "x", "kind": "tool",
+                                   "is_error": True, "duration_ms": 5},
+                "habitat-ask": {"query": "deploy", "agent_id": "a", "since": "7d"},
+                "habitat-fold": {"session_id": "s1", "from_id": "r1"},
+                "habitat-fork": {"record_id": "r1", "text": "why"}}
 
 
 def test_every_reference_matches_its_declaration() -> None:

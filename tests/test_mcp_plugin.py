@@ -16,7 +16,7 @@ from echo_core.testing import CommandsContract, PluginContract
 from echo_core.testing.operations_contract import count_sentences
 from echo_core.verbs import builtin_operations
 from plugins.transport_mcp.access import plan_for
-from tests.mcp_kit import CORE_TOOLS, FULL_TOOLS
+from tests.mcp_kit import BUILTIN_TOOLS, CORE_TOOLS, FULL_TOOLS
 
 
 class TestTransportMcpPlugin(PluginContract):
@@ -45,15 +45,24 @@ def _builtin() -> dict[str, Operation[Any]]:
     return {op.tool_name: op for op in builtin_operations() if op.mcp is not None}
 
 
+def _served() -> dict[str, Operation[Any]]:
+    """Every tool the installed distribution's plugins serve (the core's and the habitat's)."""
+    from echo_core.operations import OperationRegistry
+    from echo_core.plugins import create_host
+
+    return {op.tool_name: op for op in OperationRegistry.from_host(create_host(env={})).for_mcp()}
+
+
 def test_builtin_sets_match_the_spec() -> None:
     tools = _builtin()
-    assert set(tools) == FULL_TOOLS
+    assert set(tools) == BUILTIN_TOOLS
     assert {name for name, op in tools.items() if op.profile == "core"} == CORE_TOOLS
+    assert set(_served()) == FULL_TOOLS
 
 
 @pytest.mark.parametrize("name", sorted(FULL_TOOLS))
 def test_builtin_tools_say_what_when_returns(name: str) -> None:
-    description = _builtin()[name].tool_description
+    description = _served()[name].tool_description
     assert count_sentences(description) <= 3 and "Returns" in description
 
 

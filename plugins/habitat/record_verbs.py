@@ -192,7 +192,7 @@ HABITAT_RECORD = Operation(
     "habitat-record", "Append a record (or a batch) to the habitat's shared log.",
     ("Record what you did so other agents and the operator can find it: a prompt, a "
      "reply, a tool call (result, is_error, duration_ms), a note, as one record or a "
-     "batch (records). Written durably before the answer; returns the new ids, to use "
+     "batch (records), written durably before the answer. Returns the new ids, to use "
      "as parent_id of the records that follow."),
     RecordParams, run_record, RecordResult, access="write", lock_param="session_id",
     render=render_record, needs_vault=False,
@@ -209,8 +209,8 @@ Code sessions come from the built plugin's hooks; this is for everything else.
 \b
 Examples:
   echo-memory habitat record --session s1 --agent ci "nightly build started"
-  echo-memory habitat record --session s1 --kind tool --result "exit 1" --is-error \\
-      "make test"
+  echo-memory habitat record --session s1 --kind tool --is-error \\
+      --result "exit 1" "make test"
   echo-memory habitat record --session s1 --file batch.json"""),
 )
 
