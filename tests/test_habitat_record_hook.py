@@ -376,3 +376,19 @@ def test_a_secret_in_a_tool_result_never_reaches_the_loom(box: VaultBox) -> None
     text = b"".join(raw_lines(Loom(next(box.state.glob("vaults/*/habitat/loom")))))
     assert secret.secret.encode() not in text and secret.marker.encode() in text
     assert list(box.home.glob(".cache/echo-memory/habitat-hook-patterns.json"))
+
+
+def test_state_of_sessions_that_never_ended_goes_a_week_later(box: VaultBox) -> None:
+    _run("UserPromptSubmit", box, session="crashed", prompt="x")
+    _run("PreToolUse", box, session="crashed", tool_name="Bash", tool_use_id="never")
+    hook = next(box.state.glob("vaults/*/habitat/hook"))
+    stale = [*hook.glob("sessions/*"), *hook.glob("pending/*")]
+    assert len(stale) == 2
+    old = time.time() - hook_record.STALE_SECONDS - 60
+    for path in stale:
+        os.utime(path, (old, old))
+    _run("UserPromptSubmit", box, session="fresh", prompt="y")
+    assert all(p.exists() for p in stale)  # only a SessionStart sweeps
+    _run("SessionStart", box, session="fresh", source="clear")
+    assert not any(p.exists() for p in stale)
+    assert [p.name for p in hook.glob("sessions/*")] == ["fresh.json"]

@@ -23,7 +23,9 @@ What each event records (``kind``; parent) — the tree the loom keeps:
 
 A session first seen on another event (the plugin installed mid-session) gets its
 ``session`` record "start seen" then, so every record has its root. The session's
-latest ids live in ``<habitat>/hook/sessions/`` (one small JSON file per session).
+latest ids live in ``<habitat>/hook/sessions/`` (one small JSON file per session,
+removed at its SessionEnd; those of sessions that never ended go at a SessionStart a
+week later, as do start marks of calls that never finished).
 
 Who: ``agent_id`` is ``$ECHO_AGENT_ID`` (default ``claude-code``); ``session_id`` the
 event's. Where: the state dir echo-memory uses (``hook_record_paths``), folder
@@ -291,6 +293,8 @@ def record_event(event: str, payload: Mapping[str, Any], habitat: str,
         _forget_pending(hook, session_id)
     elif session.root != previous_root or event in ("SessionStart", "UserPromptSubmit"):
         session.save()
+    if event == "SessionStart":
+        _forget_stale(hook)
     return lines
 
 
@@ -305,6 +309,28 @@ def _forget_pending(hook: str, session_id: str) -> None:
         if name.startswith(prefix):
             try:
                 os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+#: Session state and start marks left by sessions that never ended (a crash, a killed
+#: terminal) are removed at a SessionStart once this old (seconds).
+STALE_SECONDS = 7 * 86400
+
+
+def _forget_stale(hook: str) -> None:
+    """Remove session files and start marks not touched for ``STALE_SECONDS``."""
+    limit = time.time() - STALE_SECONDS
+    for folder in ("sessions", "pending"):
+        path = os.path.join(hook, folder)
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat().st_mtime < limit:
+                    os.unlink(entry.path)
             except OSError:
                 pass
 
