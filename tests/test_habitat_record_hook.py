@@ -93,6 +93,12 @@ def test_a_session_is_recorded_event_by_event_with_its_parents(box: VaultBox) ->
     assert not list(hook_dir.glob("*/habitat/hook/sessions/*")), "an ended session is forgotten"
 
 
+def test_the_recorders_limits_are_the_records() -> None:
+    from plugins.habitat import record
+
+    assert (hook_record.MAX_TEXT, hook_record.MAX_NAME) == (record.MAX_TEXT, record.MAX_NAME)
+
+
 def test_every_line_is_what_record_to_line_writes(box: VaultBox) -> None:
     _run("UserPromptSubmit", box, prompt="unicode \u00e9\u4e2d and \"quotes\" and \ud800")
     _run("PostToolUse", box, tool_name="Read", tool_input={"file_path": "/x"},

@@ -2,10 +2,11 @@
 
 Run by the built plugin's hooks (``build_part``) as ``python3 -S -E
 .../scripts/habitat/hook_record_run.py <Event>`` with the event's JSON on stdin. It imports
-the standard library and the three modules beside it (``hook_record_paths``,
-``hook_record_redact``, ``loom_file``) and nothing else: no site-packages, no
-``echo_core``, no click or pluggy, so a cold process adds about as much as the
-interpreter's own start to the event it records (``bench/perf_habitat.py``).
+the standard library and the modules beside it (``hook_record_paths``: the state dir;
+``hook_record_redact`` and ``hook_record_sre``: redaction; ``hook_record_json``;
+``loom_file``: the append) and nothing else: no site-packages, no ``echo_core``, no
+click or pluggy, so a cold process adds ~2.5 ms to the interpreter's own start
+(``bench/perf_habitat.py``).
 
 What each event records (``kind``; parent) — the tree the loom keeps:
 
