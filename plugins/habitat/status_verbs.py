@@ -35,9 +35,10 @@ def _render(env: Envelope[Any]) -> str:
 
 STATUS = Operation(
     "habitat-status", "Show the habitat: active agents, pending approvals, patterns, last digest.",
-    ("Show the habitat at a glance: the agents active in the last hours (sessions, "
-     "records, failed calls), how many learnings wait for approval, failure patterns per "
-     "status with the actionable ones, and the last daily digest. Reads only."),
+    ("Use it to see the habitat at a glance before deciding what to review. Returns the "
+     "agents active in the last hours (sessions, records, failed calls), how many "
+     "learnings wait for approval, failure patterns per status with the actionable ones, "
+     "and the last daily digest. Reads only."),
     StatusParams, run_status, lazy_type("plugins.habitat.status", "StatusResult"),
     render=_render, mcp=McpSurface(tool="echo_habitat_status"),
     cli=CliSurface(command=("habitat", "status")),
