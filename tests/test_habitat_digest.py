@@ -50,6 +50,9 @@ def fake_learnings(monkeypatch: pytest.MonkeyPatch, box: VaultBox,
         def list(self, state: str | None = None) -> list[FakeLearning]:
             return [x for x in items if state is None or x.state == state]
 
+        def decay(self, today: object, now: object) -> list[object]:
+            return []
+
     module = types.ModuleType("plugins.habitat.learnings")
     module.LearningStore = Store  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "plugins.habitat.learnings", module)

@@ -139,3 +139,21 @@ def test_decay_by_the_store_alone_is_deterministic_for_a_pinned_day(tmp_path: Pa
     done = store.decay(DAY0 + _dt.timedelta(days=7), noon)
     assert sorted(d.after for d in done) == ["demoted-pending", "demoted-pending"]
     assert store.decay(DAY0 + _dt.timedelta(days=7), noon) == []
+
+
+def test_status_and_digest_count_as_pending_only_what_decay_leaves_pending(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The digest and ``habitat status`` read pending learnings as every learn verb does:
+    after the day's decay, so a learning not seen for 7 days is no longer "to approve"."""
+    learn(box, monkeypatch, capsys, "Run the tests with pytest -n 2")
+    learn(box, monkeypatch, capsys, "Never deploy on Fridays", today=day(3))
+    done = cli(box, monkeypatch, capsys, "habitat", "status", "--json",
+               today=day(PENDING_DAYS))
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["pending_approvals"] == 1
+    done = cli(box, monkeypatch, capsys, "habitat", "digest", "--json", today=day(PENDING_DAYS))
+    assert done.code == 0, done.err
+    assert [x["content"] for x in json.loads(done.out)["digest"]["learnings"]] == \
+        ["Never deploy on Fridays"]
+    assert counts(store_of(box))[0] == 2  # demoted, not deleted

@@ -90,7 +90,9 @@ def pending_learnings(ctx: Any, problems: list[str]) -> list[LearningItem]:
         return []
     unreadable: type[Exception] = getattr(learnings, "StoreUnreadable", OSError)
     try:
-        pending = learnings.LearningStore(path).list("pending")
+        store = learnings.LearningStore(path)
+        store.decay(ctx.today(), ctx.now())  # as every verb reading learnings does first
+        pending = store.list("pending")
     except (OSError, sqlite3.Error, ValueError, unreadable) as exc:
         problems.append(f"learnings not read: {exc}")
         return []
