@@ -57,7 +57,13 @@ def register_session_contexts(register: Register[Any]) -> None:
 
 
 def insights_for_session(ctx: Any, /, **situation: Any) -> list[str] | None:
-    """The ``register_session_contexts`` provider (``insight_context.session_context``)."""
+    """The ``register_session_contexts`` provider (``insight_context.session_context``);
+    without a learnings store (no learning was ever stored) None at once, importing
+    nothing: every session start of every vault calls this."""
+    from plugins.habitat.paths import LEARNINGS_FILE, habitat_dir
+
+    if not (habitat_dir(ctx) / LEARNINGS_FILE).exists():
+        return None
     from plugins.habitat.insight_context import session_context
 
     return session_context(ctx, **situation)

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from plugins.habitat.learnings import STATES, TYPES, Learning, LearningStore, Provenance
+from plugins.habitat.paths import LEARNINGS_FILE
 
 __all__ = ["MAX_CONTENT", "DecisionResult", "LearningsResult", "StoreResult", "approve",
            "list_learnings", "open_store", "reject", "store_learning"]
@@ -31,7 +32,7 @@ MAX_TAGS = 20
 MAX_TAG = 50
 MAX_ID = 200
 MAX_REASON = 500
-STORE_FILE = "learnings.sqlite"
+STORE_FILE = LEARNINGS_FILE
 _TAG_RE = re.compile(r"[^\w./-]+", re.UNICODE)
 #: Control characters no text of a learning may hold (tabs and line breaks may).
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

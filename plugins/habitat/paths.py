@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HABITAT_DIR", "habitat_dir", "loom_dir"]
+__all__ = ["HABITAT_DIR", "LEARNINGS_FILE", "habitat_dir", "loom_dir"]
 
 HABITAT_DIR = "habitat"
+#: The learnings store's file in the habitat's folder.
+LEARNINGS_FILE = "learnings.sqlite"
 
 
 def habitat_dir(ctx: Any) -> Path:
