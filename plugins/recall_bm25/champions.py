@@ -17,7 +17,8 @@ Freshness is ``max(floor, 2 ** (-age / half-life))``, so the impact on day
 
 The list holds the ``CHAMPIONS // 2`` docs of highest ``b`` and, among the others, those
 of highest ``a``: for any ``delta`` the docs of highest impact are among them (a doc
-outranked by as many docs in ``a`` and in ``b`` is outranked on every day). Stored per
+outranked by as many docs in ``a`` and in ``b`` is outranked on every day; a doc dated
+after ``day`` counts at freshness 1 on every day). Stored per
 listed term: ``rest_a``/``rest_b``, the highest ``a``/``b`` of the docs not listed, and
 ``top_a``/``top_b`` over all its postings (for boost-only terms). So a list serves every
 day from ``day`` on about as tightly as on ``day``: measured on the 100k-note bench vault

@@ -281,7 +281,6 @@ class Bm25Index:
         """Replace the index with ``docs`` (a path given twice keeps its last version);
         returns the number of distinct paths indexed. The old index stays live until the
         new one is complete; ``progress(n)`` runs every ``PROGRESS_EVERY`` docs."""
-        from plugins.recall_bm25.champions import champion_lists
         from plugins.recall_bm25.segment_builder import SegmentBuilder, tokenized
         from plugins.recall_bm25.segment_writer import write_segment
 
@@ -307,9 +306,7 @@ class Bm25Index:
                 other.cancel()
         tmp = self._layout.new_tmp_dir()
         try:
-            segment = builder.finish()
-            write_segment(tmp, segment, self._tokenizer_id,
-                          champion_lists(segment, self._today))
+            write_segment(tmp, builder.finish(), self._tokenizer_id, lists_from=self._today)
             with self._lock:
                 self._install(tmp)
         finally:
@@ -321,7 +318,6 @@ class Bm25Index:
     def compact(self) -> bool:
         """Fold the delta into a new base generation now. False when there was nothing
         to fold. Holds the delta's write lock while it runs (other writers wait)."""
-        from plugins.recall_bm25.champions import champion_lists
         from plugins.recall_bm25.segment_merge import merge_segment
         from plugins.recall_bm25.segment_writer import write_segment
 
@@ -334,8 +330,7 @@ class Bm25Index:
                 segment = merge_segment(base, store.tombstones(), store.all_docs())
                 tmp = self._layout.new_tmp_dir()
                 try:
-                    write_segment(tmp, segment, self._tokenizer_id,
-                                  champion_lists(segment, self._today))
+                    write_segment(tmp, segment, self._tokenizer_id, lists_from=self._today)
                     self._switch(store, tmp, base.generation, state.gen)
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)

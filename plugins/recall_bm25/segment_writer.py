@@ -12,19 +12,18 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
+from plugins.recall_bm25.champions import champion_lists
 from plugins.recall_bm25.keys import path_key
 from plugins.recall_bm25.layout import fsync_dir, fsync_file
 from plugins.recall_bm25.segment_format import ARRAYS, SCHEMA, TF_MAX, SegmentArrays
-
-if TYPE_CHECKING:
-    from plugins.recall_bm25.champions import ChampionLists
 
 __all__ = ["DocColumns", "assemble", "doc_bits", "encode_paths", "pack_postings",
            "write_segment"]
@@ -167,18 +166,23 @@ def _merge_repeats(packed: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     return merged
 
 
-def write_segment(folder: Path, segment: SegmentArrays, tokenizer: str,
-                  champions: ChampionLists | None = None) -> None:
-    """Write ``segment`` (and its ``champions``, when given) into the (empty, private)
-    ``folder`` durably: every array file fsynced, then ``meta.json`` written and fsynced
-    last, then the folder itself."""
-    arrays = {name: getattr(segment, name) for name in ARRAYS}
+def write_segment(folder: Path, segment: SegmentArrays, tokenizer: str, *,
+                  lists_from: int | None = None) -> None:
+    """Write ``segment`` into the (empty, private) ``folder`` durably: every array file
+    fsynced, then ``meta.json`` written and fsynced last, then the folder itself.
+
+    ``lists_from``: also write the segment's champion lists for queries on that day
+    ordinal or later (``champions.champion_lists``), computed on a worker thread while
+    the other arrays are written (at 100k docs ~0.15 s, hidden behind the writes)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(champion_lists, segment, lists_from) \
+            if lists_from is not None else None
+        for name in ARRAYS:
+            _save(folder, name, getattr(segment, name))
+        champions = pending.result() if pending is not None else None
     if champions is not None:
-        arrays.update(champions.arrays())
-    for name, array in arrays.items():
-        path = folder / f"{name}.npy"
-        np.save(path, np.ascontiguousarray(array), allow_pickle=False)
-        fsync_file(path)
+        for name, array in champions.arrays().items():
+            _save(folder, name, array)
     meta = {"schema": SCHEMA, "tokenizer": tokenizer, **segment.counts(),
             **(champions.meta() if champions is not None else {}),
             "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
@@ -186,3 +190,10 @@ def write_segment(folder: Path, segment: SegmentArrays, tokenizer: str,
     meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True), "utf-8")
     fsync_file(meta_path)
     fsync_dir(folder)
+
+
+def _save(folder: Path, name: str, array: npt.NDArray[Any]) -> None:
+    """Write one array as ``<name>.npy`` and fsync it."""
+    path = folder / f"{name}.npy"
+    np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+    fsync_file(path)
