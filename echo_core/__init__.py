@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.context import EchoContext as EchoContext
     from echo_core.context import create_context as create_context
     from echo_core.corpus import index_doc as index_doc
+    from echo_core.digests import blake2b as blake2b
+    from echo_core.digests import sha256 as sha256
     from echo_core.entities import Match as Match
     from echo_core.entities import entity_names as entity_names
     from echo_core.errors import CODE_NAMES as CODE_NAMES
@@ -150,6 +152,7 @@ _EXPORTS: dict[str, str] = {
     "Action": "echo_core.actions",
     **dict.fromkeys(("CODE_NAMES", "not_found", "usage_error"), "echo_core.errors"),
     "resolve_config": "echo_core.config",
+    **dict.fromkeys(("blake2b", "sha256"), "echo_core.digests"),
     **dict.fromkeys(("EchoContext", "create_context"), "echo_core.context"),
     "index_doc": "echo_core.corpus",
     **dict.fromkeys(("Match", "entity_names"), "echo_core.entities"),

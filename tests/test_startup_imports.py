@@ -102,3 +102,22 @@ def test_the_load_digest_parses_the_inbox_without_importing_capture() -> None:
     imported = _imported_by("import echo_core.ops.digest")
     assert "echo_core.ops.triage" in imported
     assert "echo_core.ops.capture" not in imported
+
+
+def test_a_cold_recall_loads_no_openssl_shutil_tomllib_or_numpy(tmp_path: Path) -> None:
+    """A small query in a fresh process: hashes without OpenSSL (``echo_core.digests``),
+    no rebuild's shutil, the routing manifest from its JSON copy, no numpy."""
+    from tests.capture_kit import VaultBox
+
+    box = VaultBox(tmp_path / "box").init()
+    for title in ("Deploy checklist", "Release train", "Web cluster"):
+        assert box.capture(title, kind="concept", body=f"{title}: how we deploy.").ok
+    env = {**box.env(ECHO_VAULT=str(box.vault), ECHO_STATE_DIR=str(box.state))}
+    old = 1_600_000_000
+    for note in box.vault.rglob("*"):  # no note "just modified" (those are always hashed)
+        os.utime(note, (old, old))
+    for _ in range(2):  # builds the index, writes the copies; then records the old stamps
+        _imported(["recall", "--json", "deploy"], env)
+    imported = _imported(["recall", "--json", "deploy"], env)
+    assert "echo_core.ops.recall" in imported
+    assert not {"hashlib", "_hashlib", "shutil", "tomllib", "numpy"} & imported

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from hashlib import blake2b
 
-from echo_core import Tokenizer
+from echo_core import Tokenizer, blake2b  # CPython's own BLAKE2b: no OpenSSL to load
 
 __all__ = ["clean_weight", "date_ordinal", "path_key", "term_key", "tokenizer_id"]
 
