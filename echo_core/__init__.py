@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.models import Note as Note
     from echo_core.models import TreeScan as TreeScan
     from echo_core.models import to_jsonable as to_jsonable
+    from echo_core.names import fold_plural as fold_plural
     from echo_core.names import name_key as name_key
     from echo_core.names import name_tokens as name_tokens
     from echo_core.names import slugify as slugify
@@ -162,7 +163,8 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.locking"),
     **dict.fromkeys(("CaptureRequest", "Entity", "Envelope", "FileStat", "GateStop", "Hit",
                      "Note", "TreeScan", "to_jsonable"), "echo_core.models"),
-    **dict.fromkeys(("name_key", "name_tokens", "slugify", "token_set_similarity"),
+    **dict.fromkeys(("fold_plural", "name_key", "name_tokens", "slugify",
+                     "token_set_similarity"),
                     "echo_core.names"),
     **dict.fromkeys(("Access", "Bounds", "CliArg", "CliParam", "CliSurface", "FieldInfo",
                      "Kind", "McpParam", "McpSurface", "Operation", "OperationRef", "OperationRegistry",

@@ -93,7 +93,9 @@ def name_key(name: str) -> str:
     return " ".join(words(name))
 
 
-def _fold_plural(word: str) -> str:
+def fold_plural(word: str) -> str:
+    """A lower-case word's singular, by rule ("companies" -> "company", "systems" ->
+    "system"; "class", "status", "analysis" kept)."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -114,7 +116,7 @@ def tokens_of_words(parts: list[str]) -> frozenset[str]:
     """``name_tokens`` of a name already split by ``words`` (one fold for key and tokens)."""
     if parts and parts[0] in ("a", "an") and len(parts) > 1:
         parts = parts[1:]
-    return frozenset(_fold_plural(w) for w in parts if w not in NAME_STOPWORDS)
+    return frozenset(fold_plural(w) for w in parts if w not in NAME_STOPWORDS)
 
 
 def token_set_similarity(a: frozenset[str], b: frozenset[str]) -> float:

@@ -34,6 +34,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from echo_core import fold_plural
+
 __all__ = ["THRESHOLD", "TYPO_RATIO", "compact", "is_near_duplicate", "normalise",
            "similarity", "words"]
 
@@ -73,18 +75,10 @@ def compact(normal: str) -> str:
     return normal.replace(" ", "")
 
 
-def _fold_plural(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def words(normal: str) -> list[str]:
     """The content words of a normal form, in order (stopwords dropped, plurals folded;
     negations kept)."""
-    return [_fold_plural(w) for w in normal.split() if w not in STOPWORDS]
+    return [fold_plural(w) for w in normal.split() if w not in STOPWORDS]
 
 
 def _guard(words_: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
