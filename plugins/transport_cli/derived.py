@@ -71,8 +71,9 @@ def _help(info: FieldInfo) -> str:
     choices = info.choices()
     cli = info.spec.cli
     text = cli.help if cli is not None and cli.help else info.spec.help_text
-    if choices and len(choices) > 6:
-        text += f" One of: {', '.join(choices)}."
+    named = [c for c in choices or () if c]  # "" (the default "any") needs no listing
+    if len(named) > 6:
+        text += f" One of: {', '.join(named)}."
     return text
 
 
