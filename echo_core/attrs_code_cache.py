@@ -25,7 +25,8 @@ The cache is one file, ``$XDG_CACHE_HOME/echo-memory/attrs-code-<cache_tag>.mars
 unmarshalled only when used. New entries are merged into it at exit, atomically (temp
 file + ``os.replace``). A file that cannot be read, or of another format or interpreter,
 is ignored and rewritten; a folder that cannot be written is no error;
-``ECHO_PLUGIN_CACHE=off`` turns this cache off too. When attrs has no
+``ECHO_PLUGIN_CACHE=off`` turns this cache off too. The file is written private (0600)
+and read only when it is the user's own and writable by no one else: it holds code. When attrs has no
 ``_compile_and_eval`` (another attrs version), nothing is replaced.
 """
 
@@ -189,6 +190,8 @@ def _load() -> dict[str, Any]:
         return {}
     try:
         with open(path, "rb") as f:
+            if not _own_private(os.fstat(f.fileno())):
+                return {}  # code another user could have written is never run
             data = marshal.load(f)
     except (OSError, EOFError, ValueError, TypeError):
         return {}
@@ -197,6 +200,14 @@ def _load() -> dict[str, Any]:
         return {}
     codes: dict[str, Any] = data["codes"]
     return codes
+
+
+def _own_private(st: os.stat_result) -> bool:
+    """The file is this user's and no one else may write it (POSIX; elsewhere: True)."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # pragma: no cover - not POSIX
+        return True
+    return st.st_uid == getuid() and not st.st_mode & 0o022
 
 
 def _save() -> None:
@@ -212,7 +223,7 @@ def _save() -> None:
             merged = {}
         merged.update({k: marshal.dumps(v) for k, v in new.items()})
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
             marshal.dump({"format": FORMAT, "version": sys.version, "codes": merged}, f)
         os.replace(tmp, path)
         new.clear()

@@ -147,3 +147,14 @@ def test_a_process_that_never_imports_attrs_does_not_import_it(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=REPO, check=True, timeout=60)
     assert done.stdout.split() == ["0", "1"]  # attrs not imported; the finder waits
+
+
+def test_a_cache_file_others_may_write_is_never_run(tmp_path: Path) -> None:
+    """The file holds code: one that is group- or world-writable is ignored (and its
+    code never runs), and a file written by the cache is private."""
+    _run(tmp_path / "cache")
+    target = _cache_file(tmp_path / "cache")
+    assert target.stat().st_mode & 0o777 == 0o600
+    os.chmod(target, 0o666)
+    report = _run(tmp_path / "cache")
+    assert report["compiled"] > 10  # nothing was taken from the shared file

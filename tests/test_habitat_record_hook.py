@@ -398,3 +398,18 @@ def test_state_of_sessions_that_never_ended_goes_a_week_later(box: VaultBox) -> 
     _run("SessionStart", box, session="fresh", source="clear")
     assert not any(p.exists() for p in stale)
     assert [p.name for p in hook.glob("sessions/*")] == ["fresh.json"]
+
+
+def test_a_pattern_copy_others_may_write_is_never_used(tmp_path: Path) -> None:
+    """The copies are regex engine code: written private, and a file group- or
+    world-writable is ignored whole (its entries are compiled anew by re)."""
+    source = hook_record_redact.RULES[0][1]
+    cache = PatternCache(str(tmp_path))
+    cache.compile(source)
+    cache.save()
+    copy = tmp_path / "habitat-hook-patterns.json"
+    assert copy.stat().st_mode & 0o777 == 0o600
+    os.chmod(copy, 0o666)
+    assert PatternCache(str(tmp_path))._entries == {}
+    os.chmod(copy, 0o600)
+    assert PatternCache(str(tmp_path))._entries != {}

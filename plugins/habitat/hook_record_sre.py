@@ -87,6 +87,8 @@ class PatternCache:
     docstring). ``compile`` gives each pattern; ``save`` writes new copies."""
 
     def __init__(self, folder: str | None) -> None:
+        """Read the copies kept in ``folder`` (none when None): only from a file that is
+        this user's and writable by no one else (it is regex engine code)."""
         self.path = os.path.join(folder, CACHE_NAME) if folder and _KEY else None
         self._entries: dict[str, list[Any]] = {}
         self._dirty = False
@@ -94,6 +96,8 @@ class PatternCache:
             return
         try:
             with open(self.path, encoding="utf-8") as f:
+                if not _own_private(os.fstat(f.fileno())):
+                    return  # engine code another user could have written: compile anew
                 data = loads(f.read())
             if isinstance(data, dict) and data.get("key") == _KEY \
                     and isinstance(data.get("patterns"), dict):
@@ -105,7 +109,7 @@ class PatternCache:
     def for_env(cls, env: Mapping[str, str]) -> PatternCache:
         """The cache in ``$XDG_CACHE_HOME/echo-memory`` (none with
         ``ECHO_PLUGIN_CACHE=off``)."""
-        if env.get("ECHO_PLUGIN_CACHE", "").strip().lower() == "off":
+        if env.get("ECHO_PLUGIN_CACHE", "").strip().lower() in ("0", "off", "false", "no"):
             return cls(None)
         base = env.get("XDG_CACHE_HOME") or os.path.join(
             env.get("HOME") or os.path.expanduser("~"), ".cache")
@@ -135,9 +139,18 @@ class PatternCache:
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             temp = f"{self.path}.{os.getpid()}.tmp"
-            with open(temp, "w", encoding="utf-8") as f:
+            with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                      encoding="utf-8") as f:
                 f.write(dumps({"key": _KEY, "patterns": self._entries}))
             os.replace(temp, self.path)
             self._dirty = False
         except OSError:
             pass
+
+
+def _own_private(st: os.stat_result) -> bool:
+    """The file is this user's and no one else may write it (POSIX; elsewhere: True)."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # pragma: no cover - not POSIX
+        return True
+    return st.st_uid == getuid() and not st.st_mode & 0o022
