@@ -35,7 +35,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.serve_kit import start_serve
+
 TOKEN = "bench-token-" + "1" * 20
 TODAY = "2026-03-01"
 CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
@@ -54,12 +55,6 @@ GOALS = {"records_per_s": (2000.0, ">="), "hook_ms": (20.0, "<="), "ask_ms": (50
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "perf-habitat", "version": "0"},
         "io.modelcontextprotocol/clientCapabilities": {}}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def bench_env(work: Path, **extra: str) -> dict[str, str]:
@@ -86,28 +81,8 @@ def make_vault(work: Path) -> tuple[Path, Path]:
 def start_server(work: Path, vault: Path, state: Path, workers: int = 1,
                  **extra: str) -> tuple[subprocess.Popen[bytes], str]:
     """``echo-memory serve`` on a free port; returns once /health answers."""
-    import httpx2
-
-    port = free_port()
-    env = bench_env(work, ECHO_MCP_TOKEN=TOKEN, **extra)
-    log = (work / "serve.log").open("ab")
-    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "--workers", str(workers),
-                             "--vault", str(vault), "--state-dir", str(state)], env=env,
-                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"serve exited {proc.returncode}: {(work / 'serve.log').read_text()}")
-        try:
-            ready = workers == 1 or "worker processes ready" in (work / "serve.log").read_text()
-            if ready and httpx2.get(f"{base}/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx2.TransportError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("serve did not come up in 120 s")
+    return start_serve(CLI, ROOT, work, vault, state, bench_env(work, ECHO_MCP_TOKEN=TOKEN, **extra),
+                       workers=workers, timeout=120.0)
 
 
 # --- (a) records through the server ---------------------------------------------------

@@ -32,7 +32,6 @@ import os
 import random
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 import anyio
 import httpx2
 
+from bench.serve_kit import start_serve
 from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler
 
 TODAY = "2026-03-01"
@@ -53,12 +53,6 @@ TOKEN = "bench-token-" + "0" * 20
 GOALS = {"calls_per_s": (500.0, ">="), "p99_ms": (50.0, "<="), "errors": (0, "<=")}
 WARMUP_S = 2.0
 CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _stat(pid: int) -> list[str]:
@@ -97,25 +91,9 @@ def start_server(vault: Path, state: Path, work: Path,
     env.update({k: v for k, v in os.environ.items() if k.startswith("ECHO_MCP_")})
     env.update({"ECHO_TODAY": TODAY, "HOME": str(work / "home"),
                 "ECHO_CONFIG": str(work / "none.toml"), "ECHO_MCP_TOKEN": TOKEN})
-    port = free_port()
-    log = (work / "serve.log").open("wb")
-    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "--workers", str(workers),
-                             "--vault", str(vault), "--state-dir", str(state)], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, cwd=ROOT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"serve exited {proc.returncode}: {(work / 'serve.log').read_text()}")
-        try:
-            ready = workers == 1 or "worker processes ready" in (work / "serve.log").read_text()
-            if ready and httpx2.get(f"{base}/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx2.TransportError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("serve did not come up in 600 s")
+    (work / "serve.log").write_bytes(b"")  # this run's log only
+    return start_serve(CLI, ROOT, work, vault, state, env, workers=workers, timeout=600.0,
+                       poll=0.2)
 
 
 def percentile(values: list[float], q: float) -> float:
