@@ -23,6 +23,7 @@ from echo_core.operations import (
 from echo_core.operations.spelling import current_surface, spell
 from echo_core.text_source import read_text_source
 from echo_core.verbs.groups import INBOX_HELP as GROUP_HELP
+from echo_core.verbs.render_kit import outcome_lines
 from echo_core.verbs.triage_verbs import TriageProposal
 
 _LABEL_WIDTH = 10
@@ -77,10 +78,7 @@ def render_review(env: Envelope[Any]) -> str:
     data = env.data
     if not data.items:
         return "Nothing waiting in the inbox: nothing to review."
-    lines = ["Applied:" if data.applied else "Preview (nothing written):"]
-    for item in data.items:
-        lines += _render_item(item)
-    lines.append(env.message)
+    lines = outcome_lines(env, _render_item)
     if any(i.proposal == "needs-kind" for i in data.items):
         how = ("pass decisions" if current_surface() == "mcp"
                else "pass --decisions FILE (see `inbox review --help`)")

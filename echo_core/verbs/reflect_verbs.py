@@ -26,6 +26,7 @@ from echo_core.operations import (
     param,
 )
 from echo_core.text_source import read_text_source
+from echo_core.verbs.render_kit import outcome_lines
 from echo_core.verbs.skill_texts import REFLECT_SKILL
 
 _LABEL_WIDTH = 19
@@ -121,10 +122,7 @@ def render_reflect(env: Envelope[Any]) -> str:
     data = env.data
     if not data.items:
         return "No proposals: nothing to do."
-    lines = ["Applied:" if data.applied else "Preview (nothing written):"]
-    for item in data.items:
-        lines += render_item(item)
-    lines.append(env.message)
+    lines = outcome_lines(env, render_item)
     return "\n".join(lines)
 
 

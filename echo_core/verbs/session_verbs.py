@@ -20,6 +20,7 @@ from echo_core.operations import (
     param,
 )
 from echo_core.text_source import read_text_source
+from echo_core.verbs.render_kit import PREVIEW_HEADER
 from echo_core.verbs.skill_texts import LOAD_SKILL
 
 
@@ -160,7 +161,7 @@ def session_end_access(p: SessionEndParams) -> Access:
 def render_session_end(env: Envelope[Any]) -> str:
     """Every step (committed or previewed) and each proposal's classification."""
     data = env.data
-    lines = ["Committed:" if data.applied else "Preview (nothing written):"]
+    lines = ["Committed:" if data.applied else PREVIEW_HEADER]
     for step in data.steps:
         where = f" {step.path}" if step.path else ""
         lines.append(f"  {step.artefact:<12} {step.action:<10}{where}")

@@ -23,6 +23,7 @@ from echo_core.operations import (
 from echo_core.operations.spelling import current_surface, spell
 from echo_core.text_source import read_text_source
 from echo_core.verbs.groups import TRIAGE_HELP as GROUP_HELP
+from echo_core.verbs.render_kit import outcome_lines
 from echo_core.verbs.skill_texts import TRIAGE_SKILL
 
 _LABEL_WIDTH = 9
@@ -137,10 +138,7 @@ def render_triage(env: Envelope[Any]) -> str:
         return render_list(env)
     if not data.items:
         return "No proposals: nothing to do."
-    lines = ["Applied:" if data.applied else "Preview (nothing written):"]
-    for outcome in data.items:
-        lines += _render_outcome(outcome)
-    lines.append(env.message)
+    lines = outcome_lines(env, _render_outcome)
     if not data.applied and any(o.classification in ("create", "update") for o in data.items):
         lines.append(f"Run again with {spell('apply')} to route them.")
     return "\n".join(lines)
