@@ -1,17 +1,20 @@
 """The habitat's record, measured (issue 18's throughput acceptance):
 
     python bench/perf_habitat.py [--writers 16] [--seconds 20] [--batch 1] [--workers 1]
-                                 [--client-processes 2] [--hook-runs 40]
+                                 [--client-processes 2] [--route plain|mcp] [--hook-runs 40]
                                  [--records 1000000] [--queries 60] [--only a|b|c]
                                  [--keep DIR] [--out FILE]
 
-(a) **Acknowledged records/s through the MCP server**: ``echo-memory serve`` (streamable
-HTTP on 127.0.0.1 with a bearer token) and ``--writers`` concurrent writers (asyncio
-tasks over ``--client-processes`` processes, bare JSON-RPC POSTs of
-``echo_habitat_record`` with ``--batch`` records each, one session per writer). A record
-counts once the server has answered its call: it is then fsync-ed in its day file
-(group commit). After the run every acknowledged id is looked up in the day files:
-lost and doubled ids are reported (both must be 0).
+(a) **Acknowledged records/s through the server**: ``echo-memory serve`` (HTTP on
+127.0.0.1 with a bearer token) and ``--writers`` concurrent writers (asyncio tasks over
+``--client-processes`` processes, one keep-alive connection and one session each, the
+light client of ``bench/http_load.py``), each call carrying ``--batch`` records, through
+each ``--route`` in turn on the same server: ``plain`` POSTs the tool's arguments to
+``/call/echo_habitat_record``, ``mcp`` POSTs a JSON-RPC ``tools/call`` to ``/mcp``. A
+record counts once the server has answered its call: it is then fsync-ed in its day
+file (group commit). After the run every id either route acknowledged is looked up in
+the day files: lost and doubled ids are reported (both must be 0). The goal is checked
+on the faster route.
 
 (b) **What the hook recorder adds to an event**: the recorder run as the built plugin's
 hooks run it (a cold ``python -S -E hook_record_run.py <Event>`` per event), median and
@@ -46,11 +49,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.http_load import Load, run_load
 from bench.serve_kit import start_serve
 
 TOKEN = "bench-token-" + "1" * 20
 TODAY = "2026-03-01"
 CLI = [sys.executable, "-c", "from plugins.transport_cli.app import main; main()"]
+ROUTES = {"plain": "POST /call/echo_habitat_record (plain JSON)",
+          "mcp": "POST /mcp tools/call echo_habitat_record (MCP)"}
 GOALS = {"records_per_s": (2000.0, ">="), "hook_ms": (20.0, "<="), "ask_ms": (50.0, "<=")}
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "perf-habitat", "version": "0"},
@@ -88,89 +94,60 @@ def start_server(work: Path, vault: Path, state: Path, workers: int = 1,
 # --- (a) records through the server ---------------------------------------------------
 
 
+def record_arguments(session: str, agent: str, batch: int, seq: int) -> dict[str, Any]:
+    """The arguments of one ``echo_habitat_record`` call carrying ``batch`` records."""
+    if batch == 1:
+        return {"session_id": session, "agent_id": agent, "kind": "tool",
+                "text": f"Bash {{\"command\": \"make test {seq}\"}}", "result": "ok",
+                "duration_ms": seq % 1000}
+    return {"session_id": session, "agent_id": agent, "records": [
+        {"kind": "tool", "text": f"Bash {{\"command\": \"make test {seq}-{i}\"}}",
+         "result": "ok", "duration_ms": i} for i in range(batch)]}
+
+
 def record_call(n: int, session: str, agent: str, batch: int, seq: int) -> dict[str, Any]:
     """The JSON-RPC body of one ``echo_habitat_record`` call."""
-    if batch == 1:
-        arguments: dict[str, Any] = {"session_id": session, "agent_id": agent, "kind": "tool",
-                                     "text": f"Bash {{\"command\": \"make test {seq}\"}}",
-                                     "result": "ok", "duration_ms": seq % 1000}
-    else:
-        arguments = {"session_id": session, "agent_id": agent, "records": [
-            {"kind": "tool", "text": f"Bash {{\"command\": \"make test {seq}-{i}\"}}",
-             "result": "ok", "duration_ms": i} for i in range(batch)]}
     return {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-            "params": {"name": "echo_habitat_record", "arguments": arguments, "_meta": META}}
+            "params": {"name": "echo_habitat_record",
+                       "arguments": record_arguments(session, agent, batch, seq),
+                       "_meta": META}}
 
 
-async def writer(url: str, index: int, batch: int, stop_at: float, acked: list[str],
-                 errors: list[str], latencies: list[float]) -> None:
-    """One writer: calls until ``stop_at``; the ids of every answered call into ``acked``."""
-    import httpx2
-
-    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
-               "Mcp-Name": "echo_habitat_record"}
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        n = 0
-        while (now := time.perf_counter()) < stop_at:
-            n += 1
-            try:
-                reply = await http.post(url, json=record_call(n, f"writer-{index}",
-                                                               f"agent-{index % 4}", batch, n))
-                data = reply.json()
-                result = data["result"]
-                if result.get("isError"):
-                    errors.append(json.dumps(result)[:300])
-                    continue
-                acked.extend(result["structuredContent"]["ids"])
-                latencies.append((time.perf_counter() - now) * 1000)
-            except Exception as exc:  # noqa: BLE001 - counted, reported
-                errors.append(repr(exc)[:300])
+def _mcp_ids(status: int, data: Any) -> list[str]:
+    result = data["result"]
+    if status != 200 or result.get("isError"):
+        raise RuntimeError(json.dumps(result)[:200])
+    return list(result["structuredContent"]["ids"])
 
 
-def _client_process(url: str, first: int, count: int, batch: int, stop_at: float,
-                    out: Any = None) -> tuple[list[str], list[str], list[float]]:
-    import anyio
-
-    acked: list[str] = []
-    errors: list[str] = []
-    latencies: list[float] = []
-
-    async def main() -> None:
-        async with anyio.create_task_group() as group:
-            for i in range(first, first + count):
-                group.start_soon(writer, url, i, batch, stop_at, acked, errors, latencies)
-
-    anyio.run(main)
-    if out is not None:
-        out.put((acked, errors, latencies))
-    return acked, errors, latencies
+def _plain_ids(status: int, data: Any) -> list[str]:
+    if status != 200 or not data.get("ok"):
+        raise RuntimeError(json.dumps(data)[:200])
+    return list(data["ids"])
 
 
-def run_writers(url: str, writers: int, seconds: float, batch: int,
-                processes: int) -> tuple[list[str], list[str], list[float], float]:
-    """``writers`` writers over ``processes`` client processes for ``seconds``."""
-    import multiprocessing
+def run_writers(base: str, route: str, writers: int, seconds: float, batch: int,
+                processes: int) -> Load:
+    """``writers`` writers over ``processes`` client processes for ``seconds``, through
+    ``/mcp`` (JSON-RPC ``tools/call``) or ``/call/echo_habitat_record`` (plain JSON)."""
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    if route == "mcp":
+        headers.update({"Accept": "application/json, text/event-stream",
+                        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                        "Mcp-Name": "echo_habitat_record"})
 
-    started = time.perf_counter()
-    stop_at = started + seconds
-    shares = [writers // processes + (i < writers % processes) for i in range(processes)]
-    if processes == 1:
-        parts = [_client_process(url, 0, writers, batch, stop_at)]
-    else:
-        context = multiprocessing.get_context("fork")
-        out = context.Queue()
-        children = [context.Process(target=_client_process,
-                                    args=(url, sum(shares[:i]), share, batch, stop_at, out))
-                    for i, share in enumerate(shares)]
-        for child in children:
-            child.start()
-        parts = [out.get() for _ in children]
-        for child in children:
-            child.join()
-    wall = time.perf_counter() - started
-    return ([i for p in parts for i in p[0]], [e for p in parts for e in p[1]],
-            [x for p in parts for x in p[2]], wall)
+        def body(i: int, n: int) -> bytes:
+            return json.dumps(record_call(n, f"writer-{i}", f"agent-{i % 4}", batch,
+                                          n)).encode()
+
+        return run_load(base, "/mcp", headers, body, _mcp_ids, writers=writers,
+                        seconds=seconds, processes=processes)
+
+    def plain_body(i: int, n: int) -> bytes:
+        return json.dumps(record_arguments(f"writer-{i}", f"agent-{i % 4}", batch, n)).encode()
+
+    return run_load(base, "/call/echo_habitat_record", headers, plain_body, _plain_ids,
+                    writers=writers, seconds=seconds, processes=processes)
 
 
 def loom_ids(state: Path) -> list[str]:
@@ -183,15 +160,33 @@ def loom_ids(state: Path) -> list[str]:
     return ids
 
 
+def _route_figures(load: Load) -> dict[str, Any]:
+    latencies = sorted(load.latencies_ms)
+    return {"seconds": round(load.wall_s, 1), "calls": len(latencies),
+            "records": len(load.acked),
+            "records_per_s": round(len(load.acked) / load.wall_s, 1),
+            "calls_per_s": round(len(latencies) / load.wall_s, 1),
+            "p50_ms": round(statistics.median(latencies), 2) if latencies else None,
+            "p99_ms": round(latencies[int(0.99 * (len(latencies) - 1))], 2)
+            if latencies else None,
+            "errors": len(load.errors), "error_samples": load.errors[:3]}
+
+
 def server_throughput(work: Path, *, writers: int = 16, seconds: float = 20.0, batch: int = 1,
-                      workers: int = 1, client_processes: int = 2) -> dict[str, Any]:
-    """(a): the run's figures and the durability check."""
+                      workers: int = 1, client_processes: int = 2,
+                      routes: tuple[str, ...] = ("plain", "mcp")) -> dict[str, Any]:
+    """(a): each route's figures (one after the other, same server) and the durability
+    check over every record either acknowledged."""
     vault, state = make_vault(work)
     proc, base = start_server(work, vault, state, workers,
                               ECHO_MCP_WRITE_WORKERS=str(max(4, writers)))
+    figures: dict[str, Any] = {}
+    acked: list[str] = []
     try:
-        acked, errors, latencies, wall = run_writers(f"{base}/mcp", writers, seconds, batch,
-                                                     max(1, min(client_processes, writers)))
+        for route in routes:
+            load = run_writers(base, route, writers, seconds, batch, client_processes)
+            figures[route] = _route_figures(load)
+            acked.extend(load.acked)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -202,15 +197,10 @@ def server_throughput(work: Path, *, writers: int = 16, seconds: float = 20.0, b
     lost = [r for r in acked if r not in counts]
     doubled = [r for r, n in counts.items() if n > 1]
     return {"writers": writers, "batch": batch, "server_processes": workers,
-            "client_processes": client_processes, "seconds": round(wall, 1),
-            "calls": len(latencies), "records": len(acked),
-            "records_per_s": round(len(acked) / wall, 1),
-            "calls_per_s": round(len(latencies) / wall, 1),
-            "p50_ms": round(statistics.median(latencies), 2) if latencies else None,
-            "p99_ms": round(sorted(latencies)[int(0.99 * (len(latencies) - 1))], 2)
-            if latencies else None,
-            "errors": len(errors), "error_samples": errors[:3], "lost": len(lost),
-            "doubled": len(doubled), "on_disk": len(on_disk)}
+            "client_processes": client_processes, "routes": figures,
+            "records_per_s": max(f["records_per_s"] for f in figures.values()),
+            "lost": len(lost), "doubled": len(doubled), "on_disk": len(on_disk),
+            "acknowledged": len(acked)}
 
 
 # --- (b) the hook recorder ------------------------------------------------------------
@@ -372,6 +362,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1, help="records per call (a)")
     parser.add_argument("--workers", type=int, default=1, help="`serve --workers` (a)")
     parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument("--route", choices=tuple(ROUTES), action="append",
+                        help="(a) through which route; repeat for several (default: both)")
     parser.add_argument("--hook-runs", type=int, default=40)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=60)
@@ -379,6 +371,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--out", type=Path)
     opts = parser.parse_args()
+    opts.route = opts.route or list(ROUTES)
     work = opts.keep or Path(tempfile.mkdtemp(prefix="perf-habitat-"))
     results: dict[str, Any] = {"cores": os.cpu_count(),
                                "load_before": round(os.getloadavg()[0], 2)}
@@ -386,13 +379,17 @@ def main() -> None:
         if opts.only in (None, "a"):
             a = server_throughput(work / "a", writers=opts.writers, seconds=opts.seconds,
                                   batch=opts.batch, workers=opts.workers,
-                                  client_processes=opts.client_processes)
+                                  client_processes=opts.client_processes,
+                                  routes=tuple(opts.route))
             results["a"] = a
-            print(f"(a) {a['writers']} writers x {a['batch']} record(s)/call, "
-                  f"{a['server_processes']} server process(es): {a['records']} records "
-                  f"acknowledged in {a['seconds']} s = {a['records_per_s']} records/s "
-                  f"({a['calls_per_s']} calls/s, p50 {a['p50_ms']} ms, p99 {a['p99_ms']} ms); "
-                  f"errors {a['errors']}, lost {a['lost']}, doubled {a['doubled']}")
+            for route, f in a["routes"].items():
+                print(f"(a) {ROUTES[route]}: {a['writers']} writers x {a['batch']} "
+                      f"record(s)/call, {a['server_processes']} server process(es): "
+                      f"{f['records']} records acknowledged in {f['seconds']} s = "
+                      f"{f['records_per_s']} records/s ({f['calls_per_s']} calls/s, p50 "
+                      f"{f['p50_ms']} ms, p99 {f['p99_ms']} ms); errors {f['errors']}")
+            print(f"    every acknowledged record on disk once: {a['acknowledged']} "
+                  f"acknowledged, lost {a['lost']}, doubled {a['doubled']}")
             print("    " + _goal("records_per_s", a["records_per_s"]))
         if opts.only in (None, "b"):
             b = hook_overhead(work / "b", opts.hook_runs)

@@ -9,6 +9,7 @@ import datetime as _dt
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -198,6 +199,49 @@ def test_a_failed_group_write_fails_every_caller_in_it(
     monkeypatch.undo()
     committer.append([_record("works again")])
     assert [r.text for r in committer.loom.records()] == ["works again"]
+
+
+def test_no_caller_leads_forever_under_steady_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leader writes until its own batch is done, then hands the role on: a first
+    caller returns while 8 others keep the queue full."""
+    real = group_commit.append_lines
+
+    def slow(path: object, data: bytes) -> None:
+        time.sleep(0.002)
+        real(path, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(group_commit, "append_lines", slow)
+    committer = GroupCommitter(Loom(tmp_path / "loom"))
+    stop = threading.Event()
+
+    def busy(n: int) -> None:
+        while not stop.is_set():
+            committer.append([_record(f"busy {n}")])
+
+    threads = [threading.Thread(target=busy, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    done = threading.Event()
+    first = threading.Thread(target=lambda: (committer.append([_record("mine")]), done.set()))
+    first.start()
+    try:
+        assert done.wait(5.0), "a caller stayed the leader while others kept writing"
+    finally:
+        stop.set()
+        for t in [*threads, first]:
+            t.join()
+    texts = [r.text for r in committer.loom.records()]
+    assert texts.count("mine") == 1
+    assert len(texts) == committer.batches
+
+
+def test_a_loom_folder_removed_while_serving_is_made_again(tmp_path: Path) -> None:
+    committer = GroupCommitter(Loom(tmp_path / "loom"))
+    committer.append([_record("before")])
+    shutil.rmtree(tmp_path / "loom")
+    committer.append([_record("after")])
+    assert [r.text for r in committer.loom.records()] == ["after"]
 
 
 def test_one_committer_per_loom_folder(tmp_path: Path) -> None:

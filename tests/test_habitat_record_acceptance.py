@@ -205,8 +205,11 @@ def test_kill_9_of_the_server_mid_write_loses_no_acknowledged_record(tmp_path: P
 def test_the_bench_runs_short(tmp_path: Path) -> None:
     a = perf_habitat.server_throughput(tmp_path / "a", writers=4, seconds=1.5, batch=5,
                                        client_processes=1)
-    assert a["records"] > 0 and a["errors"] == 0 and a["lost"] == 0 and a["doubled"] == 0
-    assert a["on_disk"] == a["records"]
+    assert set(a["routes"]) == {"plain", "mcp"}
+    for route in a["routes"].values():
+        assert route["records"] > 0 and route["errors"] == 0, route
+    assert a["lost"] == 0 and a["doubled"] == 0
+    assert a["on_disk"] == a["acknowledged"] == sum(r["records"] for r in a["routes"].values())
     b = perf_habitat.hook_overhead(tmp_path / "b", runs=3)
     assert set(b["per_event_ms"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse",
                                       "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}

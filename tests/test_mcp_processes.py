@@ -156,9 +156,9 @@ def test_inline_reads_run_on_the_loop_thread_and_writes_never_do(tmp_path: Path,
     runner.inline_reads = inline
     original = runner._run
 
-    def spy(op, params, plan):  # type: ignore[no-untyped-def]
+    def spy(op, params, plan, readable=True):  # type: ignore[no-untyped-def]
         threads[op.tool_name] = threading.current_thread().name
-        return original(op, params, plan)
+        return original(op, params, plan, readable)
 
     runner._run = spy  # type: ignore[method-assign]
 

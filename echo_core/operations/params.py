@@ -65,8 +65,10 @@ class Bounds:
 
     def tightened(self, override: Bounds) -> Bounds:
         """These bounds with every bound ``override`` sets replacing this one."""
-        return Bounds(*(o if o is not None else b for b, o in
-                        zip(attrs.astuple(self), attrs.astuple(override), strict=True)))
+        return Bounds(self.ge if override.ge is None else override.ge,
+                      self.le if override.le is None else override.le,
+                      self.min_length if override.min_length is None else override.min_length,
+                      self.max_length if override.max_length is None else override.max_length)
 
 
 @attrs.frozen

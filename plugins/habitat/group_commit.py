@@ -33,9 +33,10 @@ __all__ = ["GroupCommitter", "committer_for"]
 
 
 class _Batch:
-    """One caller's records, and what became of them."""
+    """One caller's records, and what became of them. ``wake`` is held until the batch is
+    done or its caller is handed the leader's role (then it is not ``done``)."""
 
-    __slots__ = ("days", "done", "error", "lines")
+    __slots__ = ("done", "error", "lines", "wake")
 
     def __init__(self, records: Sequence[Record]) -> None:
         self.lines: dict[str, list[bytes]] = {}
@@ -43,18 +44,26 @@ class _Batch:
             self.lines.setdefault(record.day, []).append(record.to_line())
         self.done = False
         self.error: BaseException | None = None
+        self.wake = threading.Lock()
+        self.wake.acquire()
 
 
 class GroupCommitter:
     """Appends to ``loom`` shared between threads (see the module docstring).
     ``commits`` counts the writes made, ``batches`` the calls served (their ratio is the
-    grouping achieved)."""
+    grouping achieved).
+
+    Each waiting caller is woken once, by its own lock: when its batch is on disk, or
+    when the leader hands it the leader's role (the leader writes until its own batch is
+    done, then passes the role to the oldest queued batch, so no caller leads forever
+    under steady load and no write wakes every waiting thread)."""
 
     def __init__(self, loom: Loom) -> None:
         self.loom = loom
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
         self._queue: list[_Batch] = []
         self._leading = False
+        self._folder_made = False
         self.commits = 0
         self.batches = 0
 
@@ -65,24 +74,28 @@ class GroupCommitter:
         if not records:
             return
         batch = _Batch(records)
-        with self._cond:
+        with self._lock:
             self._queue.append(batch)
-            while not batch.done:
-                if self._leading:
-                    self._cond.wait()
-                    continue
-                group, self._queue = self._queue, []
-                self._leading = True
-                self._cond.release()
-                try:
-                    failed = self._write(group)
-                finally:
-                    self._cond.acquire()
-                    self._leading = False
-                    self._finish(group, failed)
-                    self._cond.notify_all()
+            follow = self._leading
+            self._leading = True
+        if follow:
+            batch.wake.acquire()  # done, or handed the leader's role
+        if not batch.done:
+            self._lead(batch)
         if batch.error is not None:
             raise batch.error
+
+    def _lead(self, own: _Batch) -> None:
+        """Write queued groups until ``own`` is done, then hand the role on."""
+        while not own.done:
+            with self._lock:
+                group, self._queue = self._queue, []
+            self._finish(group, self._write(group))
+        with self._lock:
+            if self._queue:
+                self._queue[0].wake.release()  # the oldest waiter leads next
+            else:
+                self._leading = False
 
     def _write(self, group: list[_Batch]) -> dict[str, BaseException]:
         """Append the group's lines, one write per day file; the days that failed."""
@@ -91,23 +104,33 @@ class GroupCommitter:
             for day, lines in batch.lines.items():
                 by_day.setdefault(day, []).extend(lines)
         failed: dict[str, BaseException] = {}
-        try:
-            self.loom.root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return dict.fromkeys(by_day, exc)
         for day, lines in by_day.items():
             try:
-                append_lines(self.loom.day_file(day), b"".join(lines))
+                self._append(day, b"".join(lines))
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 failed[day] = exc
         return failed
 
+    def _append(self, day: str, data: bytes) -> None:
+        """One durable append to ``day``'s file (its folder made when missing: on the
+        first write, and again if someone removed it)."""
+        if not self._folder_made:
+            self.loom.root.mkdir(parents=True, exist_ok=True)
+            self._folder_made = True
+        try:
+            append_lines(self.loom.day_file(day), data)
+        except FileNotFoundError:
+            self.loom.root.mkdir(parents=True, exist_ok=True)
+            append_lines(self.loom.day_file(day), data)
+
     def _finish(self, group: list[_Batch], failed: dict[str, BaseException]) -> None:
-        self.commits += 1
-        self.batches += len(group)
+        with self._lock:
+            self.commits += 1
+            self.batches += len(group)
         for batch in group:
             batch.error = next((failed[d] for d in batch.lines if d in failed), None)
             batch.done = True
+            batch.wake.release()
 
 
 _COMMITTERS: dict[Path, GroupCommitter] = {}

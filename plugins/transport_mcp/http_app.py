@@ -12,6 +12,8 @@ twice on ``/mcp``: it costs ~10 us a request). ``HttpGuard`` also:
   constant time (``hmac.compare_digest``); otherwise 401 with ``WWW-Authenticate:
   Bearer`` and a JSON body saying what to do (logged as one line without the presented
   credential, and the path with control characters escaped);
+* sends ``/call/<tool>`` to ``PlainCalls`` (the same tools as plain JSON POSTs, without
+  MCP: see ``plain_calls``), after the same checks;
 * lets only POST through to ``/mcp``: the server is stateless with JSON responses, so a
   GET (SSE) stream would have nothing to deliver and never end; an authenticated
   request with any other method is 405 with ``Allow: POST`` (what the SDK answers on the
@@ -41,6 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from echo_core import terminal_safe
 from plugins.transport_mcp.bearer import is_loopback
 from plugins.transport_mcp.health import health_report
+from plugins.transport_mcp.plain_calls import CALL_PREFIX, PlainCalls
 from plugins.transport_mcp.server import EchoMcpServer
 
 log = logging.getLogger("echo_memory.mcp")
@@ -98,8 +101,10 @@ class HttpGuard:
     (see module docstring). ``app`` is the wrapped SDK app."""
 
     def __init__(self, app: ASGIApp, token: str,
-                 security: TransportSecuritySettings | None = None) -> None:
+                 security: TransportSecuritySettings | None = None,
+                 plain: ASGIApp | None = None) -> None:
         self.app = app
+        self._plain = plain
         self._expected = token.encode("utf-8")
         self._security = TransportSecurityMiddleware(security) if security else None
 
@@ -133,13 +138,17 @@ class HttpGuard:
         if path == MCP_PATH and scope.get("method") != "POST":
             await _respond(send, 405, _NOT_ALLOWED, (b"allow", b"POST"))
             return
+        if self._plain is not None and path and path.startswith(CALL_PREFIX):
+            await self._plain(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 
 def build_http_app(server: EchoMcpServer, token: str, *, host: str = "127.0.0.1") -> Any:
     """The ASGI app for ``server``: ``/mcp`` (stateless, JSON responses, token required,
-    POST only) and ``/health`` (no token; 200 when the vault is reachable, else 503,
-    same JSON body), both behind the Host / Origin check of a loopback ``host`` (the
+    POST only), ``/call/<tool>`` (the same tools as plain JSON, token required) and
+    ``/health`` (no token; 200 when the vault is reachable, else 503, same JSON body), all
+    behind the Host / Origin check of a loopback ``host`` (the
     bind address)."""
     security = loopback_security(host)
 
@@ -157,4 +166,5 @@ def build_http_app(server: EchoMcpServer, token: str, *, host: str = "127.0.0.1"
                                      stateless_http=True, host=host,
                                      transport_security=security,
                                      max_request_body_size=MAX_BODY_BYTES)
-    return HttpGuard(app, token, security)
+    plain = PlainCalls(server.operations, server.runner, max_body=MAX_BODY_BYTES)
+    return HttpGuard(app, token, security, plain)

@@ -72,10 +72,12 @@ def readable_text(envelope: Envelope[Any], data: Mapping[str, Any],
     return json.dumps(data, ensure_ascii=False, indent=1)
 
 
-def envelope_outcome(envelope: Any, render: Callable[[Envelope[Any]], str] | None = None) -> Outcome:
+def envelope_outcome(envelope: Any, render: Callable[[Envelope[Any]], str] | None = None, *,
+                     readable: bool = True) -> Outcome:
     """An operation's envelope: data, even when ``ok`` is false (a gate stop, a failed
     health check), except ``action="unreachable"`` (load with the vault down: an error).
-    The text is the summary, a blank line, and ``readable_text``."""
+    The text is the summary, a blank line, and ``readable_text`` (left out when not
+    ``readable``: a caller that sends only the structured content)."""
     if not isinstance(envelope, Envelope):
         return value_outcome(envelope)
     data = envelope.to_dict()
@@ -91,9 +93,9 @@ def envelope_outcome(envelope: Any, render: Callable[[Envelope[Any]], str] | Non
         extra.append(f"{len(envelope.warnings)} warning(s): see warnings")
     head = (envelope.message or envelope.action).splitlines() or [envelope.action]
     text = summary_text(*head[: max(1, MAX_LINES - len(extra))], *extra)
-    readable = readable_text(envelope, data, render)
-    if readable and readable != text:
-        text = f"{text}\n\n{readable}"
+    prose = readable_text(envelope, data, render) if readable else ""
+    if prose and prose != text:
+        text = f"{text}\n\n{prose}"
     label = "ok" if envelope.ok else f"not-ok:{envelope.action}"
     return Outcome(_result(data, text, is_error=False), label)
 

@@ -117,9 +117,11 @@ class ToolRunner:
 
     # -- calls -----------------------------------------------------------------------
 
-    async def call(self, op: Operation[Any], params: Any, *, start: float | None = None) -> Outcome:
+    async def call(self, op: Operation[Any], params: Any, *, start: float | None = None,
+                   readable: bool = True) -> Outcome:
         """Run ``op`` with its validated ``params`` (in a worker thread, or inline for a
-        read when ``inline_reads``) and convert its envelope.
+        read when ``inline_reads``) and convert its envelope (without the readable text
+        when not ``readable``: for a caller that sends only the structured content).
 
         Never raises for an operation failure: ``EchoError``, ``BackendUnavailable`` and
         crashes become error outcomes (see ``results``). Logs one line."""
@@ -135,22 +137,24 @@ class ToolRunner:
                 # their turn before this one takes the loop (without it a new request could
                 # overtake waiting ones, and p99 under load went from 48 to 70 ms).
                 await asyncio.sleep(0)
-                outcome = self._run(op, params, plan)
+                outcome = self._run(op, params, plan, readable)
             else:
                 pool = self._writes if plan.is_write else self._reads
                 loop = asyncio.get_running_loop()
-                outcome = await loop.run_in_executor(pool, self._run, op, params, plan)
+                outcome = await loop.run_in_executor(pool, self._run, op, params, plan,
+                                                     readable)
         self.log_call(name, start, outcome.label)
         return outcome
 
-    def _run(self, op: Operation[Any], params: Any, plan: AccessPlan) -> Outcome:
+    def _run(self, op: Operation[Any], params: Any, plan: AccessPlan,
+             readable: bool = True) -> Outcome:
         """Lock, call, convert (in a worker thread, conversion included, or inline)."""
         name = op.tool_name
         try:
             with spelled_for("mcp", op):  # messages name its arguments, not CLI flags
                 with self._hold(plan):
                     value = run_operation(op, self.context(), params)
-                return envelope_outcome(value, op.render)
+                return envelope_outcome(value, op.render, readable=readable)
         except BackendUnavailable as exc:  # before EchoError: it is one
             return unreachable_outcome(str(exc), write=plan.is_write)
         except EchoError as exc:

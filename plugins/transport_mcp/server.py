@@ -91,6 +91,7 @@ class EchoMcpServer(MCPServer[Any]):
         self._operations = {op.tool_name: op for op in operations}
         built = [sdk_tool(op) for op in operations]
         self.tool_names = tuple(self._operations)
+        self.operations: Mapping[str, Operation[Any]] = self._operations
         super().__init__(name=SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
                          tools=built, log_level="WARNING")
 
