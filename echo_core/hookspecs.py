@@ -162,17 +162,19 @@ def register_commands(cli: Any) -> None:
 @hookspec(firstresult=True)
 def run_direct(argv: Sequence[str], state: CliState) -> int | None:
     """Run a command line without building the click CLI, when it is one of this
-    plugin's raw commands in a form it answers alone; return its exit code, else None.
+    plugin's commands in a form it answers alone; return its exit code, else None.
 
     :param argv: the command line after ``echo-memory`` (no option of the CLI's own has
-        been parsed: a plugin answers only exact forms it knows, e.g. ``hook EVENT``).
+        been parsed: a plugin answers only forms it parses exactly, e.g. ``hook EVENT``).
     :param state: the CLI's state (``CliState``): host, flags unset, ``context()``.
 
     For the commands a process runs many times a session (a Claude Code hook on every
-    prompt): importing click and deriving every command costs ~10 ms of each. The
-    answer must be exactly what the click command would do for that command line
-    (``--help``, unknown forms and anything with options go to click: return None).
-    First non-None answer wins. Suite: ``CommandsContract``.
+    prompt, an agent's ``recall --json``): importing click and deriving every command
+    costs ~10 ms of each. The answer must be exactly what the click command would do
+    for that command line (``--help`` and any form the plugin does not parse exactly as
+    click would go to click: return None). First non-None answer wins; the CLI plugin's
+    own answer for operation commands (``transport_cli.direct_ops``) is asked last.
+    Suite: ``CommandsContract``.
     """
 
 

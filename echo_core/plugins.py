@@ -361,6 +361,13 @@ class PluginHost:
         """Names of registered (working) plugins."""
         return sorted(n for n, r in self.records.items() if r.status == "ok")
 
+    def installed_by(self, name: str, dist: str) -> bool:
+        """True when plugin ``name`` came from distribution ``dist`` (its entry point's,
+        names compared as PEP 503 does; ``echo_core`` is the core's); False for a plugin
+        added explicitly."""
+        found = CORE_DISTRIBUTION if name == CORE_PLUGIN_NAME else self._dist_of.get(name)
+        return found is not None and distribution_key(found) == distribution_key(dist)
+
     def failed(self) -> list[PluginRecord]:
         """Plugins that failed to import, register or validate."""
         return [r for r in self.records.values() if r.status == "failed"]

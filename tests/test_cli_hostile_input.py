@@ -131,7 +131,7 @@ def test_get_escapes_controls_on_a_terminal_and_is_exact_when_piped(
     assert cli(["put", "notes/n.md", "-"], stdin=text.encode()).code == 0
     piped = cli(["get", "notes/n.md"])
     assert piped.out == text + "\n"
-    monkeypatch.setattr("plugins.transport_cli.cli_kit._stdout_is_terminal", lambda: True)
+    monkeypatch.setattr("plugins.transport_cli.emit.stdout_is_terminal", lambda: True)
     shown = cli(["get", "notes/n.md"])
     _no_raw_controls(shown.out)
     assert "# Note\r\n\tline \\x1b[2J\\x07\\x9b31m\\u202eevil\\x0dX\r\n" in shown.out

@@ -340,3 +340,37 @@ def test_a_segment_written_without_lists_still_searches_correctly(tmp_path: Path
     old.upsert(IndexDoc(path="notes/new.md", title="", text="w0 w1", weight=1.0))
     assert old.compact()  # the merge writes lists for the next generation
     _check_all_queries(old)
+
+
+_LONG_LIVED = """
+import json, sys
+from echo_core.protocols import WeightedTerm
+from plugins.recall_bm25 import index as bm25
+from plugins.stem_porterlite.tokenizer import PorterLiteTokenizer
+state, today, *terms = sys.argv[1:]
+index = bm25.Bm25Index(PorterLiteTokenizer(), state)
+index.set_today(int(today))
+query = [WeightedTerm(t) for t in terms]
+first = index.search(query, 8)
+before = "numpy" in sys.modules
+spent = bm25._python_scoring_ms[0]
+bm25.NUMPY_PAYS_MS = spent  # as if this process had searched for NUMPY_PAYS_MS already
+second = index.search(query, 8)
+print(json.dumps({"same": first == second, "before": before, "after": "numpy" in sys.modules,
+                  "spent": spent > 0}))
+"""
+
+
+def test_a_process_that_keeps_searching_switches_to_numpy_once_it_pays(
+        tmp_path: Path) -> None:
+    """A long-lived process (the MCP server) must not score in Python forever: once its
+    numpy-free searches have cost about an import of numpy, it imports numpy."""
+    rng = random.Random(6)
+    docs = [IndexDoc(path=f"n/{i:05d}.md", title="", text="common " + " ".join(
+        rng.choices(WORDS, k=rng.randint(1, 12))), weight=1.0) for i in range(42_000)]
+    make(tmp_path / "state").rebuild(docs)
+    done = subprocess.run([sys.executable, "-c", _LONG_LIVED, str(tmp_path / "state"),
+                           str(TODAY), "common", "w3"], capture_output=True, text=True,
+                          check=True, cwd=REPO)
+    assert json.loads(done.stdout) == {"same": True, "before": False, "after": True,
+                                       "spent": True}

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from echo_core import hookimpl
 
 if TYPE_CHECKING:
-    from echo_core import BuildTarget, Register
+    from collections.abc import Sequence
+
+    from echo_core import BuildTarget, CliState, Register
 
 SKILLS_PART_NAME = "claude-code:transport_cli"
 
@@ -25,6 +27,18 @@ def register_commands(cli: Any) -> None:
 
     vault_commands.add_to(cli)
     build_commands.add_to(cli)
+
+
+@hookimpl(trylast=True)
+def run_direct(argv: Sequence[str], state: CliState) -> int | None:
+    """An operation's command line in a form parsed exactly as its click command would
+    parse it, run without building the click CLI (``direct_ops``); else None. Asked
+    last: a plugin's own exact lines (``hook EVENT``) are answered before the operation
+    registry is built."""
+    from plugins.transport_cli.app_state import AppState
+    from plugins.transport_cli.direct_ops import run_line
+
+    return run_line(argv, state if isinstance(state, AppState) else None)
 
 
 @hookimpl

@@ -3,7 +3,8 @@
 * ``AppState`` (``app_state``, re-exported here) sits in ``click.Context.obj``.
 * ``common_options`` adds ``--vault``, ``--state-dir`` and ``--json`` to a command;
   ``ensure_common_options`` adds whichever a raw command from another plugin lacks.
-* ``emit(envelope, as_json, render)`` prints a result (prose or JSON) and sets the exit code.
+* ``emit(envelope, as_json, render)`` (from ``emit``) prints a result (prose or JSON) and
+  sets the exit code.
 
 Import cost matters here: this module is loaded on every start-up (no ops imports).
 """
@@ -11,17 +12,21 @@ Import cost matters here: this module is loaded on every start-up (no ops import
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from echo_core import Action, EchoError, ExitCode, json_text, terminal_safe
+from echo_core import EchoError, json_text, terminal_safe
 from plugins.transport_cli.app_state import AppState
+from plugins.transport_cli.emit import emit
 
 if TYPE_CHECKING:
-    from echo_core import EchoContext, Envelope
+    from echo_core import EchoContext
+
+__all__ = ["AppState", "LiteralArgsCommand", "common_options", "current_context", "emit",
+           "ensure_common_options", "group_options", "json_requested", "pass_echo_context",
+           "report_error"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,45 +115,6 @@ def pass_echo_context(func: F) -> F:
         return func(current_context(), *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-#: The exit status of a not-ok envelope, by action (any other: 1).
-_NOT_OK_EXIT: dict[str, ExitCode] = {Action.DUPLICATE_GATE: ExitCode.DUPLICATE_GATE,
-                                     Action.CONTRADICTION: ExitCode.DUPLICATE_GATE,
-                                     Action.QUEUED: ExitCode.UNAVAILABLE,
-                                     Action.UNREACHABLE: ExitCode.UNAVAILABLE}
-
-
-def emit(envelope: Envelope[object], as_json: bool,
-         render: Callable[[Envelope[Any]], str] | None = None,
-         *, exact_when_piped: bool = False) -> None:
-    """Print ``envelope`` as JSON or prose and exit non-zero when it is not ``ok``.
-
-    A ``queued`` envelope (the outbox took the write) prints its message, whatever the
-    verb's ``render``. Prose goes through ``terminal_safe``; with ``exact_when_piped``
-    (note text for ``get``) it is printed exactly as it is when stdout is not a terminal.
-    A gate stop (a near duplicate, a contradiction) exits 76; a write kept in the outbox
-    because the vault folder is missing, or a read of an unreachable vault, 69; any other not-ok envelope exits 1.
-    """
-    if as_json:
-        click.echo(json_text(envelope.to_dict()))
-    else:
-        plain = envelope.action in (Action.QUEUED, Action.UNREACHABLE)
-        text = render(envelope) if render and not plain else envelope.message
-        if text:
-            if exact_when_piped and not _stdout_is_terminal():
-                click.echo(text, color=True)  # color=True: click keeps ANSI sequences as is
-            else:
-                click.echo(terminal_safe(text))
-        for warning in envelope.warnings:
-            click.echo(f"warning: {terminal_safe(warning)}", err=True)
-    if not envelope.ok:
-        sys.exit(int(_NOT_OK_EXIT.get(envelope.action, ExitCode.FAILURE)))
-
-
-def _stdout_is_terminal() -> bool:
-    isatty = getattr(sys.stdout, "isatty", None)
-    return bool(isatty and isatty())
 
 
 def report_error(error: EchoError, as_json: bool) -> int:

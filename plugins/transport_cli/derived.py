@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -31,18 +31,14 @@ from plugins.transport_cli.cli_kit import (
     group_options,
     json_requested,
 )
+from plugins.transport_cli.cli_values import cli_arguments, option_name
 from plugins.transport_cli.default_group import DefaultCommandGroup
 
 if TYPE_CHECKING:
     from echo_core import CliArg, CliParam, FieldInfo, Operation
 
-
-def option_name(info: FieldInfo) -> str:
-    """The long option of a non-positional parameter (``--budget-chars``)."""
-    cli = info.spec.cli
-    if cli is not None and cli.flag:
-        return cli.flag
-    return "--" + info.name.replace("_", "-")
+__all__ = ["LazyOperationCommand", "add_operations", "cli_arguments", "command_for",
+           "option_name"]
 
 
 def _click_type(info: FieldInfo) -> Any:
@@ -107,46 +103,6 @@ def _extra(arg: CliArg) -> click.Parameter:
     if arg.flag:
         return click.Option([arg.name, arg.flag], help=arg.help, metavar=arg.metavar or None)
     return click.Argument([arg.name], metavar=arg.metavar or None, required=arg.required)
-
-
-def _convert(info: FieldInfo, value: Any) -> Any:
-    """A parsed click value as the parameter takes it (joined words, split lists,
-    negated flags)."""
-    from echo_core import Kind
-
-    cli = info.spec.cli
-    assert cli is not None
-    kind = info.type.kind
-    if cli.variadic:
-        return " ".join(value)
-    if kind is Kind.BOOL:
-        return not value if cli.negate else value
-    if kind is Kind.LIST:
-        parts = [p.strip() for v in value for p in (v.split(",") if cli.split_commas else [v])]
-        return tuple(p for p in parts if p)
-    return value
-
-
-def cli_arguments(op: Operation[Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameter mapping for ``op`` from click's ``values`` (flags not given and
-    empty lists are left to the declared defaults)."""
-    from echo_core import Kind, fields_of
-
-    fields = {f.name: f for f in fields_of(op.params) if f.spec.cli is not None}
-    out: dict[str, Any] = {}
-    for name, value in values.items():
-        info = fields.get(name)
-        if info is None:
-            out[name] = value  # a CLI-only extra, for prepare()
-            continue
-        if value is None or (info.type.kind is Kind.LIST and not value):
-            continue
-        if info.type.kind is Kind.BOOL and not value:
-            continue
-        out[name] = _convert(info, value)
-    if op.cli is not None and op.cli.prepare is not None:
-        out = dict(op.cli.prepare(out))
-    return out
 
 
 def _progress_bar(label: str, run: Callable[[], Any]) -> Any:
