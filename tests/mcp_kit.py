@@ -33,7 +33,7 @@ BUILTIN_TOOLS = {
     "echo_triage_inbox", "echo_log_session", "echo_sweep", "echo_evolve",
     "echo_inbox_review", "echo_reflect",
     "echo_patch_note", "echo_rollup_data", "echo_note_history", "echo_restore_note",
-    "echo_ingest",
+    "echo_ingest", "echo_eval",
 }
 #: The habitat plugin's tools (``plugins/habitat/refs_*.py``).
 HABITAT_TOOLS = {
