@@ -126,6 +126,8 @@ class Hit:
     #: the note that superseded it
     validity: str | None = None
     superseded_by: str | None = None
+    #: ``recall --explain`` only: why it was recalled (``echo_core.ops.recall_explain``)
+    explain: Mapping[str, Any] | None = None
 
 
 @attrs.frozen

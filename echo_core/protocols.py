@@ -140,11 +140,14 @@ class IndexDoc:
 @attrs.frozen
 class WeightedTerm:
     """A query term (already tokenized) with a weight: 1.0 for the user's words, less for
-    expansions. ``boost_only`` terms add score only to documents that match a plain term."""
+    expansions. ``boost_only`` terms add score only to documents that match a plain term.
+    ``source``: what brought an expansion in, in words (``recall --explain`` shows it;
+    rankers ignore it and it takes no part in equality)."""
 
     term: str
     weight: float = 1.0
     boost_only: bool = False
+    source: str = attrs.field(default="", eq=False)
 
 
 @runtime_checkable

@@ -31,6 +31,10 @@ class RecallParams:
                               "(YYYY-MM-DD): notes created later left out, each hit current "
                               "or superseded then, rewritten notes by their version of then.",
                               max_length=10, cli=CliParam(metavar="YYYY-MM-DD"))
+    explain: bool = param(False, help="Say why each hit was recalled: the query terms it "
+                          "matched (with the note's words), the expansions and the entity "
+                          "alias that brought them, the priors (kind, status, freshness) "
+                          "and the links followed.")
 
 
 def _validity(hit: Any) -> str:
@@ -40,6 +44,15 @@ def _validity(hit: Any) -> str:
     if hit.validity == "superseded":
         return f"  (superseded by {hit.superseded_by or '?'} then)"
     return f"  ({hit.validity} then)"
+
+
+def _why(hit: Any) -> list[str]:
+    """The explanation lines of a hit (none without ``--explain``)."""
+    if not hit.explain:
+        return []
+    from echo_core.ops.recall_explain import explain_lines
+
+    return [f"         {line}" for line in explain_lines(hit.explain)]
 
 
 def render_recall(env: Envelope[Any]) -> str:
@@ -53,12 +66,14 @@ def render_recall(env: Envelope[Any]) -> str:
                      f"{', ' + hit.status if hit.status else ''}]{_validity(hit)}")
         if hit.excerpt:
             lines.append(f"         {hit.excerpt}")
+        lines += _why(hit)
     if data.linked:
         lines.append("linked:")
         for hit in data.linked:
             lines.append(f"{hit.score:7.3f}  {hit.path}  (via {hit.via}){_validity(hit)}")
             if hit.excerpt:
                 lines.append(f"         {hit.excerpt}")
+            lines += _why(hit)
     if data.truncated:
         lines.append(f"(truncated to the budget; {data.dropped} more hits left out)")
     if data.expansions:
@@ -67,18 +82,25 @@ def render_recall(env: Envelope[Any]) -> str:
 
 
 def run_recall(ctx: Any, p: RecallParams) -> Envelope[Any]:
-    """``echo_core.ops.recall.recall`` with the declared parameters."""
+    """``echo_core.ops.recall.recall`` with the declared parameters (each hit explained
+    with ``explain``: ``echo_core.ops.recall_explain``)."""
     if p.as_of is not None:
         from echo_core.ops.recall_as_of import parse_as_of, recall_as_of
 
-        return recall_as_of(ctx, p.query, parse_as_of(p.as_of), limit=p.limit,
-                            include_linked=p.include_linked, budget_chars=p.budget_chars)
-    from echo_core.ops.hit_counts import count_recall_hits  # hits per note, for heat
-    from echo_core.ops.recall import recall
+        found = recall_as_of(ctx, p.query, parse_as_of(p.as_of), limit=p.limit,
+                             include_linked=p.include_linked, budget_chars=p.budget_chars)
+    else:
+        from echo_core.ops.hit_counts import count_recall_hits  # hits per note, for heat
+        from echo_core.ops.recall import recall
 
-    return count_recall_hits(ctx, recall(ctx, p.query, limit=p.limit,
-                                         include_linked=p.include_linked,
-                                         budget_chars=p.budget_chars))
+        found = count_recall_hits(ctx, recall(ctx, p.query, limit=p.limit,
+                                              include_linked=p.include_linked,
+                                              budget_chars=p.budget_chars))
+    if not p.explain:
+        return found
+    from echo_core.ops.recall_explain import explained
+
+    return explained(ctx, found)
 
 
 @attrs.frozen(kw_only=True)

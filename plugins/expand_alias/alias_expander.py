@@ -41,10 +41,23 @@ class AliasExpander:
         query_tokens = name_tokens(query)
         out: dict[str, WeightedTerm] = {}
         for match in names.fuzzy(query, min_score=MIN_SCORE, limit=TOP_ENTITIES, max_df=MAX_DF):
-            for name in entity_names(match.entity):
-                if token_set_similarity(query_tokens, name_tokens(name)) >= MIN_SCORE:
+            every = entity_names(match.entity)
+            used = [n for n in every
+                    if token_set_similarity(query_tokens, name_tokens(n)) >= MIN_SCORE]
+            source = _source(match.entity, used)
+            for name in every:
+                if name in used:
                     continue  # the name the query used: its words are already query terms
                 term = " ".join(tokenizer.tokenize(name))
                 if term and term not in own and term not in out:
-                    out[term] = WeightedTerm(term, self.weight, self.boost_only)
+                    out[term] = WeightedTerm(term, self.weight, self.boost_only, source)
         return list(out.values())
+
+
+def _source(entity: Any, used: list[str]) -> str:
+    """What brought an expansion in: the entity, and the name of it the query used."""
+    title = getattr(entity, "title", "") or getattr(entity, "path", "")
+    named = [n for n in used if n != title]
+    if named:
+        return f"entity {title!r}, which the query names by its alias {named[0]!r}"
+    return f"entity {title!r}, which the query names"
