@@ -11,7 +11,9 @@
   per dialog turn); each question of categories 1-4 is a recall query (primary hits only)
   and its evidence turns are the relevant notes. Reports R@5, R@10, recall_all@5 and
   NDCG@10 overall and per category, for our recall and, on the identical notes, plain
-  BM25 baselines (rank_bm25 BM25Okapi, lowercase tokens, no stemming, no priors).
+  BM25 baselines (rank_bm25 BM25Okapi, lowercase tokens, no stemming, no priors), and
+  for each system a paired permutation test of its per-question R@5 and R@10 against
+  the plain BM25 (``bm25-words``): the difference and its two-sided p.
 
 Recall runs exactly as configured (the ``bm25`` ranker and the ``porterlite`` tokenizer);
 the harness only pins the clock and isolates each vault's state. Needs ``rank-bm25`` for
@@ -40,9 +42,11 @@ from bench.eval_locomo import (
     load_dir,
     run_conversation,
 )
-from bench.eval_metrics import score_query, summarise
+from bench.eval_metrics import paired_permutation_p, score_query, summarise
 
 RANKER = "bm25"
+#: The plain BM25 every system is tested against (rank_bm25 over punctuation-free words).
+PLAIN = "bm25-words"
 
 
 def ranker_plugins(extra: Sequence[tuple[str, object]] = ()) -> tuple[tuple[str, object], ...]:
@@ -136,11 +140,15 @@ def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int
                 conv_rows.setdefault(system, []).append(row)
         per_conv[conv.name] = {"notes": run["notes"], "questions": len(run["questions"]),
                                **{s: summarise(r)["overall"] for s, r in conv_rows.items()}}
+    significance = {system: {metric: paired_permutation_p(
+        [m[metric] for _, m in rows[system]], [m[metric] for _, m in rows[PLAIN]])
+        for metric in ("R@5", "R@10")} for system in rows if system != PLAIN}
     timings["ours_ms_per_query"] = 1000 * timings["ours_query_s"] / max(n_queries, 1)
     for name in BASELINE_TOKENIZERS:
         timings[f"{name}_ms_per_query"] = 1000 * timings[f"{name}_query_s"] / max(n_queries, 1)
     return {"layout": layout_name, "ks": list(ks), "questions": n_queries,
             "systems": {s: summarise(r) for s, r in rows.items()},
+            "significance_vs_plain": significance,
             "per_conversation": per_conv, "timings": {k: round(v, 4) for k, v in timings.items()},
             "per_question": questions}
 
@@ -164,6 +172,11 @@ def print_locomo(result: dict[str, Any]) -> None:
         for s in systems.values():
             line += "  " + "".join(f"{s[group][c]:>8.3f}" for c in cols)
         print(line)
+    for system, ps in result["significance_vs_plain"].items():
+        base = systems[PLAIN]["overall"]
+        print(f"paired permutation test, {system} vs plain BM25 ({PLAIN}): " + ", ".join(
+            f"{m} {systems[system]['overall'][m] - base[m]:+.3f} (p = {p:.4f})"
+            for m, p in ps.items()))
     t = result["timings"]
     print("timings: build (write notes + reindex, all vaults) {:.2f} s; per query: ours {:.2f} ms, "
           .format(t["build_s"], t["ours_ms_per_query"]) + ", ".join(

@@ -170,3 +170,21 @@ def test_locomo_smoke_run_on_a_synthetic_conversation(tmp_path: Path) -> None:
     run = run_conversation(conv, box, LAYOUTS["turn"], limit=10, baselines=())
     assert run["notes"] == 5
     assert run["ranked"]["ours"][0][0] == "D1:1"  # "kitten" finds Ana's turn first
+
+
+def test_the_paired_permutation_test_tells_a_real_difference_from_noise() -> None:
+    from bench.eval_metrics import paired_permutation_p
+
+    same = [0.0, 1.0, 0.5, 1.0] * 10
+    assert paired_permutation_p(same, same) == 1.0
+    better = [1.0] * 30 + [0.0] * 10
+    worse = [0.0] * 30 + [0.0] * 10
+    p = paired_permutation_p(better, worse, rounds=2000)
+    assert p < 0.01 and p == paired_permutation_p(worse, better, rounds=2000)  # two-sided
+    noise = [1.0, 0.0] * 20
+    flipped = [0.0, 1.0] * 20  # as many wins as losses: no evidence either way
+    assert paired_permutation_p(noise, flipped, rounds=2000) > 0.5
+    assert paired_permutation_p(better, worse, rounds=500, seed=3) == paired_permutation_p(
+        better, worse, rounds=500, seed=3)
+    with pytest.raises(ValueError):
+        paired_permutation_p([1.0], [1.0, 0.0])
