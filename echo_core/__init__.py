@@ -65,6 +65,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.models import TreeScan as TreeScan
     from echo_core.models import to_jsonable as to_jsonable
     from echo_core.names import fold_plural as fold_plural
+    from echo_core.output_cache import cached_output as cached_output
+    from echo_core.output_cache import remember_output as remember_output
     from echo_core.names import name_key as name_key
     from echo_core.names import name_tokens as name_tokens
     from echo_core.names import slugify as slugify
@@ -203,6 +205,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ForkedWork", "start_forked"), "echo_core.forked_work"),
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",
+    **dict.fromkeys(("cached_output", "remember_output"), "echo_core.output_cache"),
 }
 _MODULES = {"progress": "echo_core.progress"}
 

@@ -75,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             host = _startup_host()
             state = AppState(host)
             code = _run_direct(host, args, state)
+            if code is None and _cached_help(host, args):
+                code = 0
             if code is None:
                 _run_click(host, args, state)
                 code = 0
@@ -100,6 +102,13 @@ def _run_direct(host: PluginHost, args: list[str], state: AppState) -> int | Non
     return code
 
 
+def _cached_help(host: PluginHost, args: list[str]) -> bool:
+    """True once ``--help`` / ``-h`` was answered from the kept page (``help_cache``)."""
+    from plugins.transport_cli.help_cache import is_help_line, print_cached_help
+
+    return is_help_line(args) and print_cached_help(host, args)
+
+
 def _run_click(host: PluginHost, args: list[str], state: AppState) -> None:
     """Build the click CLI and run ``args``; click's own outcomes become exits (usage 2,
     abort 130); an ``EchoError`` propagates to ``main``."""
@@ -110,6 +119,8 @@ def _run_click(host: PluginHost, args: list[str], state: AppState) -> None:
 
     try:
         cli = build_cli(host)
+        if _printed_help(cli, host, args, state):
+            return
         cli.main(args=args, prog_name="echo-memory", standalone_mode=False, obj=state)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
@@ -120,3 +131,19 @@ def _run_click(host: PluginHost, args: list[str], state: AppState) -> None:
     except click.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+
+
+def _printed_help(cli: Any, host: PluginHost, args: list[str], state: AppState) -> bool:
+    """For ``--help`` / ``-h``: print the root help page as click's help option does and
+    keep it for the next run (``help_cache``); False for any other line."""
+    import click
+
+    from plugins.transport_cli.help_cache import is_help_line, remember_help
+
+    if not is_help_line(args):
+        return False
+    with cli.make_context("echo-memory", [], resilient_parsing=True, obj=state) as ctx:
+        text = ctx.get_help()
+    click.echo(text, color=ctx.color)
+    remember_help(host, args, text)
+    return True

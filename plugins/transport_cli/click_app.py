@@ -5,34 +5,14 @@ Imported only by a command line that goes through click (``app._run_click``).
 
 from __future__ import annotations
 
-import os
-import sys
-
 import click
 
 from echo_core import EchoError, ExitCode, PluginHost
 from plugins.transport_cli.cli_kit import ensure_common_options
 from plugins.transport_cli.crash_guard import guard_text_arguments
+from plugins.transport_cli.help_text import HELP, help_width
 
 __all__ = ["HELP", "EchoGroup", "build_cli", "help_width"]
-
-HELP = """echo-memory: persistent memory for AI agents, kept as plain markdown notes.
-
-\b
-Start here:
-  echo-memory init --vault ~/notes    create a vault (safe on an existing one)
-  echo-memory capture "Ada Lovelace" -k person -b "Wrote the first program."
-                                      remember it (duplicates stop at a gate)
-  echo-memory recall "first program"  find it again, ranked, with excerpts
-  echo-memory load                    the brief an agent reads first
-  echo-memory doctor                  check config, vault and plugins
-
-The vault is --vault, else $ECHO_VAULT, else `vault` in ~/.config/echo-memory/config.toml,
-else an embedded folder under ~/.local/share/echo-memory/vault. Every command takes
---json (a group's sub-commands too: `scope show --json` or `scope --json show`).
-Exit codes: 0 ok, 1 failure, 2 usage, 44 not found, 69 vault unavailable (writes are
-queued), 75 lock held, 76 duplicate gate, 78 not configured (or not a vault).
-"""
 
 
 class EchoGroup(click.Group):
@@ -40,23 +20,6 @@ class EchoGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
-
-
-def help_width() -> int:
-    """The width click would give help text: the terminal's columns (``COLUMNS``, else
-    stdout's terminal, else 80), at most 80, minus 2, at least 50. Given to click so its
-    formatter need not import ``shutil`` (with zlib, bz2 and lzma) to ask."""
-    columns = 0
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        pass
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return max(min(columns or 80, 80) - 2, 50)
 
 
 def build_cli(host: PluginHost) -> click.Group:
