@@ -6,10 +6,10 @@ every command for a page that changes only when the code does).
 the entry-point cache's folder, written privately and atomically: temp file +
 ``os.replace``) with ``key`` (JSON values naming every other input: arguments, terminal
 width, interpreter, plugins...) and the size and ``st_mtime_ns`` of every source file of
-every module loaded in the process when it is called (plus ``extra_files``).
-``cached_output(name, key)`` returns the text only when the key is equal and every one of
-those files still has that size and mtime (a missing file is a change), so an edited,
-installed or removed module means a miss; else None.
+every module loaded in the process when it is called, plus ``extra_files`` (only those
+with ``loaded_modules=False``). ``cached_output(name, key)`` returns the text only when
+the key is equal and every one of those files still has that size and mtime (a missing
+file is a change), so an edited, installed or removed module means a miss; else None.
 
 Nothing is written while a recorded file was modified in the last 2 s (its mtime may not
 move on its next change), or when ``ECHO_PLUGIN_CACHE`` is off. A file that cannot be
@@ -83,15 +83,17 @@ def cached_output(name: str, key: Mapping[str, Any]) -> str | None:
 
 
 def remember_output(name: str, key: Mapping[str, Any], text: str,
-                    extra_files: Iterable[str] = ()) -> None:
-    """Keep ``text`` under ``name`` for ``key`` (see the module docstring); never raises
-    for a cache that cannot be written."""
+                    extra_files: Iterable[str] = (), *, loaded_modules: bool = True) -> None:
+    """Keep ``text`` under ``name`` for ``key`` (see the module docstring), checked
+    against ``extra_files`` and, unless not ``loaded_modules``, the source of every
+    module loaded now; never raises for a cache that cannot be written."""
     path = _file(name)
     if path is None or not cache_enabled({}):
         return
     files: dict[str, list[int]] = {}
     now = time.time_ns()
-    for source in sorted(_loaded_files() | set(extra_files)):
+    sources = (_loaded_files() if loaded_modules else set()) | set(extra_files)
+    for source in sorted(sources):
         stamp = _stamp(source)
         if stamp is None:
             continue

@@ -40,6 +40,14 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def _settled() -> None:
+    """Wait until no source file of the checkout changed in the last 2 s (a page made
+    from a file that young is not kept: ``output_cache.RACY_NS``)."""
+    newest = max(p.stat().st_mtime for folder in ("echo_core", "plugins")
+                 for p in (REPO / folder).rglob("*.py"))
+    time.sleep(max(0.0, newest + 2.2 - time.time()))
+
+
 def _help(env: dict[str, str], *args: str) -> tuple[str, str]:
     done = subprocess.run([sys.executable, "-c", _PROBE, *args], env=env, capture_output=True,
                           text=True, timeout=120, check=False)
@@ -62,6 +70,7 @@ def _age(path: Path) -> None:
 def test_the_kept_page_is_clicks_page_and_the_second_run_needs_no_click(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = _env(tmp_path)
+    _settled()
     first, how_first = _help(env, "--help")
     second, how_second = _help(env, "--help")
     assert how_first == "0 True" and how_second == "0 False"
@@ -90,13 +99,13 @@ def test_a_changed_source_file_is_a_miss_and_a_missing_one_too(tmp_path: Path,
     source.write_text("HELP = 'one'\n")
     _age(source)
     key = {"argv": ["--help"], "width": 78}
-    remember_output("probe", key, "the page", extra_files=[str(source)])
+    remember_output("probe", key, "the page", [str(source)], loaded_modules=False)
     assert cached_output("probe", key) == "the page"
     assert cached_output("probe", {**key, "width": 60}) is None
     source.write_text("HELP = 'two'\n")
     _age(source)
     assert cached_output("probe", key) is None  # another size (and mtime)
-    remember_output("probe", key, "the page", extra_files=[str(source)])
+    remember_output("probe", key, "the page", [str(source)], loaded_modules=False)
     source.unlink()
     assert cached_output("probe", key) is None
 
@@ -106,17 +115,34 @@ def test_a_file_changed_in_the_last_two_seconds_is_not_kept_yet(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fresh = tmp_path / "fresh.py"
     fresh.write_text("x = 1\n")
-    remember_output("probe", {"k": 1}, "text", extra_files=[str(fresh)])
+    remember_output("probe", {"k": 1}, "text", [str(fresh)], loaded_modules=False)
     assert cached_output("probe", {"k": 1}) is None
 
 
 def test_a_damaged_cache_file_is_no_error_and_the_file_is_private(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    remember_output("probe", {"k": 1}, "text")
+    remember_output("probe", {"k": 1}, "text", loaded_modules=False)
     written = tmp_path / "cache" / "echo-memory" / "output-probe.json"
     assert written.stat().st_mode & 0o777 == 0o600
     assert json.loads(written.read_text())["text"] == "text"
     written.write_text("{not json")
     assert cached_output("probe", {"k": 1}) is None
     assert cached_output("no such/name", {"k": 1}) is None
+
+
+def test_the_click_built_page_imports_no_attrs_nor_shutil(tmp_path: Path) -> None:
+    """What test_startup_imports checks of --help, on the path that builds the page (the
+    entry points cached, the page not)."""
+    env = _env(tmp_path)
+    _settled()
+    _help(env, "--help")  # caches the entry points (and the page)
+    page = tmp_path / "cache" / "echo-memory" / "output-root-help.json"
+    page.unlink(missing_ok=True)
+    probe = _PROBE + "import json; print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    done = subprocess.run([sys.executable, "-c", probe, "--help"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    lines = done.stderr.strip().splitlines()
+    assert lines[-2] == "0 True"  # built by click
+    imported = {name.split(".")[0] for name in json.loads(lines[-1])}
+    assert not imported & {"attr", "attrs", "dataclasses", "shutil", "bz2", "lzma"}

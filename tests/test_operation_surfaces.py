@@ -151,16 +151,20 @@ def test_every_builtin_reference_matches_its_declaration() -> None:
     assert [ref.mismatch() for ref in BUILTIN] == [None] * len(BUILTIN)
 
 
-def test_running_one_verb_imports_only_its_declaration() -> None:
+def test_running_one_verb_imports_only_its_declaration(tmp_path: Path) -> None:
+    import os
     import subprocess
     import sys
+
+    # a cache folder of its own: the page is built by click here, not read back
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     code = ("import sys; from plugins.transport_cli.app import main; sys.argv=['x','--help']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('echo_core.verbs.')), "
             "file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+                          check=True, env=env)
     assert done.stderr.strip().splitlines()[-1] == "['echo_core.verbs.groups']"
 
 
