@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from bench.fork_kit import run_parts, shares
+
 __all__ = ["Load", "run_load"]
 
 Body = Callable[[int, int], bytes]
@@ -63,8 +65,7 @@ async def _writer(host: str, port: int, head: bytes, index: int, body: Body, acc
 
 
 def _process(host: str, port: int, head: bytes, first: int, count: int, body: Body,
-             accept: Accept, stop_at: float, queue: Any = None) -> tuple[list[str], list[str],
-                                                                         list[float]]:
+             accept: Accept, stop_at: float) -> tuple[list[str], list[str], list[float]]:
     out: tuple[list[str], list[str], list[float]] = ([], [], [])
 
     async def main() -> None:
@@ -72,8 +73,6 @@ def _process(host: str, port: int, head: bytes, first: int, count: int, body: Bo
                                for i in range(first, first + count)))
 
     asyncio.run(main())
-    if queue is not None:
-        queue.put(out)
     return out
 
 
@@ -81,28 +80,14 @@ def run_load(base: str, path: str, headers: Mapping[str, str], body: Body, accep
              writers: int = 16, seconds: float = 20.0, processes: int = 2) -> Load:
     """``writers`` writers POSTing to ``base + path`` for ``seconds`` (see the module
     docstring)."""
-    import multiprocessing
-
     host, _, port = base.split("//", 1)[1].rstrip("/").rpartition(":")
     head = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
             + "".join(f"{k}: {v}\r\n" for k, v in headers.items())).encode()
-    processes = max(1, min(processes, writers))
-    shares = [writers // processes + (i < writers % processes) for i in range(processes)]
+    parts_of = shares(writers, max(1, min(processes, writers)))
     started = time.perf_counter()
     stop_at = started + seconds
-    if processes == 1:
-        parts = [_process(host, int(port), head, 0, writers, body, accept, stop_at)]
-    else:
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        children = [context.Process(target=_process, args=(
-            host, int(port), head, sum(shares[:i]), share, body, accept, stop_at, queue))
-            for i, share in enumerate(shares)]
-        for child in children:
-            child.start()
-        parts = [queue.get() for _ in children]
-        for child in children:
-            child.join()
+    parts = run_parts(_process, [(host, int(port), head, sum(parts_of[:i]), share, body,
+                                  accept, stop_at) for i, share in enumerate(parts_of)])
     wall = time.perf_counter() - started
     return Load([a for p in parts for a in p[0]], [e for p in parts for e in p[1]],
                 [x for p in parts for x in p[2]], wall)

@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 import anyio
 import httpx2
 
+from bench.fork_kit import run_parts, shares
 from bench.serve_kit import start_serve
 from bench.synthetic_vault import build_recall_vault, draw_queries, recall_sampler
 
@@ -194,10 +195,6 @@ def _client_process(kind: str, url: str, queries: list[str], first: int, count: 
     return lat, errors, own_cpu() - cpu_before
 
 
-def _in_child(out: Any, *args: Any) -> None:
-    out.put(_client_process(*args))
-
-
 def run_load(kind: str, url: str, queries: list[str], clients: int, seconds: float,
              server_pid: int, processes: int = 1) -> dict[str, Any]:
     """``clients`` concurrent clients for ``seconds`` (after the warm-up), spread over
@@ -205,23 +202,9 @@ def run_load(kind: str, url: str, queries: list[str], clients: int, seconds: flo
     load_before = round(os.getloadavg()[0], 2)
     cpu_server = cpu_seconds(server_pid)
     started = time.perf_counter()
-    shares = [clients // processes + (i < clients % processes) for i in range(processes)]
-    firsts = [sum(shares[:i]) for i in range(processes)]
-    if processes == 1:
-        parts = [_client_process(kind, url, queries, 0, clients, started, seconds)]
-    else:
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
-        out = context.Queue()
-        children = [context.Process(target=_in_child, args=(
-            out, kind, url, queries, first, share, started, seconds))
-            for first, share in zip(firsts, shares)]
-        for child in children:
-            child.start()
-        parts = [out.get() for _ in children]
-        for child in children:
-            child.join()
+    cut = shares(clients, processes)
+    parts = run_parts(_client_process, [(kind, url, queries, sum(cut[:i]), share, started,
+                                         seconds) for i, share in enumerate(cut)])
     wall = time.perf_counter() - started
     lat = [x for part in parts for x in part[0]]
     errors = [e for part in parts for e in part[1]]
