@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.hook_views import CliState as CliState
     from echo_core.hook_views import EventContext as EventContext
     from echo_core.hook_views import ExpandContext as ExpandContext
+    from echo_core.lazy_log import lazy_logger as lazy_logger
     from echo_core.locking import ProcessRegistry as ProcessRegistry
     from echo_core.locking import ReentrantHold as ReentrantHold
     from echo_core.locking import StaleLockWarning as StaleLockWarning
@@ -65,8 +66,6 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.models import TreeScan as TreeScan
     from echo_core.models import to_jsonable as to_jsonable
     from echo_core.names import fold_plural as fold_plural
-    from echo_core.output_cache import cached_output as cached_output
-    from echo_core.output_cache import remember_output as remember_output
     from echo_core.names import name_key as name_key
     from echo_core.names import name_tokens as name_tokens
     from echo_core.names import slugify as slugify
@@ -109,6 +108,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
         reflect_session_transcript as reflect_session_transcript,
     )
     from echo_core.ops.vault_changes import sync_changed as sync_changed
+    from echo_core.output_cache import cached_output as cached_output
+    from echo_core.output_cache import remember_output as remember_output
     from echo_core.paths import normalize_path as normalize_path
     from echo_core.plugins import PluginHost as PluginHost
     from echo_core.plugins import create_host as create_host
@@ -206,6 +207,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",
     **dict.fromkeys(("cached_output", "remember_output"), "echo_core.output_cache"),
+    "lazy_logger": "echo_core.lazy_log",
 }
 _MODULES = {"progress": "echo_core.progress"}
 

@@ -30,7 +30,6 @@ exactly the semantics of ``EntityIndex`` (the scoring code is shared).
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -69,11 +68,12 @@ from echo_core.entity_cache_rows import (
     row_entity,
 )
 from echo_core.errors import EchoError, ExitCode
+from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
 from echo_core.names import name_key, name_tokens
 from echo_core.protocols import Storage
 
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).

@@ -33,15 +33,16 @@ finds the notes as it always did.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import TYPE_CHECKING
+
+from echo_core.lazy_log import lazy_logger
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
     from echo_core.protocols import Storage
 
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 
 def _folder_of(path: str) -> str:

@@ -21,19 +21,19 @@ note is never indexed twice either way.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 
 from echo_core.corpus import in_corpus, index_doc
 from echo_core.corpus_docs import iter_corpus
+from echo_core.lazy_log import lazy_logger
 from echo_core.models import Note
 from echo_core.notes import parse_note
 from echo_core.protocols import IndexDoc, PersistentRanker, Ranker, Storage, WeightedTerm
 from echo_core.ranker_changes import LogMark, NoteChangeLog
 
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 #: Builds a fresh ranker of the active kind (the factory bound to tokenizer and folder).
 MakeRanker = Callable[[], Ranker]

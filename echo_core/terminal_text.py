@@ -56,12 +56,35 @@ def json_text(payload: Any) -> str:
     return _UNSAFE_JSON.sub(_json_escape, text)
 
 
+#: Payloads with fewer values than this are written by the standard library: importing
+#: orjson (~2-4 ms cold, with dataclasses) costs more than it saves on them.
+ORJSON_FROM_VALUES = 2000
+
+
+def _values_at_least(payload: Any, count: int) -> bool:
+    """True when ``payload`` holds at least ``count`` values (counted until then)."""
+    stack, seen = [payload], 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen >= count:
+            return True
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return False
+
+
 def _indented_json(payload: Any) -> str:
     """``json.dumps(payload, indent=2, ensure_ascii=False)``, written by orjson when it
-    can (the same text, 20x faster: the standard encoder falls back to pure Python when
-    indenting, seconds for a 100k-note lint report); the standard library otherwise (a
-    value orjson refuses, such as an integer past 64 bits or a lone surrogate)."""
-    import orjson  # only commands that print JSON pay its import (~1 ms)
+    can and the payload is big (the same text, 20x faster: the standard encoder falls
+    back to pure Python when indenting, seconds for a 100k-note lint report); the
+    standard library otherwise (a small payload, or a value orjson refuses, such as an
+    integer past 64 bits or a lone surrogate)."""
+    if not _values_at_least(payload, ORJSON_FROM_VALUES):
+        return json.dumps(payload, indent=2, ensure_ascii=False)
+    import orjson  # only big JSON pays its import
 
     try:
         return orjson.dumps(payload, option=orjson.OPT_INDENT_2

@@ -54,3 +54,16 @@ def test_json_text_escapes_terminal_controls_in_strings() -> None:
     text = json_text({"title": "evil\x1b[2J\u202e"})
     assert "\x1b" not in text and "\u202e" not in text
     assert json.loads(text) == {"title": "evil\x1b[2J\u202e"}
+
+
+def test_a_big_payload_and_a_small_one_print_the_same_way() -> None:
+    """Small payloads skip orjson's import; big ones use it: the text is the same."""
+    import sys
+
+    from echo_core.terminal_text import ORJSON_FROM_VALUES
+
+    small = {"hits": [{"path": f"n/{i}.md", "n": i} for i in range(3)]}
+    big = {"hits": [{"path": f"n/{i}.md", "n": i} for i in range(ORJSON_FROM_VALUES)]}
+    assert json_text(small) == _stdlib(small)
+    assert json_text(big) == _stdlib(big)
+    assert "orjson" in sys.modules  # the big one went through it

@@ -56,6 +56,19 @@ def test_help_asks_no_module_for_the_terminal_width(tmp_path: Path) -> None:
     assert not {"shutil", "bz2", "lzma"} & imported
 
 
+def test_a_lazy_logger_is_the_named_logger_once_used(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from echo_core import lazy_logger
+
+    log = lazy_logger("echo_memory.lazy-probe")
+    with caplog.at_level(logging.INFO, logger="echo_memory.lazy-probe"):
+        log.info("hello %s", "there")
+    assert caplog.records[-1].getMessage() == "hello there"
+    assert caplog.records[-1].name == "echo_memory.lazy-probe"
+    assert log.isEnabledFor(logging.CRITICAL)
+
+
 def test_records_off_the_start_up_path_are_json_objects_by_field() -> None:
     record = PluginRecord("alpha", "1.0", hooks=["register_storage"])
     problem = RegistrationProblem("duplicate", "register_storage", "fs", ("a", "b"), "taken")
@@ -121,3 +134,6 @@ def test_a_cold_recall_loads_no_openssl_shutil_tomllib_or_numpy(tmp_path: Path) 
     imported = _imported(["recall", "--json", "deploy"], env)
     assert "echo_core.ops.recall" in imported
     assert not {"hashlib", "_hashlib", "shutil", "tomllib", "numpy"} & imported
+    # nothing logged: no logging; a small answer: no orjson; no uuid for a token; and the
+    # line parsed without click (transport_cli.direct_ops)
+    assert not {"logging", "orjson", "uuid", "click"} & imported

@@ -39,12 +39,12 @@ answers from the indexes as they are.
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING
 
 import attrs
 
+from echo_core.lazy_log import lazy_logger
 from echo_core.ops.index_sync import IndexSync
 from echo_core.ops.vault_changes import (
     Changes,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
     from echo_core.vault_manifest import VaultManifest
 
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 #: Seconds a bounded check spends stat-ing the rotating window (the folder pass is
 #: always done whole: it is what finds new and deleted notes). 5 ms covers a 1k-note

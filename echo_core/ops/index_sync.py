@@ -14,13 +14,13 @@ rather than record them as done.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from echo_core.errors import EchoError, ExitCode
+from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
 from echo_core.note_entities import entity_of_text, file_stem, kind_folders, unique_slug
 from echo_core.notes import parse_note
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
     from echo_core.entities import EntityIndex
 
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 #: Up to this many notes, the entity diff is computed once without the vault lock first
 #: (no lock taken when nothing changes); a larger batch goes straight to the lock.

@@ -10,7 +10,6 @@ offline writes of one day share an idempotency key and queue once.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +46,9 @@ class QueuedResult:
 def idempotency_key(op: str, args: dict[str, Any], day: str) -> str:
     """Identical writes on the same day share a key."""
     payload = json.dumps({"op": op, "args": args, "day": day}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+    from echo_core.digests import sha256  # CPython's own: no OpenSSL for a cold hook
+
+    return sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
 def queue_or_raise(ctx: EchoContext, op: str, args: dict[str, Any],

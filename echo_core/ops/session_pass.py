@@ -23,7 +23,6 @@ owed pass runs in full. The background process gives up after ``PASS_LIMIT`` sec
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import time
@@ -31,12 +30,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from echo_core.lazy_log import lazy_logger
 from echo_core.ops.freshness import OwedPass, full_pass
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 MODE_ENV = "ECHO_SESSION_PASS"
 LOCK_FILE = "freshness-pass.lock"

@@ -16,7 +16,6 @@ are rebuilt from one read of every note, so whatever happened before is covered.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -24,6 +23,7 @@ import attrs
 
 from echo_core.corpus import EXCLUDED_FILES, EXCLUDED_PREFIXES, in_corpus, index_doc
 from echo_core.entities import content_hash
+from echo_core.lazy_log import lazy_logger
 from echo_core.models import TreeScan
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from echo_core.protocols import IndexDoc, Storage
 
 Stamp = tuple[int, int]
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 READ_BATCH = 256
 
 

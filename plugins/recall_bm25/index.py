@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import logging
 import sqlite3
 import sys
 import threading
@@ -40,7 +39,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from echo_core import IndexDoc, SplittableDocs, Tokenizer, WeightedTerm, start_forked
+from echo_core import (
+    IndexDoc,
+    SplittableDocs,
+    Tokenizer,
+    WeightedTerm,
+    lazy_logger,
+    start_forked,
+)
 from plugins.recall_bm25.cold_pruned import champion_search
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
@@ -55,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MERGE_FRACTION", "MERGE_MIN_DOCS", "PROGRESS_EVERY", "Bm25Index"]
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 #: Merge once the delta holds more docs than this ...
 MERGE_MIN_DOCS = 2000
