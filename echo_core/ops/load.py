@@ -29,8 +29,7 @@ unreachable; proceed without memory".
 
 from __future__ import annotations
 
-import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -154,6 +153,45 @@ def _list(storage: ReadSource, prefix: str) -> tuple[tuple[str, ...], str]:
         return (), (exc.message if isinstance(exc, EchoError) else f"{type(exc).__name__}: {exc}")
 
 
+class _Done:
+    """A call already made, as a future: ``result()`` returns its value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def result(self) -> Any:
+        return self._value
+
+
+class _Inline:
+    """A pool that runs each call at once, in this thread (``submit`` -> ``_Done``)."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> _Done:
+        return _Done(fn(*args))
+
+
+def _read_pool(storage: Any) -> Any:
+    """Threads for a storage whose reads wait on a network (``_READ_WORKERS`` at once);
+    the calling thread for local files (``fork_safe_reads``: a folder vault), where a
+    read takes microseconds and a thread pool (with ``concurrent.futures`` and
+    ``logging`` to import) costs a cold hook more than it saves."""
+    from echo_core.storage_base import fork_safe_reads
+
+    if fork_safe_reads(storage):
+        return _Inline()
+    import concurrent.futures
+
+    return concurrent.futures.ThreadPoolExecutor(_READ_WORKERS)
+
+
 def read_snapshot(ctx: EchoContext, outbox_note: str = "",
                   source: ReadSource | None = None) -> VaultSnapshot:
     """Read everything the digest needs, in parallel: the fixed files and listings, the
@@ -165,7 +203,7 @@ def read_snapshot(ctx: EchoContext, outbox_note: str = "",
     paths = {"marker": MARKER_PATH, "preferences": PREFERENCES_PATH, "context": CONTEXT_PATH,
              "heartbeat": HEARTBEAT_PATH, "daily": daily_note_path(today), "inbox": INBOX_PATH}
     folder = ctx.manifest.route(SEMANTIC_KIND).folder
-    with concurrent.futures.ThreadPoolExecutor(_READ_WORKERS) as pool:
+    with _read_pool(storage) as pool:
         futures = {name: pool.submit(_read, storage, path) for name, path in paths.items()}
         listing = pool.submit(_list, storage, SESSIONS_DIR)
         memory_listing = pool.submit(_list, storage, folder)
