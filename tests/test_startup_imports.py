@@ -137,3 +137,24 @@ def test_a_cold_recall_loads_no_openssl_shutil_tomllib_or_numpy(tmp_path: Path) 
     # nothing logged: no logging; a small answer: no orjson; no uuid for a token; and the
     # line parsed without click (transport_cli.direct_ops)
     assert not {"logging", "orjson", "uuid", "click"} & imported
+
+
+def test_a_cold_session_start_loads_no_thread_pool_logging_or_openssl(tmp_path: Path) -> None:
+    """A folder vault's brief is read in the hook's own thread; nothing logged, hashed
+    with OpenSSL or given a uuid on the way."""
+    from tests.capture_kit import VaultBox
+
+    box = VaultBox(tmp_path / "box").init()
+    assert box.capture("Deploy checklist", kind="concept", body="How we deploy.").ok
+    env = {**os.environ, "ECHO_PLUGIN_DISTS": "echo-memory", "ECHO_SESSION_PASS": "background",
+           **box.env(ECHO_VAULT=str(box.vault), ECHO_STATE_DIR=str(box.state))}
+    stdin = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart",
+                        "source": "startup", "cwd": str(tmp_path)})
+    seen: set[str] = set()
+    for _ in range(2):  # the first run builds what a first run builds
+        done = subprocess.run([sys.executable, "-c", _PROBE, "hook", "SessionStart"],
+                              input=stdin, capture_output=True, text=True, env=env,
+                              check=False, timeout=120)
+        seen = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert "echo_core.ops.load" in seen
+    assert not {"concurrent.futures", "logging", "hashlib", "_hashlib", "uuid", "click"} & seen

@@ -203,7 +203,7 @@ def read_snapshot(ctx: EchoContext, outbox_note: str = "",
     paths = {"marker": MARKER_PATH, "preferences": PREFERENCES_PATH, "context": CONTEXT_PATH,
              "heartbeat": HEARTBEAT_PATH, "daily": daily_note_path(today), "inbox": INBOX_PATH}
     folder = ctx.manifest.route(SEMANTIC_KIND).folder
-    with _read_pool(storage) as pool:
+    with _read_pool(ctx.vault.storage) as pool:  # the backend's reads, whatever wraps them
         futures = {name: pool.submit(_read, storage, path) for name, path in paths.items()}
         listing = pool.submit(_list, storage, SESSIONS_DIR)
         memory_listing = pool.submit(_list, storage, folder)
