@@ -149,3 +149,11 @@ def test_an_empty_body_is_no_arguments(served: tuple[VaultBox, EchoMcpServer]) -
     answer = _post(server, "/call/echo_health", b"")
     assert answer.status_code == 200, answer.text
     assert answer.json()["ok"] is True
+
+
+def test_deeply_nested_json_is_400_not_a_crash(served: tuple[VaultBox, EchoMcpServer]) -> None:
+    _, server = served
+    deep = b"[" * 200_000 + b"]" * 200_000
+    answer = _post(server, "/call/echo_get_note", deep)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "usage"

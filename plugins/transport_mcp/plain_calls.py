@@ -128,7 +128,7 @@ class PlainCalls:
             return
         try:
             arguments = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, or nested past the stack
             arguments = exc
         if not isinstance(arguments, dict):
             await _answer(send, 400, _problem("usage", "the body must be a JSON object of "
