@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from types import CodeType, ModuleType
 from typing import Any
 
-__all__ = ["SEED_STANDIN", "cache_path", "install", "installed"]
+__all__ = ["SEED_STANDIN", "cache_path", "install", "installed", "own_private"]
 
 #: Bumped when the file's layout changes.
 FORMAT = 1
@@ -190,7 +190,7 @@ def _load() -> dict[str, Any]:
         return {}
     try:
         with open(path, "rb") as f:
-            if not _own_private(os.fstat(f.fileno())):
+            if not own_private(os.fstat(f.fileno())):
                 return {}  # code another user could have written is never run
             data = marshal.load(f)
     except (OSError, EOFError, ValueError, TypeError):
@@ -202,7 +202,7 @@ def _load() -> dict[str, Any]:
     return codes
 
 
-def _own_private(st: os.stat_result) -> bool:
+def own_private(st: os.stat_result) -> bool:
     """The file is this user's and no one else may write it (POSIX; elsewhere: True)."""
     getuid = getattr(os, "getuid", None)
     if getuid is None:  # pragma: no cover - not POSIX

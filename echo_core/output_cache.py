@@ -11,6 +11,7 @@ with ``loaded_modules=False``). ``cached_output(name, key)`` returns the text on
 the key is equal and every one of those files still has that size and mtime (a missing
 file is a change), so an edited, installed or removed module means a miss; else None.
 
+A file that is not the user's own, or that others may write, is never read.
 Nothing is written while a recorded file was modified in the last 2 s (its mtime may not
 move on its next change), or when ``ECHO_PLUGIN_CACHE`` is off. A file that cannot be
 read, parsed or written is no error: the text is computed again.
@@ -25,6 +26,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from echo_core.attrs_code_cache import own_private
 from echo_core.entry_point_cache import cache_dir, cache_enabled
 
 __all__ = ["cached_output", "remember_output"]
@@ -65,6 +67,8 @@ def cached_output(name: str, key: Mapping[str, Any]) -> str | None:
         return None
     try:
         with open(path, encoding="utf-8") as handle:
+            if not own_private(os.fstat(handle.fileno())):
+                return None  # text another user could have written is never printed
             entry = json.load(handle)
     except (OSError, ValueError):
         return None

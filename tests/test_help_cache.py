@@ -146,3 +146,13 @@ def test_the_click_built_page_imports_no_attrs_nor_shutil(tmp_path: Path) -> Non
     assert lines[-2] == "0 True"  # built by click
     imported = {name.split(".")[0] for name in json.loads(lines[-1])}
     assert not imported & {"attr", "attrs", "dataclasses", "shutil", "bz2", "lzma"}
+
+
+def test_a_page_others_may_write_is_never_printed(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    remember_output("probe", {"k": 1}, "the page", loaded_modules=False)
+    assert cached_output("probe", {"k": 1}) == "the page"
+    written = tmp_path / "cache" / "echo-memory" / "output-probe.json"
+    written.chmod(0o622)  # writable by group and others: someone may have changed it
+    assert cached_output("probe", {"k": 1}) is None
