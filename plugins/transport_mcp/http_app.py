@@ -43,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from echo_core import terminal_safe
 from plugins.transport_mcp.bearer import is_loopback
 from plugins.transport_mcp.health import health_report
-from plugins.transport_mcp.plain_calls import CALL_PREFIX, PlainCalls
+from plugins.transport_mcp.plain_calls import CALL_PREFIX, PlainCalls, respond_json
 from plugins.transport_mcp.server import EchoMcpServer
 
 log = logging.getLogger("echo_memory.mcp")
@@ -89,13 +89,6 @@ def printable(text: str, limit: int = 200) -> str:
     return terminal_safe(clipped, one_line=True)
 
 
-async def _respond(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()), *extra]})
-    await send({"type": "http.response.body", "body": body})
-
-
 class HttpGuard:
     """ASGI middleware: Host / Origin (but on ``/mcp``), bearer token, POST-only ``/mcp``
     (see module docstring). ``app`` is the wrapped SDK app."""
@@ -132,11 +125,11 @@ class HttpGuard:
         if path not in OPEN_PATHS and not self.authorized(scope):
             log.warning("auth: rejected %s %s (missing or wrong bearer token)",
                         printable(scope.get("method", "?")), printable(path or "?"))
-            await _respond(send, 401, _UNAUTHORIZED,
+            await respond_json(send, 401, _UNAUTHORIZED,
                            (b"www-authenticate", b'Bearer realm="echo-memory"'))
             return
         if path == MCP_PATH and scope.get("method") != "POST":
-            await _respond(send, 405, _NOT_ALLOWED, (b"allow", b"POST"))
+            await respond_json(send, 405, _NOT_ALLOWED, (b"allow", b"POST"))
             return
         if self._plain is not None and path and path.startswith(CALL_PREFIX):
             await self._plain(scope, receive, send)

@@ -39,7 +39,7 @@ from echo_core import CODE_NAMES, ExitCode, Operation, ParamsInvalid, parse_para
 from plugins.transport_mcp.results import error_outcome
 from plugins.transport_mcp.runner import ToolRunner
 
-__all__ = ["CALL_PREFIX", "PlainCalls", "status_for"]
+__all__ = ["CALL_PREFIX", "PlainCalls", "respond_json", "status_for"]
 
 CALL_PREFIX = "/call/"
 _STATUS = {"usage": 400, "not-found": 404, "lock-held": 409, "duplicate-gate": 409,
@@ -61,7 +61,9 @@ def _problem(error: str, message: str) -> bytes:
                                  "message": message}}).encode()
 
 
-async def _answer(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
+async def respond_json(send: Send, status: int, body: bytes,
+                       *extra: tuple[bytes, bytes]) -> None:
+    """One whole JSON response (``body`` already encoded) with ``extra`` headers."""
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()), *extra]})
@@ -107,22 +109,22 @@ class PlainCalls:
         name = str(scope.get("path", ""))[len(CALL_PREFIX):]
         op = self._operations.get(name)
         if op is None:
-            await _answer(send, 404, _problem("not-found", (
+            await respond_json(send, 404, _problem("not-found", (
                 f"this server serves no tool {name[:80]!r}; POST /call/<tool> with one of "
                 f"the MCP tool names (tools/list over /mcp lists them)")))
             return
         if scope.get("method") != "POST":
-            await _answer(send, 405, _problem("usage", f"POST a JSON object of {name}'s "
+            await respond_json(send, 405, _problem("usage", f"POST a JSON object of {name}'s "
                                                        "arguments"), (b"allow", b"POST"))
             return
         if not _is_json(scope):
-            await _answer(send, 415, _problem("usage", "send the arguments as a JSON "
+            await respond_json(send, 415, _problem("usage", "send the arguments as a JSON "
                                                        "object with Content-Type: "
                                                        "application/json"))
             return
         raw = await _body(receive, self._max_body)
         if raw is None:
-            await _answer(send, 413, _problem("usage", f"the body is over "
+            await respond_json(send, 413, _problem("usage", f"the body is over "
                                                        f"{self._max_body} bytes; send less "
                                                        "per call"))
             return
@@ -131,7 +133,7 @@ class PlainCalls:
         except (ValueError, RecursionError) as exc:  # not JSON, or nested past the stack
             arguments = exc
         if not isinstance(arguments, dict):
-            await _answer(send, 400, _problem("usage", "the body must be a JSON object of "
+            await respond_json(send, 400, _problem("usage", "the body must be a JSON object of "
                                                        f"{name}'s arguments"))
             return
         await self._run(send, op, arguments)
@@ -148,7 +150,7 @@ class PlainCalls:
         result = outcome.result
         structured = result.structured_content or {}
         body = json.dumps(structured, ensure_ascii=False).encode()
-        await _answer(send, status_for(structured, bool(result.is_error)), body)
+        await respond_json(send, status_for(structured, bool(result.is_error)), body)
 
 
 # every error code has a status: a new code must be placed in the table above
