@@ -1,0 +1,123 @@
+"""The vault lock of a PostgreSQL vault: a session-level advisory lock.
+
+Taking it opens a dedicated connection (outside the pool) and polls
+``pg_try_advisory_lock(key)`` until it is granted or ``timeout`` passes (then exit 75,
+naming the holder from ``pg_stat_activity``: its application name says which process on
+which host). The key is derived from the vault's schema, so every process on every
+machine using the same database and schema contends for the same lock, and no other
+vault does. Releasing unlocks and closes the connection.
+
+Unlike a lock file, it cannot go stale: the server drops a session's advisory locks when
+the session ends, so a holder that dies (killed, its machine gone) frees the lock as soon
+as the server notices the connection closed. A holder whose connection is cut while it
+holds the lock (a server restart) loses it; it is warned at release
+(``StaleLockWarning``). Within one process the lock is re-entrant per thread and threads
+exclude each other (``ReentrantHold``, one per vault identity).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from typing import Any
+
+import psycopg
+
+from echo_core import (
+    BackendUnavailable,
+    EchoError,
+    LockHeldError,
+    ProcessRegistry,
+    ReentrantHold,
+    StaleLockWarning,
+)
+from plugins.storage_postgres.pg_connect import Connections, backend_error
+from plugins.storage_postgres.pg_schema import advisory_key
+
+#: Seconds between two tries of a held lock.
+_POLL = 0.02
+
+
+class AdvisoryLock:
+    """The process-wide lock state of one vault (see the module docstring)."""
+
+    def __init__(self, identity: str, schema: str) -> None:
+        self.identity = identity
+        self.key = advisory_key("echo-memory vault lock", schema)
+        self._hold = ReentrantHold(f"of {identity}")
+        self._conn: Any = None
+
+    def hold(self, connections: Connections,
+             timeout: float) -> contextlib.AbstractContextManager[None]:
+        """Hold the vault lock for the ``with`` block; exit 75 after ``timeout`` s."""
+        return self._hold.hold(timeout, lambda deadline: self._acquire(connections, deadline),
+                               lambda token: self._release())
+
+    def _acquire(self, connections: Connections, deadline: float) -> str:
+        conn = connections.direct()
+        try:
+            while True:
+                granted = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
+                if granted and granted[0]:
+                    self._conn = conn
+                    return "held"
+                if time.monotonic() >= deadline:
+                    raise LockHeldError(
+                        f"vault lock of {self.identity} is held by {self._holder(conn)}; "
+                        "wait for it to finish and retry (the server frees it as soon as "
+                        "that process ends or loses its connection)")
+                time.sleep(min(_POLL, max(0.0, deadline - time.monotonic())))
+        except EchoError:
+            conn.close()
+            raise
+        except psycopg.Error as exc:
+            conn.close()
+            raise backend_error(exc, connections.where) from None
+
+    def _holder(self, conn: Any) -> str:
+        """Who holds the lock, as ``pg_stat_activity`` tells (best effort)."""
+        classid, objid = (self.key >> 32) & 0xFFFFFFFF, self.key & 0xFFFFFFFF
+        try:
+            row = conn.execute(
+                "SELECT a.application_name, a.client_addr::text, a.pid, "
+                "extract(epoch FROM now() - a.state_change) FROM pg_catalog.pg_locks l "
+                "JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
+                "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s "
+                "AND l.objid = %s AND l.objsubid = 1 LIMIT 1",
+                (classid, objid)).fetchone()
+        except psycopg.Error:
+            row = None
+        if not row:
+            return "another process"
+        name, addr, pid, idle = row
+        who = name or "a client"
+        return (f"{who} (server pid {pid}, from {addr or 'a local socket'}, "
+                f"{float(idle or 0):.1f} s in its current state)")
+
+    def _release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            freed = conn.execute("SELECT pg_advisory_unlock(%s)", (self.key,)).fetchone()
+            if not (freed and freed[0]):
+                raise BackendUnavailable("the lock was not held any more")
+        except (psycopg.Error, BackendUnavailable) as exc:
+            warnings.warn(
+                f"vault lock of {self.identity} was lost while held ({exc}); its "
+                "connection to PostgreSQL was cut, so another process may have taken it",
+                StaleLockWarning,
+                stacklevel=4,
+            )
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()
+
+
+_REGISTRY: ProcessRegistry[AdvisoryLock] = ProcessRegistry()
+
+
+def advisory_lock_for(identity: str, schema: str) -> AdvisoryLock:
+    """The process-wide ``AdvisoryLock`` of the vault ``identity``."""
+    return _REGISTRY.get(identity, lambda: AdvisoryLock(identity, schema))

@@ -1,0 +1,95 @@
+"""The vault URL of a PostgreSQL vault: what to connect to, which schema, and its identity.
+
+``postgresql://[user[:password]@]host[:port]/dbname[?schema=NAME&<libpq options>]``
+(``postgres://`` is the same). The vault lives in the schema ``NAME`` (default
+``echo_memory``): several vaults can share one database, one schema each (the tests give
+every test its own). Every other query option (``sslmode``, ``sslrootcert``,
+``connect_timeout``, ``application_name`` ...) goes to libpq unchanged, and so do the
+usual ``PG*`` environment variables and ``~/.pgpass``. A schema name is a lower-case SQL
+identifier (letters, digits, ``_``; not starting with a digit; at most 63 characters).
+
+The identity (which keys the per-machine state dir) names user, host, port, database and
+schema, never the password; messages show the same form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+import attrs
+
+from echo_core import usage_error
+
+SCHEMES = ("postgresql", "postgres")
+DEFAULT_SCHEMA = "echo_memory"
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+@attrs.frozen
+class PgTarget:
+    """Where a PostgreSQL vault lives: ``conninfo`` for libpq (the URL without the
+    ``schema`` option), the ``schema`` and the password-free ``identity``."""
+
+    conninfo: str
+    schema: str
+    identity: str
+
+
+def check_schema(name: str) -> str:
+    """``name`` when it is a usable schema name, else exit 2 saying what is allowed."""
+    if not _SCHEMA_NAME.fullmatch(name):
+        raise usage_error(
+            f"schema {name!r} is not a plain lower-case SQL name; use letters a-z, digits "
+            "and _ (not starting with a digit, at most 63 characters), e.g. schema=echo_memory"
+        )
+    return name
+
+
+def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTarget:
+    """The ``PgTarget`` of a ``postgresql://`` vault URL (exit 2 for one that is not).
+
+    The schema comes from the URL's ``schema`` option, else the ``schema`` backend
+    option (``[backends.postgresql]`` in the config file), else ``echo_memory``."""
+    text = url.strip()
+    scheme, sep, _ = text.partition("://")
+    if not sep or scheme.lower() not in SCHEMES:
+        raise usage_error(
+            f"vault URL {url!r} is not a PostgreSQL URL; use "
+            "postgresql://user@host:5432/dbname (optionally ?schema=name)"
+        )
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        raise usage_error(f"vault URL {_hide_password(text)!r} has an invalid port; use "
+                          "e.g. :5432") from None
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = str((options or {}).get("schema") or DEFAULT_SCHEMA)
+    rest: list[tuple[str, str]] = []
+    for key, value in query:
+        if key == "schema":
+            schema = value
+        else:
+            rest.append((key, value))
+    check_schema(schema)
+    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    where = f"{quote(user, safe='')}@{host}" if user else host
+    identity = (f"postgresql://{where}{':' + str(port) if port else ''}{parts.path or '/'}"
+                f"?schema={schema}")
+    return PgTarget(conninfo=conninfo, schema=schema, identity=identity)
+
+
+def _hide_password(url: str) -> str:
+    """``url`` with any password replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
