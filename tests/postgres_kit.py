@@ -40,8 +40,10 @@ import pytest
 
 URL_ENV = "ECHO_TEST_POSTGRES_URL"
 REQUIRE_ENV = "ECHO_REQUIRE_POSTGRES"
-#: Settings for a throwaway test cluster: small, fast, nothing kept.
-_SERVER_OPTIONS = ("-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+#: Settings for a throwaway test cluster: small and fast. ``fsync=off`` loses data only
+#: when the machine crashes; commits stay synchronous, so a committed write survives the
+#: ``pg_ctl stop -m immediate`` (a server crash) the outage tests use.
+_SERVER_OPTIONS = ("-c fsync=off -c full_page_writes=off "
                    "-c shared_buffers=16MB -c max_connections=200 "
                    "-c dynamic_shared_memory_type=mmap")
 

@@ -34,6 +34,10 @@ from echo_core import BackendUnavailable, EchoError, ExitCode, VaultNotWritable
 _SLICE = 0.05
 #: SQLSTATE classes / codes meaning "fix the setup", not "wait for the server".
 _NOT_CONFIGURED = ("28", "3D000")
+#: The same, as libpq words a refused connection (which carries no SQLSTATE).
+_REFUSED_WORDS = ("password authentication failed", "no pg_hba.conf entry",
+                  "authentication failed", "does not exist", "password is required",
+                  "permission denied for database")
 #: SQLSTATEs meaning "the server takes no writes now".
 _NOT_WRITABLE = ("25006", "53100", "42501")
 
@@ -47,7 +51,9 @@ def backend_error(exc: BaseException, where: str) -> EchoError:
     """The ``EchoError`` for a psycopg failure while talking to the vault ``where``."""
     state = getattr(exc, "sqlstate", None) or ""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if state.startswith(_NOT_CONFIGURED[0]) or state == _NOT_CONFIGURED[1]:
+    refused = (not state and isinstance(exc, psycopg.OperationalError)
+               and any(words in detail for words in _REFUSED_WORDS))
+    if refused or state.startswith(_NOT_CONFIGURED[0]) or state == _NOT_CONFIGURED[1]:
         return EchoError(
             f"PostgreSQL at {where} refused us ({detail}); check the user, password "
             "(PGPASSWORD or ~/.pgpass) and database name in the vault URL",
