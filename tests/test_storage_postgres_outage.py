@@ -116,12 +116,11 @@ def test_a_write_cut_mid_transaction_is_unavailable_and_leaves_the_old_file(
 
 def test_the_lock_of_a_killed_holder_is_free_at_once(storage: PostgresStorage, url: str,
                                                     tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from plugins.storage_postgres import open_postgres_storage\n"
-         "s = open_postgres_storage(sys.argv[1], {})\n"
-         "with s.lock(timeout=5):\n    print('held', flush=True); time.sleep(60)\n", url],
-        stdout=subprocess.PIPE, text=True)
+    code = ("import sys, time; from plugins.storage_postgres import open_postgres_storage\n"
+            "s = open_postgres_storage(sys.argv[1], {})\n"
+            "with s.lock(timeout=5):\n    print('held', flush=True); time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         status, _ = probe_lock_in_child(StorageSpec(FACTORY, (url, {})), 0.2)
@@ -136,9 +135,13 @@ def test_the_lock_of_a_killed_holder_is_free_at_once(storage: PostgresStorage, u
 def test_a_lock_whose_connection_is_cut_warns_at_release(
     cluster: LocalCluster, storage: PostgresStorage,
 ) -> None:
-    with pytest.warns(StaleLockWarning, match="lost while held"), storage.lock(timeout=1.0):
-        cluster.stop()
-        cluster.start()
+    def hold_through_a_restart() -> None:
+        with storage.lock(timeout=1.0):
+            cluster.stop()
+            cluster.start()
+
+    with pytest.warns(StaleLockWarning, match="lost while held"):
+        hold_through_a_restart()
     with storage.lock(timeout=2.0):
         pass
 
@@ -176,7 +179,8 @@ def test_captures_queue_while_the_server_is_down_and_land_once(
     cli_env = dict(os.environ, HOME=str(tmp_path / "home"), ECHO_VAULT=url,
                    ECHO_STATE_DIR=str(tmp_path / "state"))
     down = subprocess.run([*CLI, "get", "resources/companies/vantage-systems.md"],
-                          capture_output=True, text=True, env=cli_env, timeout=60)
+                          capture_output=True, text=True, env=cli_env, timeout=60,
+                          check=False)
     assert down.returncode == int(ExitCode.UNAVAILABLE), down.stderr
     assert "unreachable" in down.stderr
     cluster.start()
