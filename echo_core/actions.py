@@ -55,6 +55,9 @@ class Action(enum.StrEnum):
     REFLECTED = "reflected"
     FLUSHED = "flushed"
     BACKED_UP = "backed-up"
+    #: ``export`` / ``import``: the vault copied to / from a plain folder
+    EXPORTED = "exported"
+    IMPORTED = "imported"
     BUILT = "built"
     REINDEXED = "reindexed"
     SWEPT = "swept"

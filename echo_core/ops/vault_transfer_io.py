@@ -1,0 +1,248 @@
+"""The two ends of ``export`` / ``import``: a plain folder, and the vault's storage.
+
+A folder is walked as a folder vault lists itself: regular files only, hidden names
+(``.obsidian/``, ``.git/``, lock and temp files) skipped, symbolic links skipped (and
+reported: a link's target is not the vault's to copy). A file is written to a folder
+atomically (an owner-tagged temp file beside it, then a rename).
+
+A storage is read and written in bulk where it can: ``read_many_bytes`` /
+``write_many`` (the PostgreSQL backend: a query or a transaction per thousand files),
+else ``read_bytes`` / ``write_bytes`` per file, else its text: a file that is not UTF-8
+then goes straight into a folder vault's folder, and is reported as not copied for any
+other text-only backend. These optional methods are duck-typed here; the
+``Storage`` protocol does not change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.paths import normalize_path
+from echo_core.protocols import BackendUnavailable, Storage
+from echo_core.tempfiles import temp_name
+
+#: Files read or written per batch (and per progress report).
+CHUNK = 500
+#: Threads reading a storage that has no bulk read (a remote one answers in parallel).
+_READERS = 8
+
+
+@attrs.frozen
+class TransferSkip:
+    """A file left out of the transfer, and why."""
+
+    path: str
+    reason: str
+
+
+@runtime_checkable
+class ManyBytesReadable(Protocol):
+    """A storage reading many files' bytes at once (missing -> None)."""
+
+    def read_many_bytes(self, paths: Sequence[str]) -> dict[str, bytes | None]: ...
+
+
+@runtime_checkable
+class BytesReadable(Protocol):
+    """A storage reading one file's bytes as stored."""
+
+    def read_bytes(self, path: str) -> bytes: ...
+
+
+@runtime_checkable
+class ManyWritable(Protocol):
+    """A storage writing many files (text or bytes) in one go."""
+
+    def write_many(self, files: Mapping[str, str | bytes]) -> None: ...
+
+
+@runtime_checkable
+class BytesWritable(Protocol):
+    """A storage writing one file's bytes as given."""
+
+    def write_bytes(self, path: str, data: bytes) -> None: ...
+
+
+def chunks(items: Sequence[str], size: int = CHUNK) -> Iterator[Sequence[str]]:
+    """``items`` in consecutive slices of ``size``."""
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+# --- the vault's storage ------------------------------------------------------------------
+
+
+def _one_reader(storage: Storage) -> Callable[[str], bytes]:
+    if isinstance(storage, BytesReadable):
+        return storage.read_bytes
+    return lambda path: storage.read(path).encode("utf-8")
+
+
+def read_vault(storage: Storage, paths: Sequence[str],
+               skipped: list[TransferSkip]) -> dict[str, bytes]:
+    """The bytes of ``paths`` in the vault; a file that vanished or cannot be read is
+    appended to ``skipped``. ``BackendUnavailable`` propagates."""
+    if isinstance(storage, ManyBytesReadable):
+        got = storage.read_many_bytes(paths)
+        found = {p: data for p, data in got.items() if data is not None}
+        skipped.extend(TransferSkip(p, "deleted while the transfer ran")
+                       for p, data in got.items() if data is None)
+        return found
+    read = _one_reader(storage)
+
+    def one(path: str) -> bytes | TransferSkip:
+        try:
+            return read(path)
+        except BackendUnavailable:
+            raise
+        except EchoError as exc:
+            gone = exc.code == ExitCode.NOT_FOUND
+            return TransferSkip(path, "deleted while the transfer ran" if gone else exc.message)
+
+    with ThreadPoolExecutor(max_workers=_READERS) as pool:
+        results = list(pool.map(one, paths))
+    found = {}
+    for path, result in zip(paths, results, strict=True):
+        if isinstance(result, TransferSkip):
+            skipped.append(result)
+        else:
+            found[path] = result
+    return found
+
+
+def write_vault(storage: Storage, files: Mapping[str, bytes],
+                skipped: list[TransferSkip]) -> list[str]:
+    """Write ``files`` into the vault; returns the paths written. A storage that takes
+    only text gets each UTF-8 file as text; any other file is appended to ``skipped``."""
+    if not files:
+        return []
+    if isinstance(storage, ManyWritable):
+        storage.write_many(dict(files))
+        return list(files)
+    written = []
+    for path, data in files.items():
+        if isinstance(storage, BytesWritable):
+            storage.write_bytes(path, data)
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                if not _write_attachment(storage, path, data, skipped):
+                    continue
+            else:
+                storage.write(path, text)
+        written.append(path)
+    return written
+
+
+def _write_attachment(storage: Storage, path: str, data: bytes,
+                      skipped: list[TransferSkip]) -> bool:
+    """Write a file that is not text into a folder vault's folder itself (its storage
+    writes text only); any other text-only backend cannot hold it: ``skipped``."""
+    folder = vault_folder(storage)
+    if folder is None:
+        skipped.append(TransferSkip(path, "not UTF-8 text, and this vault's backend "
+                                          "stores text only; copy it by hand"))
+        return False
+    try:
+        write_file(folder, path, data)
+    except OSError as exc:
+        skipped.append(TransferSkip(path, f"cannot be written ({exc.strerror or exc})"))
+        return False
+    return True
+
+
+# --- a plain folder -----------------------------------------------------------------------
+
+
+def folder_files(root: Path, skipped: list[TransferSkip]) -> list[str]:
+    """Vault paths of the regular files under ``root``, sorted (module docstring for
+    what is skipped; links and names no vault can hold go to ``skipped``)."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        base = Path(folder)
+        rel_base = base.relative_to(root).as_posix()
+        kept_dirs = []
+        for name in sorted(dirs):
+            if name.startswith("."):
+                continue
+            rel = name if rel_base == "." else f"{rel_base}/{name}"
+            if (base / name).is_symlink():
+                skipped.append(TransferSkip(rel, "a symbolic link to a folder; not followed"))
+                continue
+            kept_dirs.append(name)
+        dirs[:] = kept_dirs
+        for name in files:
+            if name.startswith("."):
+                continue
+            rel = name if rel_base == "." else f"{rel_base}/{name}"
+            full = base / name
+            if full.is_symlink() or not full.is_file():
+                skipped.append(TransferSkip(rel, "a symbolic link or special file; not copied"))
+                continue
+            try:
+                found.append(normalize_path(rel))
+            except EchoError as exc:
+                skipped.append(TransferSkip(rel, exc.message))
+    found.sort()
+    return found
+
+
+def read_folder(root: Path, paths: Sequence[str],
+                skipped: list[TransferSkip]) -> dict[str, bytes]:
+    """The bytes of ``paths`` under ``root``; unreadable ones go to ``skipped``."""
+    found = {}
+    for path in paths:
+        try:
+            found[path] = (root / path).read_bytes()
+        except OSError as exc:
+            skipped.append(TransferSkip(path, f"cannot be read ({exc.strerror or exc})"))
+    return found
+
+
+def write_file(root: Path, path: str, data: bytes) -> None:
+    """Write ``data`` to ``root/path`` atomically (parents created); ``OSError`` on failure."""
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(temp_name(target.name))
+    try:
+        with open(tmp, "xb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def folder_entries(root: Path) -> int:
+    """How many entries (hidden ones too) the folder ``root`` holds; 0 when absent."""
+    try:
+        with os.scandir(root) as entries:
+            return sum(1 for _ in entries)
+    except FileNotFoundError:
+        return 0
+
+
+def vault_folder(storage: Storage) -> Path | None:
+    """The folder of a folder vault (its identity ``file:<path>``), else None."""
+    identity = getattr(storage, "identity", "")
+    return Path(identity[5:]) if identity.startswith("file:") else None
+
+
+def check_apart(folder: Path, storage: Storage, what: str) -> None:
+    """Exit 2 when ``folder`` is the vault's own folder, inside it, or holds it."""
+    own = vault_folder(storage)
+    if own is None:
+        return
+    if folder == own or own in folder.parents or folder in own.parents:
+        raise usage_error(f"{what} {folder} overlaps the vault's own folder {own}; give a "
+                          "folder outside the vault")
