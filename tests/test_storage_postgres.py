@@ -230,3 +230,28 @@ def test_other_schemas_neither_see_nor_lock_each_other(postgres_server: str) -> 
         two.close()
         for name in names:
             drop_schema(postgres_server, name)
+
+
+def test_a_schema_from_a_newer_plugin_is_refused(pg_storage: PostgresStorage,
+                                                 pg_schema_url: str) -> None:
+    with psycopg.connect(parse_vault_url(pg_schema_url).conninfo, autocommit=True) as conn:
+        conn.execute(f'UPDATE "{pg_storage.schema}".echo_schema_version SET version = 99')
+    newer = open_postgres_storage(pg_schema_url, {})
+    with pytest.raises(EchoError) as caught:
+        newer.list()
+    assert caught.value.code == ExitCode.NOT_CONFIGURED and "upgrade" in caught.value.message
+    newer.close()
+
+
+def test_no_server_binaries_skip_here_and_fail_where_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests import postgres_kit
+
+    monkeypatch.setattr(postgres_kit, "server_binaries", lambda: None)
+    monkeypatch.setenv(postgres_kit.REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception), postgres_kit.local_cluster():
+        pass
+    monkeypatch.delenv(postgres_kit.REQUIRE_ENV)
+    with pytest.raises(pytest.skip.Exception), postgres_kit.local_cluster():
+        pass
