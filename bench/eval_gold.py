@@ -60,12 +60,26 @@ class Box:
                 "XDG_STATE_HOME": str(home / ".local/state"),
                 "ECHO_CONFIG": str(self.config), "ECHO_TODAY": today}
 
-    def context(self, today: str) -> Any:
-        """A fresh ``EchoContext`` on this vault and state, as a new process would build."""
+    def context(self, today: str, config_extra: str = "") -> Any:
+        """A fresh ``EchoContext`` on this vault and state, as a new process would build;
+        ``config_extra``: TOML lines added to this box's config for this context only
+        (e.g. ``key_field_boost = 1``, or ``recall = "hybrid"``, which wins over the
+        box's own ``recall``)."""
         from echo_core.context import create_context
         from echo_core.plugins import create_host
 
         env = self.env(today)
+        if config_extra:
+            import hashlib
+
+            digest = hashlib.sha1(config_extra.encode()).hexdigest()[:10]
+            variant = self.state / f"config-{digest}.toml"
+            base = self.config.read_text(encoding="utf-8")
+            if "recall =" in config_extra:
+                base = "".join(line for line in base.splitlines(keepends=True)
+                               if not line.startswith("recall ="))
+            variant.write_text(base + config_extra, encoding="utf-8")
+            env["ECHO_CONFIG"] = str(variant)
         host = create_host(disabled=self.disabled, env=env, extra=self.extra)
         return create_context(vault=str(self.vault), state_dir=str(self.state), env=env,
                               host=host)

@@ -274,23 +274,32 @@ class Baseline:
         return [self.paths[i] for i in order[:limit] if scores[i] > 0]
 
 
+#: Recall as shipped, and with each feature of ours turned off (extra config lines).
+VARIANTS: dict[str, str] = {"ours": "", "ours -key-fields": "key_field_boost = 1\n"}
+
+
 def run_conversation(conv: Conversation, box: Any, layout: NoteLayout, limit: int,
-                     baselines: Iterable[str] = tuple(BASELINE_TOKENIZERS)) -> dict[str, Any]:
-    """Build the vault, then rank every scorable question with our recall and each baseline.
+                     baselines: Iterable[str] = tuple(BASELINE_TOKENIZERS),
+                     variants: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Build the vault, then rank every scorable question with our recall under each of
+    ``variants`` (name -> extra config lines; default ``{"ours": ""}``) and each baseline.
     Returns timings and, per system, one ``(qa, ranked dia ids)`` list."""
     from echo_core.ops.recall import recall
 
     start = time.perf_counter()
     paths = write_vault(conv, box, layout)
     build_s = time.perf_counter() - start
-    ctx = box.context(PINNED_DAY)
     questions = scorable(conv)
-    ranked: dict[str, list[list[str]]] = {"ours": []}
-    start = time.perf_counter()
-    for qa in questions:
-        hits = recall(ctx, qa.question, limit=limit, include_linked=False).data.primary
-        ranked["ours"].append([paths[h.path] for h in hits if h.path in paths])
-    timings = {"build_s": build_s, "ours_query_s": time.perf_counter() - start}
+    ranked: dict[str, list[list[str]]] = {}
+    timings = {"build_s": build_s}
+    for name, config in (variants or {"ours": ""}).items():
+        ctx = box.context(PINNED_DAY, config)
+        ranked[name] = []
+        start = time.perf_counter()
+        for qa in questions:
+            hits = recall(ctx, qa.question, limit=limit, include_linked=False).data.primary
+            ranked[name].append([paths[h.path] for h in hits if h.path in paths])
+        timings[f"{name}_query_s"] = time.perf_counter() - start
     texts = {p: (box.vault / p).read_text(encoding="utf-8") for p in paths}
     for name in baselines:
         start = time.perf_counter()

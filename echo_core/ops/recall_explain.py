@@ -14,6 +14,8 @@ body) and the priors of ``echo_core.scoring``. Each hit's ``explain`` (JSON-read
   used), and the note's words;
 * ``priors``: kind, corpus weight, status and its weight, ``updated`` and its freshness
   on the recall's day, and their product (the factor BM25 is multiplied by);
+* ``key_fields``: the query terms and expansions the note's title or aliases hold and the
+  factor recall's key-field boost multiplied the score by (``recall_fields``);
 * ``hop``: 0 for a primary hit, else the number of links followed, and ``via``.
 """
 
@@ -82,7 +84,20 @@ def _explain(ctx: EchoContext, hit: Hit, text: str | None, plain: Sequence[Weigh
             expansions.append({"term": term.term, "words": found, "weight": term.weight,
                                "source": term.source or "an expander"})
     return {"matched": matched, "missing": missing, "expansions": expansions,
-            "priors": _priors(hit, today)}
+            "priors": _priors(hit, today),
+            "key_fields": _key_fields(ctx, hit.path, text, plain, extra)}
+
+
+def _key_fields(ctx: EchoContext, path: str, text: str | None,
+                plain: Sequence[WeightedTerm], extra: Sequence[WeightedTerm]
+                ) -> dict[str, Any]:
+    from echo_core.ops.recall_fields import boost_factor, key_matches, matched_count
+
+    if text is None:
+        return {"terms": [], "expansions": [], "boost": 1.0}
+    found = key_matches(ctx, path, text, [t.term for t in plain], [t.term for t in extra])
+    factor = boost_factor(ctx) ** matched_count(found)
+    return {"terms": found[0], "expansions": found[1], "boost": round(factor, 4)}
 
 
 def _searchable(path: str, text: str | None) -> str:
@@ -154,6 +169,10 @@ def explain_lines(explain: Mapping[str, Any]) -> Iterable[str]:
     for exp in explain["expansions"]:
         yield (f"     expansion {exp['term']} ({'/'.join(exp['words'])}) x{exp['weight']:g} "
                f"from {exp['source']}")
+    keys = explain.get("key_fields") or {}
+    if keys.get("boost", 1.0) > 1.0:
+        yield (f"     title/alias holds {', '.join([*keys['terms'], *keys['expansions']])}: "
+               f"score x{keys['boost']:g}")
     p = explain["priors"]
     yield (f"     prior {p['prior']:g} = kind {p['kind'] or '-'} {p['corpus_weight']:g} x "
            f"status {p['status'] or '-'} {p['status_weight']:g} x freshness "
