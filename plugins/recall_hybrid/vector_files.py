@@ -79,7 +79,7 @@ class LogRecord:
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
-    view = data.data.cast("B")
+    view = memoryview(data).cast("B")
     while view:
         written = os.write(fd, view[:WRITE_CHUNK])
         view = view[written:]
