@@ -34,7 +34,7 @@ DIMS = 384
 #: sentence-transformers' ``max_seq_length`` for this model (the length it was trained at).
 DEFAULT_MAX_TOKENS = 256
 #: Padded tokens per forward batch (batch rows x longest row).
-DEFAULT_BATCH_TOKENS = 4096
+DEFAULT_BATCH_TOKENS = 2048
 #: Most rows in one batch (bounds the attention scores' size for short texts).
 MAX_BATCH_ROWS = 128
 
