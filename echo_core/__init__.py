@@ -124,14 +124,17 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import QueueFactory as QueueFactory
     from echo_core.protocols import Ranker as Ranker
     from echo_core.protocols import RankerFactory as RankerFactory
+    from echo_core.protocols import RankerUnavailable as RankerUnavailable
     from echo_core.protocols import SplittableDocs as SplittableDocs
     from echo_core.protocols import Storage as Storage
     from echo_core.protocols import StorageFactory as StorageFactory
+    from echo_core.protocols import TextRanker as TextRanker
     from echo_core.protocols import Tokenizer as Tokenizer
     from echo_core.protocols import VaultMissing as VaultMissing
     from echo_core.protocols import VaultNotWritable as VaultNotWritable
     from echo_core.protocols import WeightedTerm as WeightedTerm
     from echo_core.protocols import WordTokenizer as WordTokenizer
+    from echo_core.ranker_choice import RankerFallbackWarning as RankerFallbackWarning
     from echo_core.redaction import RedactionResult as RedactionResult
     from echo_core.redaction import redact as redact
     from echo_core.redaction import strip_private as strip_private
@@ -190,9 +193,11 @@ _EXPORTS: dict[str, str] = {
     "ensure_index": "echo_core.ops.recall_index",
     "normalize_path": "echo_core.paths",
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
+    "RankerFallbackWarning": "echo_core.ranker_choice",
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget",
                      "EntityLookup", "Expander",
-                     "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory", "Storage",
+                     "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory",
+                     "RankerUnavailable", "Storage", "TextRanker",
                      "StorageFactory", "QueueFactory", "SplittableDocs",
                      "Tokenizer", "WordTokenizer",
                      "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),

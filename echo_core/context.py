@@ -168,17 +168,31 @@ class EchoContext:
 
     @functools.cached_property
     def ranker_upkeep(self) -> RankerUpkeep:
-        """The ranker named by config ``recall``, opened on this vault's state dir, and
-        how the core keeps it current (``echo_core.ranker_upkeep``): a persistent ranker
-        is this context's own; a plain one is shared by every context of the process."""
+        """The ranker named by config ``recall`` (``bm25``, warned once, when that one
+        cannot run here: ``echo_core.ranker_choice``), opened on this vault's state dir,
+        and how the core keeps it current (``echo_core.ranker_upkeep``): a persistent
+        ranker is this context's own; a plain one is shared by every context of the
+        process. ``ranker_upkeep.name`` is the ranker in use."""
+        from echo_core.ranker_choice import build_ranker, chosen_ranker
         from echo_core.ranker_upkeep import open_ranker
 
-        factory = self._pick("register_rankers", self.config.recall, "recall")
+        registered = self.host.collect("register_rankers")
+        path = self.config.config_path
+        name, factory = chosen_ranker(registered, self.config.recall, path)
         folder = self.state_dir / "recall"  # each ranker keeps its own subfolder in it
         folder.mkdir(parents=True, exist_ok=True)
-        key = (factory, self.config.recall, self.config.tokenizer, str(folder))
-        return open_ranker(key, lambda: factory(self.tokenizer, str(folder)), self.storage,
-                           folder)
+        key = (factory, name, self.config.tokenizer, str(folder))
+        built: list[str] = []
+
+        def make() -> Ranker:
+            used, ranker = build_ranker(registered, name, factory, self.tokenizer,
+                                        str(folder), path, self.storage)
+            built.append(used)
+            return ranker
+
+        upkeep = open_ranker(key, make, self.storage, folder)
+        upkeep.name = built[0] if built else name
+        return upkeep
 
     @property
     def ranker(self) -> Ranker:

@@ -234,9 +234,33 @@ class PersistentRanker(Ranker, Protocol):
         ...
 
 
+@runtime_checkable
+class TextRanker(Ranker, Protocol):
+    """A ranker that also reads the query as the user wrote it (a dense ranker embeds it).
+    Recall calls ``search_text`` instead of ``search`` when the ranker has it; ``terms``
+    are what ``search`` would get."""
+
+    def search_text(self, query: str, terms: Sequence[WeightedTerm],
+                    limit: int) -> list[tuple[str, float]]:
+        """Best ``(path, score)`` pairs for ``query``, as ``search`` answers."""
+        ...
+
+
+class RankerUnavailable(ImportError):
+    """Raised by a ranker factory whose optional packages are not installed (its extra
+    was removed): the core then uses ``bm25`` and warns once per process, naming what
+    to install."""
+
+
 #: Builds a ranker for one vault: ``factory(tokenizer, state_dir)``; ``state_dir`` is a
 #: folder for the ranker's own files (a plain ranker ignores it). Building should be
-#: cheap (no I/O): it happens on a process's first note write or search.
+#: cheap (no I/O): it happens on a process's first note write or search. A factory with
+#: a ``wraps`` attribute (another ranker's registered name) is called
+#: ``factory(tokenizer, state_dir, base)`` with that ranker built by its own factory: a
+#: fusing ranker builds on ``bm25`` without importing its plugin. A factory whose
+#: ``wants_storage`` attribute is true also gets ``storage=`` (the vault's ``Storage``):
+#: a ranker that lives in the vault's database. A factory raising ``RankerUnavailable``
+#: (its optional packages missing) makes the core use ``bm25`` with one warning.
 RankerFactory = Callable[[Tokenizer, str], Ranker]
 
 

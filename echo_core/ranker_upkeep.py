@@ -30,7 +30,14 @@ from echo_core.corpus_docs import iter_corpus
 from echo_core.lazy_log import lazy_logger
 from echo_core.models import Note
 from echo_core.notes import parse_note
-from echo_core.protocols import IndexDoc, PersistentRanker, Ranker, Storage, WeightedTerm
+from echo_core.protocols import (
+    IndexDoc,
+    PersistentRanker,
+    Ranker,
+    Storage,
+    TextRanker,
+    WeightedTerm,
+)
 from echo_core.ranker_changes import LogMark, NoteChangeLog
 
 log = lazy_logger("echo_memory")
@@ -147,9 +154,13 @@ class SharedRanker:
         else:
             self.ranker.upsert(doc)
 
-    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
-        """The ranker's ``search``, under the lock (call ``ensure_current`` first)."""
+    def search(self, terms: Sequence[WeightedTerm], limit: int,
+               query: str = "") -> list[tuple[str, float]]:
+        """The ranker's ``search`` (``search_text`` for a ``TextRanker`` given the
+        ``query``), under the lock (call ``ensure_current`` first)."""
         with self._lock:
+            if query and isinstance(self.ranker, TextRanker):
+                return self.ranker.search_text(query, terms, limit)
             return self.ranker.search(terms, limit)
 
 
@@ -176,6 +187,8 @@ class RankerUpkeep:
             raise ValueError("RankerUpkeep takes exactly one of persistent= or shared=")
         self.persistent = persistent
         self.shared = shared
+        #: The registered name of the ranker in use (set by the context that opened it).
+        self.name = ""
 
     @property
     def ranker(self) -> Ranker:
@@ -231,12 +244,17 @@ class RankerUpkeep:
         ``ops.recall_index.ensure_index`` (its ``needs_rebuild``): False."""
         return False if self.shared is None else self.shared.ensure_current()
 
-    def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
-        """Search the active ranker (a plain one made current first)."""
+    def search(self, terms: Sequence[WeightedTerm], limit: int,
+               query: str = "") -> list[tuple[str, float]]:
+        """Search the active ranker (a plain one made current first); a ``TextRanker``
+        given the ``query`` as written gets it through ``search_text``."""
         if self.shared is None:
-            return self._persistent().search(terms, limit)
+            ranker = self._persistent()
+            if query and isinstance(ranker, TextRanker):
+                return ranker.search_text(query, terms, limit)
+            return ranker.search(terms, limit)
         self.shared.ensure_current()
-        return self.shared.search(terms, limit)
+        return self.shared.search(terms, limit, query)
 
     def _persistent(self) -> PersistentRanker:
         assert self.persistent is not None

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from echo_core import hookimpl
+from echo_core import RankerFallbackWarning, hookimpl
 from echo_core.context import EchoContext, create_context
 from echo_core.errors import EchoError, ExitCode
 from echo_core.ops.init import init_vault
@@ -83,11 +83,16 @@ def test_config_recall_name_picks_the_ranker(tmp_path: Path) -> None:
     assert [h.path for h in result.primary] == ["resources/concepts/kiwi.md"]
 
 
-def test_unknown_ranker_name_is_not_configured_error(tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path, recall_name="nonexistent")
-    with pytest.raises(EchoError) as info:
-        recall(ctx, "anything")
-    assert info.value.code == ExitCode.NOT_CONFIGURED and "nonexistent" in info.value.message
+def test_an_unknown_ranker_name_falls_back_to_bm25_with_a_warning(tmp_path: Path) -> None:
+    from echo_core import ranker_choice
+
+    ranker_choice._warned.clear()  # once per process: this test must see it
+    with pytest.warns(RankerFallbackWarning, match="'nonexistent' cannot run here"):
+        ctx = make_ctx(tmp_path, recall_name="nonexistent")
+    put(ctx, "resources/concepts/kiwi.md", "Kiwi", "kiwi orchard notes")
+    found = recall(ctx, "kiwi", include_linked=False).data
+    assert [h.path for h in found.primary] == ["resources/concepts/kiwi.md"]
+    assert ctx.ranker_upkeep.name == "bm25"
 
 
 def test_linked_notes_follow_wikilinks_two_hops_with_decay(tmp_path: Path) -> None:

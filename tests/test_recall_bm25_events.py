@@ -4,10 +4,12 @@ a ranker implements ranking only), end to end through capture, recall and the va
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import plugins.recall_bm25
 import plugins.stem_porterlite
 import plugins.storage_fs
+from echo_core import hookimpl
 from echo_core.context import EchoContext, create_context
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
@@ -16,6 +18,20 @@ from echo_core.ops.recall import recall
 from echo_core.plugins import create_host
 from echo_core.testing.events_contract import EVENT_HOOKS
 from echo_core.testing.plugin_contract import CONTRACT_PLUGIN_NAME, hooks_of, strict_host
+
+
+class OtherRanker:
+    """Registers ``other``: a plain ranker that keeps nothing."""
+
+    @hookimpl
+    def register_rankers(self, register: Any) -> None:
+        class Nothing:
+            def upsert(self, doc: Any) -> None: ...
+            def remove(self, path: str) -> None: ...
+            def search(self, terms: Any, limit: int) -> list[tuple[str, float]]:
+                return []
+
+        register("other", lambda tokenizer, state_dir: Nothing())
 
 
 def _context(root: Path, recall_name: str = "bm25") -> EchoContext:
@@ -30,7 +46,7 @@ def _context(root: Path, recall_name: str = "bm25") -> EchoContext:
         (config / "config.toml").write_text(f'recall = "{recall_name}"\n')
     host = create_host(load_entry_points=False, strict=True, env=env, extra=[
         ("storage_fs", plugins.storage_fs), ("stem_porterlite", plugins.stem_porterlite),
-        ("recall_bm25", plugins.recall_bm25)])
+        ("recall_bm25", plugins.recall_bm25), ("other_ranker", OtherRanker())])
     (root / "vault").mkdir(parents=True, exist_ok=True)
     return create_context(vault=str(root / "vault"), state_dir=str(root / "state"), env=env,
                           host=host)

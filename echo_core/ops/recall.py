@@ -173,13 +173,13 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
 
 
 def _ranked(ctx: EchoContext, plain: list[WeightedTerm], extra: list[WeightedTerm],
-            limit: int) -> list[tuple[str, float]]:
+            limit: int, query: str = "") -> list[tuple[str, float]]:
     """The best ``limit`` (path, score): the ranker's search for the plain terms, the
     one-token expansions and the phrases' tokens (boost-only), merged with the documents
     only a whole phrase brings in (``recall_phrases``)."""
     words, phrases = split_phrases(extra)
     own = {t.term for t in plain} | {t.term for t in words}
-    scored = ctx.ranker_upkeep.search(plain + words + boost_terms(phrases, own), limit)
+    scored = ctx.ranker_upkeep.search(plain + words + boost_terms(phrases, own), limit, query)
     if not phrases:
         return scored
     floor = scored[-1][1] if len(scored) >= limit else 0.0
@@ -201,7 +201,7 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     if upkeep.persistent is not None:
         upkeep.persistent.set_today(ctx.today().toordinal())
     plain, extra = query_terms(ctx, query)
-    scored = _ranked(ctx, plain, extra, search_depth(ctx, limit)) if plain else []
+    scored = _ranked(ctx, plain, extra, search_depth(ctx, limit), query) if plain else []
     scored, texts = reranked(ctx, scored, ctx.vault.storage.read_many,
                              [t.term for t in plain], [t.term for t in extra], limit)
     wanted = {t.term for t in plain}

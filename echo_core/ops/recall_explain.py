@@ -59,7 +59,7 @@ def explained(ctx: EchoContext, envelope: Envelope[Any]) -> Envelope[Any]:
         hop = 0 if hit.via is None else (1 if hit.via in primary else 2)
         why = _explain(ctx, hit, text, plain, extra, today)
         return attrs.evolve(hit, explain={"rank": rank, "score": hit.score,
-                                          "ranker": ctx.config.recall, **why,
+                                          "ranker": ctx.ranker_upkeep.name, **why,
                                           "hop": hop, "via": hit.via})
 
     data = attrs.evolve(result,

@@ -66,7 +66,7 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
             assert upkeep.shared is not None
             count = upkeep.shared.rebuild(docs, progress)
     skipped = tuple(corpus.skipped()) if corpus is not None else ()
-    return ReindexResult(count, time.perf_counter() - start, ctx.config.recall, skipped)
+    return ReindexResult(count, time.perf_counter() - start, ctx.ranker_upkeep.name, skipped)
 
 
 def ensure_index(ctx: EchoContext) -> bool:

@@ -158,7 +158,7 @@ def self_eval(ctx: EchoContext, *, queries: int = DEFAULT_QUERIES,
                   for kind in KINDS if any(q.kind == kind for q in asked))
     record = EvalRecord(
         at=ctx.now().isoformat(timespec="seconds"), r5=overall.r5, r10=overall.r10,
-        mrr=overall.mrr, ranker=ctx.config.recall, tokenizer=ctx.config.tokenizer,
+        mrr=overall.mrr, ranker=ctx.ranker_upkeep.name, tokenizer=ctx.config.tokenizer,
         corpus=query_set.corpus, queries=len(asked), notes=query_set.notes,
         seconds=round(time.perf_counter() - start, 3), kinds=kinds)
     warnings: list[str] = []

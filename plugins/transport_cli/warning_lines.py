@@ -22,9 +22,9 @@ def _warning_line(message: Warning | str, category: type[Warning], filename: str
     """``warnings.showwarning`` for the CLI: echo-memory's own warnings (a stale vault
     lock broken) as one ``warning: ...`` line on stderr, without Python's source path and
     code line; any other warning as Python shows it."""
-    from echo_core import StaleLockWarning
+    from echo_core import RankerFallbackWarning, StaleLockWarning
 
-    if issubclass(category, StaleLockWarning):
+    if issubclass(category, (StaleLockWarning, RankerFallbackWarning)):
         sys.stderr.write(f"warning: {terminal_safe(str(message))}\n")
         sys.stderr.flush()
     elif default is not None:

@@ -1,0 +1,97 @@
+"""Which ranker a vault searches: the one config ``recall`` names, or ``bm25`` with one
+warning when that one cannot run here.
+
+A user who removes an optional ranker's extra (``pip uninstall`` of its packages) or its
+plugin keeps a working recall: ``bm25`` answers, and a ``RankerFallbackWarning`` says
+once per process what was asked for, why it is not used and how to get it back. Only
+when ``bm25`` is missing too does the old error stand (exit 78, naming the setting).
+
+A factory with a ``wraps`` attribute (see ``protocols.RankerFactory``) is handed the
+ranker it names, built by that ranker's own factory; one whose ``wants_storage`` is
+true is also handed the vault's storage as ``storage=`` (a ranker that lives in the
+vault's own database).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from echo_core.errors import EchoError, ExitCode
+from echo_core.protocols import Ranker, RankerUnavailable, Storage, Tokenizer
+
+__all__ = ["FALLBACK_RANKER", "RankerFallbackWarning", "build_ranker", "chosen_ranker"]
+
+#: The ranker used when the configured one cannot run.
+FALLBACK_RANKER = "bm25"
+
+_warned: set[str] = set()
+
+
+class RankerFallbackWarning(UserWarning):
+    """The configured ranker cannot run here; ``bm25`` answers instead."""
+
+
+def _fallback_warning(name: str, why: str, config_path: str) -> None:
+    message = (f"recall = {name!r} cannot run here ({why}); using {FALLBACK_RANKER!r} "
+               f"instead. Install it again, or set recall = \"{FALLBACK_RANKER}\" in "
+               f"{config_path} to silence this")
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RankerFallbackWarning, stacklevel=3)
+
+
+def chosen_ranker(registered: Mapping[str, Any], name: str, config_path: str
+                  ) -> tuple[str, Any]:
+    """``(name, factory)`` of the ranker to use: ``name``'s, else ``bm25``'s (warned).
+    Exit 78 when neither is registered."""
+    if name in registered:
+        return name, registered[name]
+    if FALLBACK_RANKER in registered:
+        known = ", ".join(sorted(registered))
+        _fallback_warning(name, f"no installed plugin registers it; installed: {known}",
+                          config_path)
+        return FALLBACK_RANKER, registered[FALLBACK_RANKER]
+    known = ", ".join(sorted(registered)) or "none installed"
+    raise EchoError(
+        f"config recall = {name!r} but no plugin registers it (available: {known}); "
+        f"install the plugin or set recall in {config_path}",
+        ExitCode.NOT_CONFIGURED,
+    )
+
+
+def build_ranker(registered: Mapping[str, Any], name: str, factory: Any,
+                 tokenizer: Tokenizer, folder: str, config_path: str,
+                 storage: Storage | None = None) -> tuple[str, Ranker]:
+    """``(name, ranker)``: ``factory``'s ranker (given the ranker it ``wraps``, and
+    ``storage`` when it ``wants_storage``), or ``bm25``'s when the factory raises
+    ``RankerUnavailable`` (warned once)."""
+    try:
+        return name, _made(registered, factory, tokenizer, folder, storage)
+    except RankerUnavailable as exc:
+        fallback = registered.get(FALLBACK_RANKER)
+        if fallback is None or name == FALLBACK_RANKER:
+            raise EchoError(f"config recall = {name!r} cannot run: {exc}",
+                            ExitCode.NOT_CONFIGURED) from exc
+        _fallback_warning(name, str(exc), config_path)
+        return FALLBACK_RANKER, _made(registered, fallback, tokenizer, folder, storage)
+
+
+def _made(registered: Mapping[str, Any], factory: Any, tokenizer: Tokenizer,
+          folder: str, storage: Storage | None) -> Ranker:
+    args: list[Any] = [tokenizer, folder]
+    wraps = getattr(factory, "wraps", None)
+    if wraps:
+        base_factory = registered.get(wraps)
+        if base_factory is None:
+            raise RankerUnavailable(f"it builds on the ranker {wraps!r}, which is not "
+                                    "installed")
+        args.append(_made(registered, base_factory, tokenizer, folder, storage))
+    if getattr(factory, "wants_storage", False):
+        if storage is None:
+            raise RankerUnavailable("it needs the vault's storage")
+        ranker: Ranker = factory(*args, storage=storage)
+        return ranker
+    made: Ranker = factory(*args)
+    return made
