@@ -10,7 +10,9 @@ rebuilt, so the vectors are built (with progress) by ``reindex`` or the first re
 best ``FUSION_DEPTH`` of each side and fuses their scores: ``bm25 / best bm25 +
 DENSE_WEIGHT x cosine`` (cosines under 0 add nothing), so BM25's priors still order what
 both sides find, and a note that shares no word with the query can still come in on
-meaning. ``search(terms, limit)`` (no query text) is BM25's answer.
+meaning. The fused scores are multiplied back by the best BM25 score, so they stay on
+BM25's scale (the prompt hook's absolute floor keeps its meaning: a note found on
+meaning alone scores ``DENSE_WEIGHT x cosine x best``, under it when BM25 found little). ``search(terms, limit)`` (no query text) is BM25's answer.
 """
 
 from __future__ import annotations
@@ -153,5 +155,6 @@ class HybridRanker:
         for path, cosine in dense:
             if cosine > 0:
                 fused[path] = fused.get(path, 0.0) + DENSE_WEIGHT * cosine
+        scale = lexical[0][1] if lexical else 1.0  # back on BM25's scale (module docstring)
         ranked = sorted(fused.items(), key=lambda h: (-h[1], h[0]))
-        return [(p, s) for p, s in ranked[:limit] if s > 0]
+        return [(p, s * scale) for p, s in ranked[:limit] if s > 0]
