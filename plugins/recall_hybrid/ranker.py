@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from plugins.recall_hybrid.minilm import MiniLmEmbedder
     from plugins.recall_hybrid.vector_store import VectorStore
 
-__all__ = ["DENSE_WEIGHT", "EMBED_BATCH", "FUSION_DEPTH", "HybridRanker", "embed_text"]
+__all__ = ["DENSE_WEIGHT", "EMBED_BATCH", "FUSION_DEPTH", "MAX_TOKENS", "HybridRanker",
+           "embed_text"]
 
 #: How many of each side's best are fused.
 FUSION_DEPTH = 40
@@ -36,6 +37,8 @@ FUSION_DEPTH = 40
 DENSE_WEIGHT = 0.5
 #: Notes embedded per call during a rebuild (progress is reported after each).
 EMBED_BATCH = 256
+#: Tokens of a note that are embedded (the model was trained on at most 256).
+MAX_TOKENS = 256
 
 
 def embed_text(doc: IndexDoc) -> str:
@@ -57,7 +60,7 @@ class HybridRanker:
         from plugins.recall_hybrid.vector_store import VectorStore
 
         self.base: Any = base
-        self.embedder = embedder or MiniLmEmbedder()
+        self.embedder = embedder or MiniLmEmbedder(max_tokens=MAX_TOKENS)
         self.store = store or VectorStore(os.path.join(state_dir, "hybrid"),
                                           model_id=MODEL_ID, dims=DIMS)
 

