@@ -10,7 +10,8 @@ connection cut mid-write leaves the old one. The tables are created on first use
 Beyond the protocol: ``read_bytes`` / ``read_many_bytes`` / ``write_bytes`` /
 ``write_many`` (bulk transfers: one transaction, a few statements per thousand files),
 ``changes_since`` / ``last_change`` and ``channel`` (the change log and the NOTIFY
-channel a replica follows), ``close``.
+channel a replica follows), ``pg_transaction`` (a connection in a transaction, for a
+plugin's own tables in ``schema``), ``close``.
 """
 
 from __future__ import annotations
@@ -249,6 +250,13 @@ class PostgresStorage(StorageBase):
         by a dedicated connection (``pg_lock``); re-entrant within a thread; exit 75
         after ``timeout`` s naming the holder."""
         return advisory_lock_for(self.identity, self.schema).hold(self._db, timeout)
+
+    def pg_transaction(self) -> AbstractContextManager[Any]:
+        """A pooled psycopg connection inside one transaction on this vault's database
+        (committed when the block ends; psycopg failures mapped as for any request), the
+        vault's tables made sure of. For plugins keeping their own tables in ``schema``
+        (the ``pgfts`` ranker finds this method by duck typing)."""
+        return self._tx()
 
     def ping(self) -> None:
         """Return when the server answers; else ``BackendUnavailable`` (or 78 when it
