@@ -130,10 +130,12 @@ class EchoContext:
 
     @functools.cached_property
     def history(self) -> NoteHistory:
-        """The per-path version rings of this vault's notes (``<state_dir>/history``)."""
+        """The per-path version rings of this vault's notes (``<state_dir>/history``, or in
+        the store itself when the backend shares it: ``echo_core.history_files``)."""
         from echo_core.history import NoteHistory
+        from echo_core.history_files import history_files
 
-        return NoteHistory(self.state_dir / "history")
+        return NoteHistory(history_files(self.storage, self.state_dir))
 
     @functools.cached_property
     def entities(self) -> EntityStore:

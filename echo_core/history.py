@@ -1,6 +1,9 @@
-"""Note history (SPEC §5.6): the prior texts of overwritten notes, per path, in the state dir.
+"""Note history (SPEC §5.6): the prior texts of overwritten notes, per path, in the state
+dir, or in the vault's own store when the backend shares it between machines
+(``history_files``: PostgreSQL).
 
-Layout, under the folder given (``<state_dir>/history``)::
+Layout, under the history's root (``<state_dir>/history``, or ``.echo-history/`` in the
+store)::
 
     <sha256(path)[:16]>/versions.ndjson  one line per kept version, oldest first:
                                          {"path", "version_id", "sha", "saved_at", "size",
@@ -30,7 +33,6 @@ Contracts:
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from pathlib import Path
@@ -39,7 +41,7 @@ import attrs
 
 from echo_core import digests
 from echo_core.errors import not_found
-from echo_core.tempfiles import sweep_stale, temp_name
+from echo_core.history_files import HistoryFiles, LocalHistoryFiles
 
 RING_SIZE = 20
 INDEX_NAME = "versions.ndjson"
@@ -81,17 +83,6 @@ def headline(text: str) -> str:
     return first[:HEADLINE_CHARS]
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
-    sweep_stale(target.parent)  # leftovers of compactions killed mid-write
-    tmp = target.with_name(temp_name(target.name))
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def _line(path: str, version: Version) -> str:
     return json.dumps({"path": path, **attrs.asdict(version)}, ensure_ascii=False) + "\n"
 
@@ -107,25 +98,27 @@ def _ring(records: list[Version], size: int) -> list[Version]:
 
 
 class NoteHistory:
-    """The version rings of one vault, kept in ``folder`` (created on first ``keep``).
+    """The version rings of one vault, kept in ``files`` (a ``HistoryFiles``, or a local
+    folder: created on first ``keep``).
 
     Safe for threads of one process; processes writing the same note are serialised by
     the vault lock their writes hold."""
 
-    def __init__(self, folder: Path, *, ring_size: int = RING_SIZE) -> None:
-        self.folder = folder
+    def __init__(self, files: HistoryFiles | Path, *, ring_size: int = RING_SIZE) -> None:
+        self.files: HistoryFiles = (LocalHistoryFiles(files) if isinstance(files, Path)
+                                    else files)
         self.ring_size = ring_size
         self._lock = threading.Lock()
 
-    def _dir(self, path: str) -> Path:
-        return self.folder / path_key(path)
-
     def _records(self, path: str) -> list[Version]:
         """Every parsable line of ``path``'s log, oldest first ([] when absent)."""
-        try:
-            raw = (self._dir(path) / INDEX_NAME).read_text("utf-8")
-        except OSError:
+        data = self.files.read(f"{path_key(path)}/{INDEX_NAME}")
+        if data is None:
             return []
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raw = data.decode("utf-8", "replace")
         records: list[Version] = []
         for line in raw.splitlines():
             try:
@@ -146,36 +139,31 @@ class NoteHistory:
         data = text.encode("utf-8")
         sha = digests.sha256(data).hexdigest()
         version = Version(sha[:_ID_CHARS], sha, saved_at, len(data), headline(text))
-        folder = self._dir(path)
+        key = path_key(path)
+        files = self.files
         with self._lock:
-            folder.mkdir(parents=True, exist_ok=True)
             records = self._records(path)
-            blob = folder / sha
-            try:
-                intact = blob.stat().st_size == len(data)
-            except OSError:
-                intact = False
-            if not intact:
-                blob.write_bytes(data)
-            with open(folder / INDEX_NAME, "a", encoding="utf-8") as log:
-                log.write(_line(path, version))
+            stored = files.read(f"{key}/{sha}")
+            if stored is None or len(stored) != len(data):
+                files.write(f"{key}/{sha}", data)
+            files.append(f"{key}/{INDEX_NAME}", _line(path, version))
             before = _ring(records, self.ring_size)
             records.append(version)
             after = _ring(records, self.ring_size)
             kept = {v.sha for v in after}
             for gone in (v for v in before if v.sha not in kept):
-                (folder / gone.sha).unlink(missing_ok=True)
+                files.delete(f"{key}/{gone.sha}")
             if len(records) > 2 * self.ring_size:
-                self._compact(path, folder, after)
+                self._compact(path, key, after)
         return version
 
-    def _compact(self, path: str, folder: Path, ring: list[Version]) -> None:
+    def _compact(self, path: str, key: str, ring: list[Version]) -> None:
         """Rewrite the log as ``ring`` and delete blobs it does not name."""
-        _write_atomic(folder / INDEX_NAME, "".join(_line(path, v) for v in ring).encode())
+        self.files.write(f"{key}/{INDEX_NAME}", "".join(_line(path, v) for v in ring).encode())
         kept = {v.sha for v in ring}
-        for child in folder.iterdir():
-            if _SHA.fullmatch(child.name) and child.name not in kept:
-                child.unlink(missing_ok=True)
+        for name in self.files.names(key):
+            if _SHA.fullmatch(name) and name not in kept:
+                self.files.delete(f"{key}/{name}")
 
     def versions(self, path: str) -> list[Version]:
         """The kept versions of ``path``, newest first ([] when none)."""
@@ -200,12 +188,10 @@ class NoteHistory:
 
     def text(self, path: str, version: Version) -> str:
         """The exact text of ``version``. Errors: 44 when its blob is gone or damaged."""
-        try:
-            data = (self._dir(path) / version.sha).read_bytes()
-        except OSError:
-            data = None
+        where = f"{path_key(path)}/{version.sha}"
+        data = self.files.read(where)
         if data is None or digests.sha256(data).hexdigest() != version.sha:
             raise not_found(f"version {version.version_id} of {path!r} is listed but its "
-                            f"text is missing or damaged in {self._dir(path)}; pick another "
-                            "version")
+                            f"text is missing or damaged in {self.files.where(where)}; pick "
+                            "another version")
         return data.decode("utf-8")

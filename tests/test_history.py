@@ -68,7 +68,8 @@ def test_the_ring_keeps_the_newest_twenty(box: VaultBox) -> None:
     assert len(versions) == RING_SIZE
     texts = [ctx.history.text(NOTE, v) for v in versions]
     assert texts == [f"# version {i}\n" for i in range(RING_SIZE + 4, 4, -1)]  # newest first
-    folder = ctx.history.folder / next(iter(p.name for p in ctx.history.folder.iterdir()))
+    root = ctx.history.files.root  # type: ignore[attr-defined]  # a folder vault: local
+    folder = root / next(iter(p.name for p in root.iterdir()))
     assert len(list(folder.iterdir())) == RING_SIZE + 1  # blobs + versions.ndjson
 
 
