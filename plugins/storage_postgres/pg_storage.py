@@ -33,8 +33,10 @@ from echo_core import (
     with_line,
 )
 from plugins.storage_postgres.pg_connect import Connections
+from plugins.storage_postgres.pg_listen import ChangeListener
 from plugins.storage_postgres.pg_lock import advisory_lock_for
 from plugins.storage_postgres.pg_schema import channel, ensure_schema
+from plugins.storage_postgres.pg_stamps import StampQueries
 from plugins.storage_postgres.pg_url import DEFAULT_SCHEMA, PgTarget
 from plugins.storage_postgres.pg_writes import CHUNK, Writes, folder_range
 
@@ -43,7 +45,7 @@ def _hidden(rel: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/"))
 
 
-class PostgresStorage(StorageBase):
+class PostgresStorage(StampQueries, StorageBase):
     """A vault in the schema ``target.schema`` of the database ``target.conninfo``.
 
     ``pool_size`` bounds the pooled connections, ``timeout`` how long a request waits for
@@ -242,6 +244,11 @@ class PostgresStorage(StorageBase):
             rows = conn.execute(f"SELECT seq, path, op FROM {self._s}.echo_changes "
                                 "WHERE seq > %s ORDER BY seq LIMIT %s", (seq, limit)).fetchall()
         return [(int(q), str(p), str(op)) for q, p, op in rows]
+
+    def change_listener(self) -> ChangeListener:
+        """A new, unopened ``LISTEN`` on ``channel`` over a connection of its own
+        (``pg_listen``): what a long-lived process waits on between catch-ups."""
+        return ChangeListener(self._db, self.channel)
 
     # --- backend ----------------------------------------------------------------------
 
