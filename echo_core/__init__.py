@@ -97,6 +97,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.operations.spelling import spelled_for as spelled_for
     from echo_core.ops.build import build as build
     from echo_core.ops.capture import capture as capture
+    from echo_core.ops.change_feed import catch_up as catch_up
+    from echo_core.ops.change_feed import has_change_log as has_change_log
     from echo_core.ops.fast_sweep import fast_sweep as fast_sweep
     from echo_core.ops.index_sync import sync_paths as sync_paths
     from echo_core.ops.init import init_vault as init_vault
@@ -182,6 +184,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("current_surface", "spell", "spelled_for"), "echo_core.operations.spelling"),
     "build": "echo_core.ops.build",
     "capture": "echo_core.ops.capture",
+    **dict.fromkeys(("catch_up", "has_change_log"), "echo_core.ops.change_feed"),
     "init_vault": "echo_core.ops.init",
     "sync_paths": "echo_core.ops.index_sync",
     "sync_changed": "echo_core.ops.vault_changes",

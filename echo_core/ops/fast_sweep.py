@@ -12,7 +12,8 @@ written, never a note: no ``--apply`` gate.
 
 The first fast sweep of a vault (no manifest yet) rebuilds both indexes from one read of
 every note and records the baseline. ``load`` runs a fast sweep when the last one is
-older than ``ECHO_FAST_SWEEP_DAYS`` (default 7).
+older than ``ECHO_FAST_SWEEP_DAYS`` (default 7). On a backend with a change log it records
+the change number it read before listing (``ops.change_feed``): catch-ups go on from there.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from echo_core.actions import Action
 from echo_core.bulk_work import collector_paused
 from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
 from echo_core.models import Envelope
+from echo_core.ops.change_feed import change_position, record_change
 from echo_core.ops.vault_changes import (
     Changes,
     apply_stamps,
@@ -74,6 +76,7 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
     """Run the fast sweep (module docstring) and report what it did."""
     start = time.perf_counter()
     storage = ctx.vault.storage
+    seq = change_position(storage)  # read before the listing: later changes replay
     scan = scan_corpus(storage)
     stamps = scan.files
     manifest = manifest_of(ctx)
@@ -98,6 +101,8 @@ def fast_sweep(ctx: EchoContext, *, all_shards: bool = False) -> Envelope[FastSw
                                drop=sorted(orphaned - kept.keys()))
     if not changes.sync.entities_pending:
         manifest.set(entities_seen=_store_signature(ctx))
+        if seq is not None:  # a change log: catch-ups go on from here
+            record_change(manifest, seq, forward_only=False)
     seconds = time.perf_counter() - start
     return Envelope(True, Action.SWEPT, _message(changes, len(stamps), first, seconds),
                     _result(changes, len(stamps), first, seconds))

@@ -29,8 +29,11 @@ else every note stat-ed; it is what a session start owes:
   A pass that dies midway (killed, crashed) leaves nothing torn: a manifest row is
   written only after both indexes took its change, so the next pass finds the rest.
 
-A backend without folder stamps (a remote one, where each stat is a round trip) gets no
-per-operation check and no unbounded stat pass: the fast sweep when due, the server's
+A backend with a change log (``ops.change_feed``: the PostgreSQL one) is not scanned:
+every check, the full pass included, asks for the changes made since this state dir last
+caught up and syncs those notes (one query when nothing changed); ``load`` still runs
+the fast sweep when one is due. Any other backend without folder stamps (a remote one,
+where each stat is a round trip) gets no per-operation check and no unbounded stat pass: the fast sweep when due, the server's
 hourly sweep and ``sweep --fast`` keep it current. A vault with no manifest yet gets its
 baseline (the first fast sweep). ``ECHO_FRESHNESS=off`` turns every check off, the full
 pass included. A failure here never fails the operation: it is logged and the operation
@@ -45,6 +48,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.lazy_log import lazy_logger
+from echo_core.ops.change_feed import catch_up, has_change_log
 from echo_core.ops.index_sync import IndexSync
 from echo_core.ops.vault_changes import (
     Changes,
@@ -117,8 +121,14 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
         return None
     try:
         local = has_folder_stamps(ctx.vault.storage)
+        numbered = not local and has_change_log(ctx.vault.storage)
     except Exception:  # noqa: BLE001 - the operation reports a backend it cannot open
         return None
+    if numbered:  # a shared vault with a change log: catch up by change number
+        found = _caught_up(ctx, mode)
+        if mode != "full" or found is None or getattr(ctx, DEFER_ATTR, False):
+            return found
+        return full_pass(ctx) if _sweep_due(ctx) else found
     if mode == "full":
         if not getattr(ctx, DEFER_ATTR, False):
             return full_pass(ctx)
@@ -130,6 +140,23 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
     if not local or _checked_recently(ctx):
         return None
     return freshen(ctx, _budget(ctx))
+
+
+def _caught_up(ctx: EchoContext, mode: str) -> Changes | None:
+    """``change_feed.catch_up`` (throttled in a server as the bounded check is; the
+    entity part waits ``QUICK_LOCK_TIMEOUT`` for the vault lock), or None when it could
+    not run (logged, as ``freshen``)."""
+    if mode != "full" and _checked_recently(ctx):
+        return None
+    try:
+        return catch_up(ctx, lock_timeout=QUICK_LOCK_TIMEOUT)
+    except BackendUnavailable:
+        return None  # the operation meets the vault's absence itself
+    except Exception as exc:
+        log.warning("could not catch up with changes made by other machines (%s); "
+                    "answering from the indexes as they are", exc)
+        log.debug("catch-up failure", exc_info=True)
+        return None
 
 
 def _off(ctx: EchoContext) -> bool:

@@ -254,10 +254,13 @@ def baseline(ctx: EchoContext, stamps: Mapping[str, Stamp], folders: Mapping[str
     return Changes(new=tuple(sorted(rows)), gone=tuple(gone), unreadable=tuple(bad), sync=sync)
 
 
-def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
-    """Sync notes a watcher says changed (created, modified or deleted) and record them:
-    each is stat-ed and, when present, re-hashed, so an event for a note whose text did
-    not change (a touch, an editor's save of the same text) costs no index write."""
+def sync_changed(ctx: EchoContext, paths: Iterable[str], *,
+                 lock_timeout: float = 5.0) -> Changes:
+    """Sync notes a watcher (or a change log, ``ops.change_feed``) says changed (created,
+    modified or deleted) and record them: each is stat-ed and, when present, re-hashed,
+    so an event for a note whose text did not change (a touch, an editor's save of the
+    same text) costs no index write. ``lock_timeout``: the entity part's wait for the
+    vault lock (``Changes.sync.entities_pending`` when it timed out)."""
     from echo_core.vault_scan import file_stamps
 
     wanted = sorted({p for p in paths if tracked(p)})
@@ -266,7 +269,8 @@ def sync_changed(ctx: EchoContext, paths: Iterable[str]) -> Changes:
     stamps = file_stamps(ctx.vault.storage, wanted)
     recorded = manifest_of(ctx).rows(wanted)
     return apply_stamps(ctx, stamps, recorded, verify=[p for p in wanted if stamps.get(p)],
-                        drop=[p for p in wanted if stamps.get(p) is None])
+                        drop=[p for p in wanted if stamps.get(p) is None],
+                        lock_timeout=lock_timeout)
 
 
 def record_baseline(ctx: EchoContext, digests: Mapping[str, str],
