@@ -7,15 +7,17 @@ scheduled jobs (SPEC §5.1 live freshness; issue 14).
   unless ``ECHO_WATCH=off``; each batch goes to ``NoteSync.apply``, which calls
   ``sync_changed`` (both indexes made to agree with the notes as they are now, and the
   vault manifest told, so no later check reads them again) on the
-  watcher thread's own context. Another backend is not watched: that is logged once, and
-  live freshness then rests on the fast sweep job.
+  watcher thread's own context. A shared vault with a change log (PostgreSQL) is
+  followed instead (``change_follow``: LISTEN, then a catch-up by change number after
+  each notification). Another backend is not watched: that is logged once, and live
+  freshness then rests on the fast sweep job.
 * the job scheduler (``jobs``): ``fast-sweep`` (``fast_sweep(ctx)``) every
   ``ECHO_SERVE_SWEEP_MINUTES`` (default 60; 0 turns it off), its first run right after
   start (edits made while the server was down); ``decay`` every
   ``ECHO_SERVE_DECAY_HOURS`` (default 24) when an operation named ``decay`` is
   registered, else a log line says it is not scheduled.
 
-While the watcher watches, the server's contexts skip the per-call freshness check
+While the watcher watches (or the follower follows), the server's contexts skip the per-call freshness check
 (``LiveFlag`` as their ``live_watched``): the watcher already applies what it would find.
 A watcher batch and a job never run at once (one lock): a sweep that rebuilds an index
 from its own listing cannot undo a change the watcher synced meanwhile.
@@ -32,10 +34,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
 from echo_core import EchoContext, EchoError, PluginHost, sync_changed, usage_error
+from plugins.transport_mcp.change_follow import ChangeFollower, can_follow
 from plugins.transport_mcp.jobs import Job, JobScheduler
 from plugins.transport_mcp.vault_watch import (
     LiveFlag,
@@ -179,17 +183,20 @@ class ServerUpkeep:
 
     scheduler: JobScheduler
     watcher: VaultWatcher | None = None
+    follower: ChangeFollower | None = None
 
     def start(self) -> None:
         """Start the threads."""
-        if self.watcher is not None:
-            self.watcher.start()
+        for thread in (self.watcher, self.follower):
+            if thread is not None:
+                thread.start()
         self.scheduler.start()
 
     def close(self) -> None:
-        """Stop both and wait for their threads."""
-        if self.watcher is not None:
-            self.watcher.stop()
+        """Stop them all and wait for their threads."""
+        for thread in (self.watcher, self.follower):
+            if thread is not None:
+                thread.stop()
         self.scheduler.stop()
 
 
@@ -207,12 +214,31 @@ def plan_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf, *,
              else f"fast sweep off ({SWEEP_MINUTES_ENV}=0)",
              f"every {names['decay'].every / 3600:g} h" if "decay" in names else
              "not scheduled (no decay operation is installed)")
-    watcher = None
+    watcher = follower = None
     if mode == "off":
         log.info("vault watch: off (ECHO_WATCH=off)")
     else:
-        watcher = _watcher(NoteSync(context, serial), context, mode, scheduler, sweep)
-    return ServerUpkeep(scheduler, watcher)
+        follower = _follower(context, serial)
+        if follower is None:
+            watcher = _watcher(NoteSync(context, serial), context, mode, scheduler, sweep)
+    return ServerUpkeep(scheduler, watcher, follower)
+
+
+def _follower(context: ContextOf, serial: threading.Lock) -> ChangeFollower | None:
+    """A ``ChangeFollower`` when the vault's storage has a change log to follow."""
+    try:
+        storage: Any = context().storage  # duck-typed: can_follow checks it
+        if not can_follow(storage):
+            return None
+    except Exception:  # noqa: BLE001 - _watcher reports a storage it cannot open
+        return None
+
+    def catch_up() -> None:
+        from echo_core import catch_up as catch_up_changes
+
+        catch_up_changes(context(), lock_timeout=0.5)
+
+    return ChangeFollower(storage.change_listener, catch_up, serial=serial)
 
 
 def _watcher(sync: NoteSync, context: ContextOf, mode: str, scheduler: JobScheduler,
@@ -243,9 +269,9 @@ def _watcher(sync: NoteSync, context: ContextOf, mode: str, scheduler: JobSchedu
 def start_upkeep(host: PluginHost, env: Mapping[str, str], context: ContextOf,
                  live: LiveFlag | None = None, *, swept: bool = False) -> ServerUpkeep:
     """``plan_upkeep``, started; ``live`` (the contexts' ``live_watched``) is bound to the
-    watcher."""
+    watcher (or the change follower)."""
     upkeep = plan_upkeep(host, env, context, swept=swept)
     if live is not None:
-        live.watcher = upkeep.watcher
+        live.watcher = upkeep.watcher or upkeep.follower
     upkeep.start()
     return upkeep

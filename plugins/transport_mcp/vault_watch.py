@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -192,13 +192,20 @@ class VaultWatcher(BackgroundThread):
                         exc_info=exc)
 
 
+class Watching(Protocol):
+    """What ``LiveFlag`` looks at: ``ready`` is set while changes are being applied live
+    (a ``VaultWatcher``, or a ``change_follow.ChangeFollower``)."""
+
+    ready: threading.Event
+
+
 class LiveFlag:
     """``ctx.live_watched`` of the server's contexts: true while ``watcher`` (set once it
     starts) watches, so the per-call freshness check (``echo_core``'s ``freshen_for``) is
     skipped then, and runs again while the watcher is down or restarting."""
 
     def __init__(self) -> None:
-        self.watcher: VaultWatcher | None = None
+        self.watcher: Watching | None = None
 
     def __bool__(self) -> bool:
         return self.watcher is not None and self.watcher.ready.is_set()
