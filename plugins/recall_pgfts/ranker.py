@@ -242,6 +242,7 @@ class PgftsRanker:
             "limit": int(limit),
         }
         with self._tx() as conn:
+            conn.execute("SET LOCAL jit = off")  # compiling costs more than a search
             rows = conn.execute(self._sql.search, params).fetchall()
         return [(str(path), float(score)) for path, score in rows]
 
@@ -266,34 +267,33 @@ class _Statements:
         self.meta = f"SELECT tokenizer, docs, built, md_seen FROM {meta}"
         self.paths = f"SELECT path FROM {fts} ORDER BY path"
         # the candidates: every document matching a plain term (the GIN index); df of a
-        # plain term is counted among them (exact), of a boost-only term over the table
+        # plain term is counted among them (exact), of a boost-only term over the table;
+        # the CTEs are materialized so each is computed once
         self.search = f"""
-WITH q AS (
+WITH q AS MATERIALIZED (
     SELECT tq, w, plain, i
     FROM unnest(%(tq)s::tsquery[], %(w)s::float8[], %(plain)s::bool[])
          WITH ORDINALITY AS q(tq, w, plain, i)),
-cand AS (
-    SELECT path, tsv, weight, updated FROM {fts}
-    WHERE tsv @@ %(any)s::tsquery AND weight > 0),
-hits AS (
-    SELECT c.path, c.weight, c.updated, q.i, q.w,
+hits AS MATERIALIZED (
+    SELECT c.path, c.weight, c.updated, q.i,
            ts_rank_cd(%(rw)s::float4[], c.tsv, q.tq, %(norm)s)::float8 AS r
-    FROM cand c JOIN q ON c.tsv @@ q.tq),
-n AS (SELECT greatest(docs, 1)::float8 AS n FROM {meta}),
-df AS (
-    SELECT q.i, least(CASE WHEN q.plain THEN (SELECT count(*) FROM hits h WHERE h.i = q.i)
-                           ELSE (SELECT count(*) FROM {fts} f WHERE f.tsv @@ q.tq) END,
-                      n.n)::float8 AS df, n.n
-    FROM q, n),
+    FROM {fts} c JOIN q ON c.tsv @@ q.tq
+    WHERE c.tsv @@ %(any)s::tsquery AND c.weight > 0),
+counted AS (SELECT i, count(*) AS df FROM hits GROUP BY i),
+idf AS MATERIALIZED (
+    SELECT q.i, q.w * ln(1.0 + (n.n - d.df + 0.5) / (d.df + 0.5)) AS wi
+    FROM q CROSS JOIN (SELECT greatest(docs, 1)::float8 AS n FROM {meta}) n
+    LEFT JOIN counted c ON c.i = q.i
+    CROSS JOIN LATERAL (SELECT least(n.n, CASE WHEN q.plain THEN coalesce(c.df, 0)
+        ELSE (SELECT count(*) FROM {fts} f WHERE f.tsv @@ q.tq) END)::float8 AS df) d),
 scored AS (
     SELECT h.path,
-           sum(h.w * ln(1.0 + (df.n - df.df + 0.5) / (df.df + 0.5)) * h.r)
-           * min(h.weight)
+           sum(idf.wi * h.r) * min(h.weight)
            * CASE WHEN min(h.updated) <= 0 THEN 1.0
                   ELSE greatest(%(floor)s::float8, power(2.0::float8,
                        -greatest(%(today)s - min(h.updated), 0)::float8 / %(half)s::float8))
              END AS score
-    FROM hits h JOIN df ON df.i = h.i
+    FROM hits h JOIN idf ON idf.i = h.i
     GROUP BY h.path)
 SELECT path, score FROM scored WHERE score > 0
 ORDER BY score DESC, path LIMIT %(limit)s"""
