@@ -10,7 +10,9 @@
 cluster is started from the distribution's binaries (``tests.postgres_kit``) and
 stopped at the end. Steps, one process:
 
-1. ``bm25``: the folder vault indexed in a fresh state dir under ``--work`` (seconds);
+1. ``bm25``: the folder vault indexed in a fresh state dir under ``--work`` (seconds),
+   by ``ranker.rebuild`` of the corpus without taking the vault lock: the vault is only
+   read, and a kept vault may be in use by another bench holding its lock;
 2. ``pgfts``: the folder imported into the schema ``perf_pgfts`` with the import op
    (``import --from``: batches, then the imported notes indexed through the active
    ranker, here ``pgfts``), then ``reindex`` (one ``COPY`` rebuild) — both timed;
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not (args.vault / "_agent").is_dir():
         parser.error(f"{args.vault} is not a kept vault; make one with "
                      "bench/perf_recall.py --sizes 100000 --keep /tmp/b/recall")
-    from echo_core.ops.recall_index import rebuild_index
+    from echo_core.corpus_docs import iter_corpus
 
     queries = draw_queries(recall_sampler(), args.queries)
     res: dict[str, Any] = {"vault": str(args.vault), "queries": len(queries),
@@ -199,16 +201,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         server = stack.enter_context(_server(args.postgres))
         bm25 = _context(str(args.vault), work / "state-bm25", _env(work, "bm25"))
         start = time.perf_counter()
-        built = rebuild_index(bm25)
-        res["bm25_build"] = {"indexed": built.indexed, "seconds": time.perf_counter() - start}
-        print(f"bm25: indexed {built.indexed} notes in {res['bm25_build']['seconds']:.1f} s")
+        persistent = bm25.ranker_upkeep.persistent
+        assert persistent is not None
+        indexed = persistent.rebuild(iter_corpus(bm25.vault.storage))  # no vault lock
+        res["bm25_build"] = {"indexed": indexed, "seconds": time.perf_counter() - start}
+        print(f"bm25: indexed {indexed} notes in {res['bm25_build']['seconds']:.1f} s")
         pgfts, res["pgfts_build"] = build_pgfts(args.vault, server, work, args.reuse)
         print(f"pgfts: {res['pgfts_build']}")
         try:
             res["warm"] = measure({"bm25": bm25, "pgfts": pgfts}, queries)
         finally:
             pgfts.vault.storage.close()
-    print(f"\nwarm latency at {built.indexed} notes, {len(queries)} queries (ms):")
+    print(f"\nwarm latency at {indexed} notes, {len(queries)} queries (ms):")
     print(f"{'':<8}{'search p50':>11}{'p95':>9}{'max':>9}{'recall p50':>12}{'p95':>9}")
     for name in ("bm25", "pgfts"):
         s, r = res["warm"][name]["search"], res["warm"][name]["recall"]
