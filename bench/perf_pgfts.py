@@ -7,7 +7,7 @@
 ``--vault``: a folder vault, by default the one ``bench/perf_recall.py --sizes 100000
 --keep /tmp/b/recall`` keeps (``/tmp/b/recall/recall-100000/vault``); it is only read.
 ``--postgres``: a server (default ``ECHO_TEST_POSTGRES_URL``); without one a throwaway
-cluster is started from the distribution's binaries (``tests.postgres_kit``) and
+cluster is started from the distribution's binaries (``bench.postgres_kit``) and
 stopped at the end. Steps, one process:
 
 1. ``bm25``: the folder vault indexed in a fresh state dir under ``--work`` (seconds),
@@ -69,11 +69,18 @@ def _server(given: str | None) -> Iterator[str]:
     if given:
         yield given
         return
-    from tests.postgres_kit import local_cluster
+    from bench.postgres_kit import LocalCluster, server_binaries
 
-    with local_cluster() as cluster:
+    bindir = server_binaries()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server binaries (initdb, pg_ctl): pass --postgres URL")
+    cluster = LocalCluster(bindir)
+    try:
+        cluster.start()
         print(f"started a throwaway PostgreSQL cluster at {cluster.url}")
         yield cluster.url
+    finally:
+        cluster.destroy()
 
 
 def _stats(seconds: list[float]) -> dict[str, float]:
