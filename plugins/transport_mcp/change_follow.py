@@ -6,8 +6,10 @@ with no query per call while nothing changes.
 ``ChangeFollower`` runs in one background thread. It asks the storage for a listener
 (the storage's optional ``change_listener()``: ``open()``, ``wait(timeout) -> int |
 None``, ``close()``; duck-typed, as the storage is another plugin's), opens it, catches
-up once (``echo_core.catch_up``: what changed while nobody listened), sets ``ready``,
-then catches up after each notification. A lost connection (``wait`` or a catch-up
+up once (``echo_core.catch_up``: what changed while nobody listened), calls
+``on_connect`` (the server replays its outbox there: captures queued while the database
+was away land once it is back), sets ``ready``, then catches up after each
+notification. A lost connection (``wait`` or a catch-up
 raising) clears ``ready`` and reconnects after a back-off (``first_backoff_s``, doubling
 to ``MAX_BACKOFF_S``), catching up again once it listens. Each catch-up runs holding
 ``serial`` (shared with the scheduled jobs, as the folder watcher's batches are).
@@ -47,13 +49,15 @@ class ChangeFollower(BackgroundThread):
 
     def __init__(self, listener: Callable[[], Any], catch_up: Callable[[], object], *,
                  serial: threading.Lock | None = None, first_backoff_s: float = 0.5,
-                 wait_s: float = WAIT_S) -> None:
+                 wait_s: float = WAIT_S,
+                 on_connect: Callable[[], object] | None = None) -> None:
         super().__init__()
         self.ready = threading.Event()
         self.catch_ups = 0
         self.reconnects = 0
         self._listener = listener
         self._catch_up = catch_up
+        self._on_connect = on_connect
         self._serial = serial or threading.Lock()
         self._first_backoff = first_backoff_s
         self._wait = wait_s
@@ -72,6 +76,8 @@ class ChangeFollower(BackgroundThread):
                 listener = self._listener()
                 listener.open()
                 self._caught_up()
+                if self._on_connect is not None:
+                    self._on_connect()
                 self.ready.set()
                 log.info("change feed: following %s", getattr(listener, "channel", "changes"))
                 backoff = self._first_backoff

@@ -9,7 +9,8 @@ scheduled jobs (SPEC §5.1 live freshness; issue 14).
   vault manifest told, so no later check reads them again) on the
   watcher thread's own context. A shared vault with a change log (PostgreSQL) is
   followed instead (``change_follow``: LISTEN, then a catch-up by change number after
-  each notification). Another backend is not watched: that is logged once, and live
+  each notification; the outbox replayed on every (re)connection), unless
+  ``ECHO_WATCH=off``. Another backend is not watched: that is logged once, and live
   freshness then rests on the fast sweep job.
 * the job scheduler (``jobs``): ``fast-sweep`` (``fast_sweep(ctx)``) every
   ``ECHO_SERVE_SWEEP_MINUTES`` (default 60; 0 turns it off), its first run right after
@@ -238,7 +239,19 @@ def _follower(context: ContextOf, serial: threading.Lock) -> ChangeFollower | No
 
         catch_up_changes(context(), lock_timeout=0.5)
 
-    return ChangeFollower(storage.change_listener, catch_up, serial=serial)
+    def replay_outbox() -> None:  # captures queued while the database was away
+        from echo_core import invoke
+
+        try:
+            done = invoke(context(), "flush")
+        except EchoError as exc:
+            log.warning("change feed: outbox not replayed (%s)", exc.message)
+            return
+        if getattr(done.data, "synced", 0):
+            log.info("change feed: %s", done.message)
+
+    return ChangeFollower(storage.change_listener, catch_up, serial=serial,
+                          on_connect=replay_outbox)
 
 
 def _watcher(sync: NoteSync, context: ContextOf, mode: str, scheduler: JobScheduler,
