@@ -25,9 +25,11 @@ succeeded, does what the freshness check would have done for those notes and no 
 What it cannot see: a person changing the same folder or note in the instant between
 this process's ``stat`` and its write, or its write and the ``stat`` after it
 (microseconds), is recorded as this process's own write; the unbounded check at session start, which compares every note's stamp, and the
-fast sweep's verification shard find such an edit later. Backends without folder stamps
-(remote ones, where each ``stat`` is a round trip) are left to their periodic sweeps as
-before. A failure here is logged and never fails the operation: the next check then
+fast sweep's verification shard find such an edit later. A backend with a change log
+(``ops.change_feed``) gets the notes' rows recorded (no folder stamps): its next catch-up
+sees this process's own changes, finds each hash recorded and reads nothing. Other
+backends without folder stamps (remote ones, where each ``stat`` is a round trip) are
+left to their periodic sweeps as before. A failure here is logged and never fails the operation: the next check then
 finds the notes as it always did.
 """
 
@@ -59,6 +61,7 @@ class OwnWrites:
         self._before: dict[str, int | None] = {}  # folder -> its stamp before our writes
         self._after: dict[str, int | None] = {}  # folder -> its stamp after our last write
         self._stamped: bool | None = None
+        self._numbered: bool | None = None
 
     def _has_stamps(self) -> bool:
         if self._stamped is None:
@@ -66,6 +69,15 @@ class OwnWrites:
 
             self._stamped = has_folder_stamps(self._storage)
         return self._stamped
+
+    def _collects(self) -> bool:
+        """Folder stamps, or a change log (whose catch-up would otherwise read this
+        process's own notes again): then the notes written are collected."""
+        if self._numbered is None:
+            from echo_core.ops.change_feed import has_change_log
+
+            self._numbered = has_change_log(self._storage)
+        return self._has_stamps() or self._numbered
 
     def writing(self, path: str) -> None:
         """Called before a note at ``path`` is written or deleted: keeps its folder's
@@ -85,7 +97,11 @@ class OwnWrites:
     def written(self, path: str, text: str | None) -> None:
         """Called after the note at ``path`` was written (``text``) or deleted (None):
         keeps its folder's stamp as this write left it."""
-        if not self._has_stamps():
+        if not self._collects():
+            return
+        if not self._has_stamps():  # a change log: the notes alone
+            with self._lock:
+                self._texts[path] = text
             return
         from echo_core.vault_scan import folder_stamps
 

@@ -18,7 +18,7 @@ catch-up), and only ever moves forward here.
 
 A change log that does not continue from the recorded number — the vault's log
 restarted (a number lower than recorded), or its first change after the recorded one
-is not the next number — or a state dir with no number or no baseline yet, falls back to
+is not the next number, or it holds none up to its last number (pruned) — or a state dir with no number or no baseline yet, falls back to
 the fast sweep (``fast_sweep``: the whole vault listed and compared with the manifest),
 which records the number it read before it listed.
 """
@@ -85,9 +85,7 @@ def catch_up(ctx: EchoContext, *, lock_timeout: float = 5.0) -> Changes:
     seq = recorded
     while seq < last:
         rows = storage.changes_since(seq, BATCH)
-        if not rows:
-            break
-        if int(rows[0][0]) != seq + 1:  # the log does not continue from here
+        if not rows or int(rows[0][0]) != seq + 1:  # the log does not continue from here
             return _resync(ctx)
         for number, path, _op in rows:
             paths.add(str(path))
