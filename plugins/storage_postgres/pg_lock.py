@@ -1,9 +1,11 @@
 """The vault lock of a PostgreSQL vault: a session-level advisory lock.
 
-Taking it opens a dedicated connection (outside the pool) and polls
-``pg_try_advisory_lock(key)`` until it is granted or ``timeout`` passes (then exit 75,
-naming the holder from ``pg_stat_activity``: its application name says which process on
-which host). The key is derived from the vault's schema, so every process on every
+Taking it opens a dedicated connection (outside the pool), tries
+``pg_try_advisory_lock(key)`` and, when it is held, waits in the server's queue
+(``pg_advisory_lock`` under a ``lock_timeout`` of the time left: granted as soon as the
+holder lets go, waiters served in order) until ``timeout`` passes (then exit 75, naming
+the holder from ``pg_stat_activity``: its application name says which process on which
+host). The key is derived from the vault's schema, so every process on every
 machine using the same database and schema contends for the same lock, and no other
 vault does. Releasing unlocks and closes the connection.
 
@@ -35,9 +37,6 @@ from echo_core import (
 from plugins.storage_postgres.pg_connect import Connections, backend_error
 from plugins.storage_postgres.pg_schema import advisory_key
 
-#: Seconds between two tries of a held lock.
-_POLL = 0.02
-
 
 class AdvisoryLock:
     """The process-wide lock state of one vault (see the module docstring)."""
@@ -57,23 +56,32 @@ class AdvisoryLock:
     def _acquire(self, connections: Connections, deadline: float) -> str:
         conn = connections.direct()
         try:
-            while True:
-                granted = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
-                if granted and granted[0]:
-                    self._conn = conn
-                    return "held"
-                if time.monotonic() >= deadline:
-                    raise LockHeldError(
-                        f"vault lock of {self.identity} is held by {self._holder(conn)}; "
-                        "wait for it to finish and retry (the server frees it as soon as "
-                        "that process ends or loses its connection)")
-                time.sleep(min(_POLL, max(0.0, deadline - time.monotonic())))
+            granted = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
+            if not (granted and granted[0]):
+                self._wait(conn, deadline)
+            self._conn = conn
+            return "held"
         except EchoError:
             conn.close()
             raise
         except psycopg.Error as exc:
             conn.close()
             raise backend_error(exc, connections.where) from None
+
+    def _wait(self, conn: Any, deadline: float) -> None:
+        """Wait in the server's queue for the lock (``pg_advisory_lock`` under a
+        ``lock_timeout`` of the time left): granted the moment its holder lets go, in
+        the order the waiters came; exit 75 naming the holder when the time is up."""
+        left_ms = max(1, int((deadline - time.monotonic()) * 1000))
+        try:
+            conn.execute(f"SET lock_timeout = {left_ms}")
+            conn.execute("SELECT pg_advisory_lock(%s)", (self.key,))
+            conn.execute("SET lock_timeout = 0")
+        except psycopg.errors.LockNotAvailable:
+            raise LockHeldError(
+                f"vault lock of {self.identity} is held by {self._holder(conn)}; "
+                "wait for it to finish and retry (the server frees it as soon as "
+                "that process ends or loses its connection)") from None
 
     def _holder(self, conn: Any) -> str:
         """Who holds the lock, as ``pg_stat_activity`` tells (best effort)."""
