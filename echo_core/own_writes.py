@@ -74,7 +74,7 @@ class OwnWrites:
         """Folder stamps, or a change log (whose catch-up would otherwise read this
         process's own notes again): then the notes written are collected."""
         if self._numbered is None:
-            from echo_core.ops.change_feed import has_change_log
+            from echo_core.ops.change_numbers import has_change_log
 
             self._numbered = has_change_log(self._storage)
         return self._has_stamps() or self._numbered

@@ -13,7 +13,7 @@ written, never a note: no ``--apply`` gate.
 The first fast sweep of a vault (no manifest yet) rebuilds both indexes from one read of
 every note and records the baseline. ``load`` runs a fast sweep when the last one is
 older than ``ECHO_FAST_SWEEP_DAYS`` (default 7). On a backend with a change log it records
-the change number it read before listing (``ops.change_feed``): catch-ups go on from there.
+the change number it read before listing (``ops.change_numbers``): catch-ups go on from there.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from echo_core.actions import Action
 from echo_core.bulk_work import collector_paused
 from echo_core.entities import JOURNAL_PATH, SNAPSHOT_PATH, file_signature
 from echo_core.models import Envelope
-from echo_core.ops.change_feed import change_position, record_change
+from echo_core.ops.change_numbers import change_position, record_change
 from echo_core.ops.vault_changes import (
     Changes,
     apply_stamps,
