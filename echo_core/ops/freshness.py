@@ -126,9 +126,12 @@ def freshen_for(ctx: EchoContext, mode: str) -> Changes | None:
         return None
     if numbered:  # a shared vault with a change log: catch up by change number
         found = _caught_up(ctx, mode)
-        if mode != "full" or found is None or getattr(ctx, DEFER_ATTR, False):
+        if mode != "full" or found is None or not _sweep_due(ctx):
             return found
-        return full_pass(ctx) if _sweep_due(ctx) else found
+        if getattr(ctx, DEFER_ATTR, False):  # the due fast sweep after the answer
+            setattr(ctx, OWED_ATTR, OwedPass(ctx, time.time_ns()))
+            return found
+        return full_pass(ctx)
     if mode == "full":
         if not getattr(ctx, DEFER_ATTR, False):
             return full_pass(ctx)
