@@ -59,11 +59,26 @@ def register_session_contexts(register: Register[Any]) -> None:
 def insights_for_session(ctx: Any, /, **situation: Any) -> list[str] | None:
     """The ``register_session_contexts`` provider (``insight_context.session_context``);
     without a learnings store (no learning was ever stored) None at once, importing
-    nothing: every session start of every vault calls this."""
+    nothing: every session start of every vault calls this. On a PostgreSQL vault (its
+    storage has ``pg_transaction``) the store is the database's (``pg_session``)."""
     from plugins.habitat.paths import LEARNINGS_FILE, habitat_dir
 
     if not (habitat_dir(ctx) / LEARNINGS_FILE).exists():
-        return None
+        if not _on_postgres(ctx):
+            return None
+        from plugins.habitat.pg_session import pg_session_context
+
+        return pg_session_context(ctx, **situation)
     from plugins.habitat.insight_context import session_context
 
     return session_context(ctx, **situation)
+
+
+def _on_postgres(ctx: Any) -> bool:
+    """Whether ``ctx``'s vault storage is PostgreSQL's (has ``pg_transaction``); False
+    when the storage cannot even be made (the session start goes on without)."""
+    try:
+        storage = ctx.storage
+    except Exception:  # noqa: BLE001 - no vault here: no habitat in a database either
+        return False
+    return callable(getattr(storage, "pg_transaction", None))

@@ -22,7 +22,6 @@ nothing the second time. Each demotion is a ``state_changes`` row.
 from __future__ import annotations
 
 import datetime as _dt
-import sqlite3
 from typing import TYPE_CHECKING
 
 import attrs
@@ -31,6 +30,7 @@ from plugins.habitat.learnings_schema import log_change
 
 if TYPE_CHECKING:
     from plugins.habitat.learnings import Learning
+    from plugins.habitat.pg_sql import SqlConn
 
 __all__ = ["PENDING_DAYS", "REJECTED_DAYS", "REVIVE_RECURRENCE", "Demotion", "demote_due",
            "state_when_reinforced"]
@@ -66,7 +66,7 @@ def _cutoff(today: _dt.date, days: int) -> str:
     return (today - _dt.timedelta(days=days - 1)).isoformat()
 
 
-def demote_due(conn: sqlite3.Connection, today: _dt.date, stamp: str) -> list[Demotion]:
+def demote_due(conn: SqlConn, today: _dt.date, stamp: str) -> list[Demotion]:
     """Demote, inside the caller's transaction, every learning due on ``today``."""
     done: list[Demotion] = []
     rules = (("pending", "last_seen", PENDING_DAYS, "demoted-pending",

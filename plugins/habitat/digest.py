@@ -33,7 +33,6 @@ __all__ = ["SUGGEST_RECURRENCE", "Digest", "LearningItem", "Suggestion", "compos
            "pending_learnings"]
 
 SUGGEST_RECURRENCE = 3
-_LEARNINGS_FILE = "learnings.sqlite"
 
 
 @attrs.frozen(kw_only=True)
@@ -78,22 +77,30 @@ class Digest:
 def pending_learnings(ctx: Any, problems: list[str]) -> list[LearningItem]:
     """The learnings pending approval, most recurrent first (none, with a problem said,
     when the learnings store cannot be read)."""
-    from plugins.habitat.paths import habitat_dir
+    from echo_core import EchoError
+    from plugins.habitat.paths import LEARNINGS_FILE, habitat_dir
+    from plugins.habitat.pg_sql import pg_storage
 
     try:
         from plugins.habitat import learnings
     except ImportError:
         problems.append("learnings not read: the habitat's learnings part is not installed")
         return []
-    path = habitat_dir(ctx) / _LEARNINGS_FILE
-    if not path.exists():
-        return []
+    path = habitat_dir(ctx) / LEARNINGS_FILE
     unreadable: type[Exception] = getattr(learnings, "StoreUnreadable", OSError)
     try:
-        store = learnings.LearningStore(path)
+        storage = pg_storage(ctx)
+        if storage is None:
+            if not path.exists():
+                return []
+            store = learnings.LearningStore(path)
+        else:  # a PostgreSQL vault: the store is the database's
+            from plugins.habitat.learnings_pg import learnings_db
+
+            store = learnings.LearningStore(path, db=learnings_db(storage, path.parent))
         store.decay(ctx.today(), ctx.now())  # as every verb reading learnings does first
         pending = store.list("pending")
-    except (OSError, sqlite3.Error, ValueError, unreadable) as exc:
+    except (OSError, sqlite3.Error, ValueError, EchoError, unreadable) as exc:
         problems.append(f"learnings not read: {exc}")
         return []
     items = [LearningItem(id=str(x.id), content=str(x.content), type=str(x.type),
@@ -119,11 +126,10 @@ def _suggestions(learnings: list[LearningItem], patterns: list[Pattern]) -> list
 def compose(ctx: Any, day: _dt.date) -> Digest:
     """The digest of ``day`` (see the module docstring)."""
     from plugins.habitat.distil_connections import connections, entity_finder
-    from plugins.habitat.loom import Loom
-    from plugins.habitat.paths import loom_dir
     from plugins.habitat.patterns import pattern_store
     from plugins.habitat.patterns_lifecycle import STATUSES
     from plugins.habitat.patterns_ops import batch_rows
+    from plugins.habitat.record_source import record_source
 
     problems: list[str] = []
     iso = day.isoformat()
@@ -136,7 +142,7 @@ def compose(ctx: Any, day: _dt.date) -> Digest:
     counts = {s: sum(1 for p in every if p.status == s) for s in STATUSES}
     day_batches = {o["batch_id"] for o in today}
     batches = tuple(b for b in batch_rows(store) if b.id in day_batches or b.items < b.size)
-    loom = Loom(loom_dir(ctx))
+    loom = record_source(ctx)
     wanted = {(day - _dt.timedelta(days=1)).isoformat(), iso}
     records = list(loom.records([d for d in loom.days() if d in wanted]))
     linked = tuple(c for c in connections(records, entity_finder(ctx, problems))

@@ -16,13 +16,19 @@ raised in each caller) and acknowledges none of them.
 
 ``committer_for(root)`` gives the process's one committer per loom folder (a fork's
 child starts with none: the parent's threads are not in it).
+
+Another sink (``GroupCommitter(loom, sink=...)``; ``loom_pg``: a PostgreSQL vault's
+record table): the leader hands the whole group's records, in queue order, to
+``sink(records)`` once — one transaction per group —, and every batch of the group
+shares its outcome: acknowledged, ``queued`` (the sink kept them in the local spool,
+the database being unreachable; ``append`` returns True) or its error.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from plugins.habitat.loom import Loom
@@ -36,12 +42,14 @@ class _Batch:
     """One caller's records, and what became of them. ``wake`` is held until the batch is
     done or its caller is handed the leader's role (then it is not ``done``)."""
 
-    __slots__ = ("done", "error", "lines", "wake")
+    __slots__ = ("done", "error", "lines", "queued", "records", "wake")
 
-    def __init__(self, records: Sequence[Record]) -> None:
+    def __init__(self, records: Sequence[Record], *, lines: bool = True) -> None:
+        self.records = list(records)
         self.lines: dict[str, list[bytes]] = {}
         for record in records:
-            self.lines.setdefault(record.day, []).append(record.to_line())
+            self.lines.setdefault(record.day, []).append(record.to_line() if lines else b"")
+        self.queued = False
         self.done = False
         self.error: BaseException | None = None
         self.wake = threading.Lock()
@@ -58,8 +66,9 @@ class GroupCommitter:
     done, then passes the role to the oldest queued batch, so no caller leads forever
     under steady load and no write wakes every waiting thread)."""
 
-    def __init__(self, loom: Loom) -> None:
+    def __init__(self, loom: Loom, sink: Callable[[list[Record]], bool] | None = None) -> None:
         self.loom = loom
+        self.sink = sink
         self._lock = threading.Lock()
         self._queue: list[_Batch] = []
         self._leading = False
@@ -67,13 +76,14 @@ class GroupCommitter:
         self.commits = 0
         self.batches = 0
 
-    def append(self, records: Sequence[Record]) -> None:
+    def append(self, records: Sequence[Record]) -> bool:
         """Write ``records`` durably, in order, sharing the write with concurrent
-        callers; returns once they are on disk. Raises ``OSError`` when the write failed
-        (none of them acknowledged)."""
+        callers; returns once they are on disk (or committed by the sink): True when the
+        sink only queued them. Raises ``OSError`` (or the sink's error) when the write
+        failed (none of them acknowledged)."""
         if not records:
-            return
-        batch = _Batch(records)
+            return False
+        batch = _Batch(records, lines=self.sink is None)
         with self._lock:
             self._queue.append(batch)
             follow = self._leading
@@ -84,6 +94,7 @@ class GroupCommitter:
             self._lead(batch)
         if batch.error is not None:
             raise batch.error
+        return batch.queued
 
     def _lead(self, own: _Batch) -> None:
         """Write queued groups until ``own`` is done, then hand the role on."""
@@ -98,7 +109,10 @@ class GroupCommitter:
                 self._leading = False
 
     def _write(self, group: list[_Batch]) -> dict[str, BaseException]:
-        """Append the group's lines, one write per day file; the days that failed."""
+        """Append the group's lines, one write per day file (or hand its records to the
+        sink at once); the days that failed."""
+        if self.sink is not None:
+            return self._sink(group)
         by_day: dict[str, list[bytes]] = {}
         for batch in group:
             for day, lines in batch.lines.items():
@@ -110,6 +124,17 @@ class GroupCommitter:
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
                 failed[day] = exc
         return failed
+
+    def _sink(self, group: list[_Batch]) -> dict[str, BaseException]:
+        """The group's records to the sink in one call; every day failed when it raised."""
+        assert self.sink is not None
+        try:
+            queued = self.sink([r for batch in group for r in batch.records])
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
+            return {day: exc for batch in group for day in batch.lines}
+        for batch in group:
+            batch.queued = queued
+        return {}
 
     def _append(self, day: str, data: bytes) -> None:
         """One durable append to ``day``'s file (its folder made when missing: on the

@@ -195,7 +195,7 @@ def session_context(ctx: Any, *, cwd: str = "", project: str = "", prompt: str =
     learning was ever stored: the store is not even created)."""
     from plugins.habitat.learnings_ops import open_store
 
-    if not open_store(ctx).path.exists():
+    if not open_store(ctx).exists():
         return None
     result = select_insights(ctx, cwd=cwd, project=project, prompt=prompt,
                              entities=entities, budget_chars=budget_chars)

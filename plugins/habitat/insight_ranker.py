@@ -9,7 +9,8 @@ restricted to a folder is not part of the ranker contract.
 
 The index lives in ``<habitat_dir>/insight-recall/`` (a persistent ranker; a plain one is
 filled in memory per call). It is kept current from the notes just read by the sync:
-``insight_index`` in the learnings store holds each indexed note's digest, so only new,
+``insight_index`` in the learnings store (this machine's part of it, ``store.local()``:
+on a PostgreSQL vault the index is per replica) holds each indexed note's digest, so only new,
 changed and withdrawn notes are upserted or removed; an index that ``needs_rebuild`` is
 rebuilt from them. Cost: proportional to the insight notes changed since the last call.
 """
@@ -64,7 +65,7 @@ def _keep_current(ctx: Any, store: LearningStore, ranker: Any,
             upsert(path)
         return
     ranker.set_today(ctx.today().toordinal())
-    with store.transaction() as conn:
+    with store.local().transaction() as conn:
         if ranker.needs_rebuild():
             docs = [index_doc(by_path[p].note) for p in sorted(digests)]
             ranker.rebuild([doc for doc in docs if doc is not None])

@@ -8,6 +8,7 @@ common). Every state is searched
 (``state`` says which each is); nothing is filtered by decay. Filters: ``agent_id``
 (learnings that agent stored or reinforced: any provenance row of theirs) and ``since``
 (learnings ``updated`` at or after that ISO date or time). Reads only: no decay, no sync.
+On a PostgreSQL vault: ``learnings_pg.pg_learning_hits`` (the same words, ``ts_rank``).
 """
 
 from __future__ import annotations
@@ -41,9 +42,16 @@ def learning_hits(ctx: Any, query: str, limit: int, *, agent_id: str | None = No
     from plugins.habitat.learnings_ops import open_store
 
     expression = _match_expression(query)
-    path = open_store(ctx).path
-    if not expression or limit < 1 or not path.exists():
+    store = open_store(ctx)
+    if not expression or limit < 1 or not store.exists():
         return []
+    if store.db is not None:
+        from plugins.habitat.learnings_pg import pg_learning_hits
+
+        words = list(dict.fromkeys(w.casefold() for w in _WORD_RE.findall(query)))
+        return pg_learning_hits(store.db, words[:MAX_QUERY_WORDS], limit,
+                                agent_id=agent_id, since=since)
+    path = store.path
     sql = ("SELECT l.id, l.content, l.type, l.tags, l.state, l.recurrence, l.agent_id, "
            "l.session_id, l.created, l.updated, l.reason, l.insight_path, "
            "bm25(learning_fts) AS rank FROM learning_fts JOIN learnings l ON l.id = "

@@ -1,13 +1,15 @@
 """Learnings: what agents learned, stored once, reinforced when learned again (SPEC §7).
 
 ``LearningStore(path)`` keeps them in SQLite (``learnings_schema``), normally
-``<habitat_dir>/learnings.sqlite``.
+``<habitat_dir>/learnings.sqlite``; ``LearningStore(path, db=...)`` in the tables of a
+PostgreSQL vault (``learnings_pg``, ``pg_sql``: the same SQL, shared by every replica).
 
 * ``store(content, type=..., tags=..., agent_id=..., session_id=..., rationale=...,
   now=...)``: a near-duplicate of a learning already stored (``learnings_similarity``)
   reinforces it: recurrence + 1, tags joined, one more provenance row (with this store's
-  own text); otherwise a new ``pending`` learning. One ``BEGIN IMMEDIATE`` transaction:
-  two processes storing the same text at once give one learning with recurrence 2.
+  own text); otherwise a new ``pending`` learning. One ``BEGIN IMMEDIATE`` transaction
+  (on PostgreSQL: one transaction under the store's advisory lock): two processes (or
+  replicas) storing the same text at once give one learning with recurrence 2.
 * States (``STATES``): ``pending`` -> ``approved`` | ``rejected`` (``decide``; a
   rejection keeps its ``reason``). Decay (``decay``) demotes, never deletes: a pending
   learning not seen for ``decay.PENDING_DAYS`` becomes ``demoted-pending``, a rejection
@@ -29,13 +31,16 @@ import secrets
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from plugins.habitat import decay as _decay
 from plugins.habitat.learnings_schema import connect, log_change
 from plugins.habitat.learnings_similarity import THRESHOLD, compact, normalise, similarity, words
+
+if TYPE_CHECKING:
+    from plugins.habitat.pg_sql import PgDb, SqlConn
 
 __all__ = ["STATES", "TYPES", "Learning", "LearningStore", "Provenance", "StoreOutcome",
            "StoreUnreadable"]
@@ -122,10 +127,29 @@ def _stamp(now: _dt.datetime) -> str:
 
 
 class LearningStore:
-    """The learnings in the SQLite file at ``path`` (created on first use)."""
+    """The learnings in the SQLite file at ``path`` (created on first use), or, given
+    ``db``, in a PostgreSQL vault's tables (``path`` then names nothing on disk)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, db: PgDb | None = None) -> None:
         self.path = path
+        self.db = db
+
+    def exists(self) -> bool:
+        """Whether a learning was ever stored here (SQLite: the file exists; PostgreSQL:
+        always, the tables are made on first use)."""
+        return self.db is not None or self.path.exists()
+
+    def where(self) -> str:
+        """Where the store is, for messages (its file, or its schema)."""
+        return str(self.path) if self.db is None else f"schema {self.db.schema!r}"
+
+    def local(self) -> LearningStore:
+        """The store of this machine's own derived data (the insight ranker's
+        ``insight_index``): itself for a SQLite store, else a SQLite store beside the
+        state dir's habitat files."""
+        if self.db is None or self.db.local_dir is None:
+            return self
+        return LearningStore(self.db.local_dir / "learnings-local.sqlite")
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -141,9 +165,13 @@ class LearningStore:
             conn.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[SqlConn]:
         """A connection inside ``BEGIN IMMEDIATE`` (committed when the block ends, rolled
-        back when it raises)."""
+        back when it raises); on PostgreSQL the store's serialised write transaction."""
+        if self.db is not None:
+            with self.db.transaction() as pg:
+                yield pg
+            return
         with self._connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -154,8 +182,12 @@ class LearningStore:
             conn.execute("COMMIT")
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Iterator[SqlConn]:
         """A connection for reads (one snapshot while the block runs)."""
+        if self.db is not None:
+            with self.db.reading() as pg:
+                yield pg
+            return
         with self._connection() as conn:
             conn.execute("BEGIN")
             try:
@@ -212,7 +244,7 @@ class LearningStore:
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     @staticmethod
-    def _get(conn: sqlite3.Connection, learning_id: str) -> Learning | None:
+    def _get(conn: SqlConn, learning_id: str) -> Learning | None:
         row = conn.execute(f"SELECT {_COLUMNS} FROM learnings WHERE id = ?",
                            (learning_id,)).fetchone()
         return _learning(row) if row else None
@@ -238,7 +270,7 @@ class LearningStore:
                                  content)
         return StoreOutcome(learning, action, score)
 
-    def _near_duplicate(self, conn: sqlite3.Connection, key: str,
+    def _near_duplicate(self, conn: SqlConn, key: str,
                         content_words: builtins.list[str]) -> tuple[Learning | None, float]:
         """The stored learning ``content_words`` near-duplicates (the most similar; the
         oldest on a tie), with its similarity."""
@@ -267,7 +299,7 @@ class LearningStore:
             return None, 0.0
         return self._get(conn, best[2]), round(best[0], 4)
 
-    def _insert(self, conn: sqlite3.Connection, content: str, normal: str,
+    def _insert(self, conn: SqlConn, content: str, normal: str,
                 content_words: builtins.list[str], type: str, tags: Sequence[str],
                 agent_id: str, session_id: str, rationale: str, stamp: str) -> Learning:
         learning_id = secrets.token_hex(4)
@@ -280,7 +312,7 @@ class LearningStore:
             "VALUES (?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
             (learning_id, content, compact(normal), json.dumps(content_words), type,
              json.dumps(tag_list), agent_id, session_id, rationale, stamp, stamp, stamp))
-        conn.executemany("INSERT OR IGNORE INTO learning_tokens VALUES (?, ?)",
+        conn.executemany("INSERT INTO learning_tokens VALUES (?, ?) ON CONFLICT DO NOTHING",
                          [(t, learning_id) for t in set(content_words)])
         conn.execute("INSERT INTO learning_fts (id, content, tags) VALUES (?, ?, ?)",
                      (learning_id, content, " ".join(tag_list)))
@@ -289,7 +321,7 @@ class LearningStore:
         assert learning is not None
         return learning
 
-    def _reinforce(self, conn: sqlite3.Connection, found: Learning, tags: Sequence[str],
+    def _reinforce(self, conn: SqlConn, found: Learning, tags: Sequence[str],
                    stamp: str) -> tuple[Learning, str]:
         recurrence = found.recurrence + 1
         state = _decay.state_when_reinforced(found, recurrence)
@@ -310,7 +342,7 @@ class LearningStore:
         return learning, action
 
     @staticmethod
-    def _add_provenance(conn: sqlite3.Connection, learning_id: str, stamp: str,
+    def _add_provenance(conn: SqlConn, learning_id: str, stamp: str,
                         agent_id: str, session_id: str, rationale: str, content: str) -> None:
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM provenance WHERE "
                            "learning_id = ?", (learning_id,)).fetchone()[0]

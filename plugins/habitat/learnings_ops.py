@@ -72,17 +72,25 @@ class DecisionResult:
 
 
 def open_store(ctx: Any) -> LearningStore:
-    """The learnings store of ``ctx``'s vault (``<habitat_dir>/learnings.sqlite``)."""
+    """The learnings store of ``ctx``'s vault (``<habitat_dir>/learnings.sqlite``; for a
+    PostgreSQL vault, its tables there: ``learnings_pg``)."""
     from plugins.habitat.paths import habitat_dir
+    from plugins.habitat.pg_sql import pg_storage
 
-    return LearningStore(habitat_dir(ctx) / STORE_FILE)
+    folder = habitat_dir(ctx)
+    storage = pg_storage(ctx)
+    if storage is None:
+        return LearningStore(folder / STORE_FILE)
+    from plugins.habitat.learnings_pg import learnings_db
+
+    return LearningStore(folder / STORE_FILE, db=learnings_db(storage, folder))
 
 
 def _damaged(ctx: Any, exc: Exception) -> Exception:
     from echo_core import EchoError, ExitCode
 
     return EchoError(f"the learnings store is not readable ({exc}); move "
-                     f"{open_store(ctx).path} aside to start a new one (nothing is deleted "
+                     f"{open_store(ctx).where()} aside to start a new one (nothing is deleted "
                      "for you)", ExitCode.NOT_CONFIGURED)
 
 

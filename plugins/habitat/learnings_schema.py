@@ -29,6 +29,10 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plugins.habitat.pg_sql import SqlConn
 
 __all__ = ["SCHEMA_VERSION", "connect", "log_change"]
 
@@ -148,7 +152,7 @@ def _statements(ddl: str) -> list[str]:
     return [s.strip() for s in ddl.split(";") if s.strip()]
 
 
-def log_change(conn: sqlite3.Connection, learning_id: str, stamp: str, before: str,
+def log_change(conn: SqlConn, learning_id: str, stamp: str, before: str,
                after: str, why: str) -> None:
     """Record one change of a learning's state (``before`` "" for a new learning)."""
     conn.execute("INSERT INTO state_changes VALUES (?, ?, ?, ?, ?)",

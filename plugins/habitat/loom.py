@@ -23,14 +23,26 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from plugins.habitat.loom_file import append_lines
 from plugins.habitat.record import Record
 
-__all__ = ["LOOM_DIR", "Loom", "day_lines", "parse_line", "read_day_file"]
+__all__ = ["LOOM_DIR", "Loom", "RecordReader", "day_lines", "parse_line", "read_day_file"]
 
 #: The loom's folder under the habitat's state folder.
 LOOM_DIR = "loom"
+
+
+class RecordReader(Protocol):
+    """What readers of the whole record use: a ``Loom``, or a PostgreSQL vault's shared
+    record (``loom_pg.PgRecords``)."""
+
+    def days(self) -> list[str]:
+        """The days holding records, oldest first."""
+
+    def records(self, days: Sequence[str] | None = None) -> Iterator[Record]:
+        """Every record of ``days`` (default: all), day by day, in record order."""
 
 
 class Loom:

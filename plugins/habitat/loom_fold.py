@@ -120,12 +120,10 @@ def fold_session(ctx: Any, session_id: str, from_id: str = "", to_id: str = "",
     """Append the fold record of the span (module docstring). Errors: ``not_found`` for
     a session with no record; ``usage_error`` for a bad span or one too long."""
     from echo_core import not_found
-    from plugins.habitat.loom_search import index_for
+    from plugins.habitat.record_source import session_records
     from plugins.habitat.record_writes import agent_of, append_records, record_time
 
-    index = index_for(ctx)
-    index.catch_up()
-    records = [r for r in index.read_many(index.session_located(session_id)) if r is not None]
+    records = session_records(ctx, session_id)
     if not records:
         raise not_found(f"no record of session {session_id!r} in the habitat's log")
     span = _span(records, from_id, to_id)

@@ -12,7 +12,8 @@ Filters: ``agent_id`` and ``kind`` exact; ``since`` / ``until`` an ISO date or t
 (``until`` a date includes that whole day) or a span back from now (``30m``, ``24h``,
 ``7d``): ``time_window``. A query with no word in it finds nothing.
 
-The index connection is kept per thread and folder (``index_for``).
+The index connection is kept per thread and folder (``index_for``). On a PostgreSQL
+vault the search runs in the database over the shared record (``loom_pg_search``).
 """
 
 from __future__ import annotations
@@ -103,6 +104,14 @@ def search_hits(ctx: Any, query: str, limit: int, *, agent_id: str | None = None
     if not words or limit < 1:
         return []
     low, high = (since, until) if exact else time_window(since, until, ctx.now())
+    from plugins.habitat.record_source import pg_records
+
+    shared = pg_records(ctx)
+    if shared is not None:
+        from plugins.habitat.loom_pg_search import pg_search_hits
+
+        return pg_search_hits(shared, [w.strip('"') for w in words], limit,
+                              agent_id=agent_id, kind=kind, low=low, high=high)
     index = index_for(ctx)
     index.catch_up()
     search = RankedSearch(index, limit, agent_id, kind, low, high)

@@ -14,6 +14,10 @@ is one ``BEGIN IMMEDIATE`` transaction, so concurrent scans serialise and a writ
 mid-way leaves the registry as it was. A pattern's id is derived from its signature
 (``pattern_id``): the same failure found on another day, or by a rebuilt registry, has
 the same id. Status moves: ``patterns_lifecycle``; flags: ``patterns_flag``.
+
+On a PostgreSQL vault the registry is the database's (``patterns_pg``: the same tables
+and SQL, every write one transaction under the registry's advisory lock), so every
+replica registers into, and reads, one registry.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -39,6 +43,9 @@ from plugins.habitat.patterns_rows import (
     settle,
     widen,
 )
+
+if TYPE_CHECKING:
+    from plugins.habitat.pg_sql import PgDb, SqlConn
 
 __all__ = ["BATCH_SIZE", "PATTERNS_FILE", "Pattern", "PatternStore", "RegisterResult",
            "pattern_id", "pattern_store"]
@@ -77,10 +84,18 @@ Transitions = list[tuple[str, str, str, str, str]]
 
 
 def pattern_store(ctx: Any) -> PatternStore:
-    """The registry of ``ctx``'s habitat (``<habitat_dir>/patterns.sqlite``)."""
+    """The registry of ``ctx``'s habitat (``<habitat_dir>/patterns.sqlite``; for a
+    PostgreSQL vault, its tables there: ``patterns_pg``)."""
     from plugins.habitat.paths import habitat_dir
+    from plugins.habitat.pg_sql import pg_storage
 
-    return PatternStore(habitat_dir(ctx) / PATTERNS_FILE)
+    path = habitat_dir(ctx) / PATTERNS_FILE
+    storage = pg_storage(ctx)
+    if storage is None:
+        return PatternStore(path)
+    from plugins.habitat.patterns_pg import patterns_db
+
+    return PatternStore(path, db=patterns_db(storage))
 
 
 def pattern_id(signature: str) -> str:
@@ -124,15 +139,21 @@ class RegisterResult:
 
 
 class PatternStore:
-    """The registry at ``path`` (created, with its folder, on first write)."""
+    """The registry at ``path`` (created, with its folder, on first write), or, given
+    ``db``, in a PostgreSQL vault's tables."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, db: PgDb | None = None) -> None:
         self.path = path
+        self.db = db
 
     # -- connection -------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _db(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+    def _db(self, *, write: bool) -> Iterator[SqlConn]:
+        if self.db is not None:
+            with self.db.transaction() if write else self.db.reading() as pg:
+                yield pg
+            return
         if not write and not self.path.exists():
             db = sqlite3.connect(":memory:")
             db.executescript(_SCHEMA)
@@ -201,7 +222,7 @@ class PatternStore:
                 "SELECT o.key, o.pattern_id, o.kind, o.session_id, o.agent_id, o.first_ts, "
                 "o.last_ts, o.summary, o.severity, o.batch_id, (SELECT group_concat("
                 "record_id, ' ') FROM (SELECT record_id FROM evidence e WHERE e.occurrence"
-                f" = o.key ORDER BY record_id)) FROM occurrences o {clause} "
+                f" = o.key ORDER BY record_id) AS ev) FROM occurrences o {clause} "
                 "ORDER BY o.first_ts, o.key", args).fetchall()
         names = ("key", "pattern_id", "kind", "session_id", "agent_id", "first_ts",
                  "last_ts", "summary", "severity", "batch_id", "records")
@@ -333,7 +354,9 @@ class PatternStore:
         return self.move(pid, "fixed" if worked else "actionable", now=now, by=by, note=outcome)
 
 
-def _has_tables(db: sqlite3.Connection) -> bool:
+def _has_tables(db: SqlConn) -> bool:
+    if not isinstance(db, sqlite3.Connection):
+        return True  # PostgreSQL: made on first use
     return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'patterns'").fetchone() is not None
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from plugins.habitat.distil_model import Failure, normalise
-from plugins.habitat.loom import Loom
+from plugins.habitat.loom import RecordReader
 from plugins.habitat.patterns import PatternStore, RegisterResult, pattern_id
 from plugins.habitat.record import Record
 
@@ -35,7 +35,7 @@ __all__ = ["FLAG_AGENT", "flag_failure", "resolve_turn", "route_flag", "session_
 FLAG_AGENT = "operator"
 
 
-def session_records(loom: Loom, session: str) -> tuple[str, list[Record]]:
+def session_records(loom: RecordReader, session: str) -> tuple[str, list[Record]]:
     """``(session id, its records in order)`` for a session id or a unique prefix of
     one (4+ characters): the day files are read newest first and reading stops at the
     first day without the session once it was found. ``LookupError`` when no session or

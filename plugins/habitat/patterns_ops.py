@@ -9,8 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from echo_core import Action, Envelope, not_found, usage_error
-from plugins.habitat.loom import Loom
-from plugins.habitat.paths import loom_dir
+from plugins.habitat.loom import RecordReader
 from plugins.habitat.patterns import BATCH_SIZE, PatternStore, pattern_store
 from plugins.habitat.patterns_lifecycle import STATUSES
 from plugins.habitat.patterns_report import (
@@ -25,6 +24,7 @@ from plugins.habitat.patterns_report import (
     Transition,
 )
 from plugins.habitat.record import Record
+from plugins.habitat.record_source import record_source
 
 __all__ = ["batch", "batch_rows", "batches", "flag_turn", "list_patterns", "show_pattern"]
 
@@ -35,7 +35,7 @@ def _stamp(ctx: Any) -> str:
     return str(ctx.now().isoformat(timespec="seconds"))
 
 
-def evidence_records(loom: Loom, ids: Iterable[str]) -> dict[str, EvidenceRecord]:
+def evidence_records(loom: RecordReader, ids: Iterable[str]) -> dict[str, EvidenceRecord]:
     """The loom's records of ``ids``: only the day files their ids name are read (an id
     starts with its record's ``YYYYMMDD``); an id not found is ``found=False``."""
     wanted = set(ids)
@@ -54,7 +54,7 @@ def evidence_records(loom: Loom, ids: Iterable[str]) -> dict[str, EvidenceRecord
 
 def _occurrences(ctx: Any, rows: list[dict[str, str]]) -> tuple[Occurrence, ...]:
     ids = [rid for row in rows for rid in row["records"].split()]
-    found = evidence_records(Loom(loom_dir(ctx)), ids)
+    found = evidence_records(record_source(ctx), ids)
     return tuple(Occurrence(key=row["key"], pattern_id=row["pattern_id"], kind=row["kind"],
                             session_id=row["session_id"], agent_id=row["agent_id"],
                             first_ts=row["first_ts"], last_ts=row["last_ts"],
@@ -169,7 +169,7 @@ def flag_turn(ctx: Any, session: str, turn: str, note: str = "", *,
         turn_span,
     )
 
-    loom = Loom(loom_dir(ctx))
+    loom = record_source(ctx)
     try:
         sid, records = session_records(loom, session.strip())
         target = resolve_turn(records, turn)
@@ -183,7 +183,9 @@ def flag_turn(ctx: Any, session: str, turn: str, note: str = "", *,
     if flag is None:
         flag = Record.new(ts=ctx.now(), kind="flag", agent_id=FLAG_AGENT, session_id=sid,
                           text=note, parent_id=target.id, refs=(target.id,))
-        loom.append([flag])
+        from plugins.habitat.record_writes import append_records
+
+        append_records(ctx, [flag])
         records.append(flag)
     store = pattern_store(ctx)
     before = {p.id for p in store.list()}

@@ -1,15 +1,18 @@
 """The registry's row-level writes, each inside the caller's ``BEGIN IMMEDIATE``
-transaction (``patterns.PatternStore``): find the occurrence a failure already is, add
+transaction (``patterns.PatternStore``; SQL that SQLite and PostgreSQL both run, ``pg_sql``): find the occurrence a failure already is, add
 evidence, create a pattern, widen its first / last seen, open a batch, move a status and
 settle severity and status after new evidence."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from plugins.habitat.distil_model import Failure
 from plugins.habitat.patterns_lifecycle import auto_status, pattern_severity
+
+if TYPE_CHECKING:
+    from plugins.habitat.pg_sql import SqlConn
 
 __all__ = ["add_evidence", "create_pattern", "known_occurrence", "open_batch", "set_status",
            "settle", "widen"]
@@ -19,7 +22,7 @@ PATTERN_COLUMNS = ("id, signature, kind, title, severity, status, first_seen, la
                    "recurrence, flags, fix, fix_outcome, updated")
 
 
-def known_occurrence(db: sqlite3.Connection, failure: Failure) -> tuple[str, str] | None:
+def known_occurrence(db: SqlConn, failure: Failure) -> tuple[str, str] | None:
     """``(key, pattern id)`` of the occurrence ``failure`` is: the same key, or a known
     occurrence of the same kind holding one of its records."""
     row = db.execute("SELECT key, pattern_id FROM occurrences WHERE key = ?",
@@ -33,20 +36,20 @@ def known_occurrence(db: sqlite3.Connection, failure: Failure) -> tuple[str, str
     return None if row is None else (str(row[0]), str(row[1]))
 
 
-def add_evidence(db: sqlite3.Connection, pid: str, key: str, record_ids: Sequence[str],
+def add_evidence(db: SqlConn, pid: str, key: str, record_ids: Sequence[str],
                   role_of: dict[str, str]) -> int:
     added = 0
     for rid in dict.fromkeys(record_ids):
-        cur = db.execute("INSERT OR IGNORE INTO evidence VALUES (?,?,?,?)",
+        cur = db.execute("INSERT INTO evidence VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
                          (pid, rid, key, role_of.get(rid, "evidence")))
         added += cur.rowcount
     return added
 
 
-def create_pattern(db: sqlite3.Connection, pid: str, failure: Failure, now: str) -> bool:
+def create_pattern(db: SqlConn, pid: str, failure: Failure, now: str) -> bool:
     cur = db.execute(
-        f"INSERT OR IGNORE INTO patterns ({PATTERN_COLUMNS}) VALUES "
-        "(?,?,?,?,?,?,?,?,0,0,'','',?)",
+        f"INSERT INTO patterns ({PATTERN_COLUMNS}) VALUES "
+        "(?,?,?,?,?,?,?,?,0,0,'','',?) ON CONFLICT DO NOTHING",
         (pid, failure.signature, failure.kind, failure.title, failure.severity,
          "monitoring", failure.first_ts, failure.last_ts, now))
     if cur.rowcount:
@@ -55,13 +58,15 @@ def create_pattern(db: sqlite3.Connection, pid: str, failure: Failure, now: str)
     return bool(cur.rowcount)
 
 
-def widen(db: sqlite3.Connection, pid: str, failure: Failure, now: str) -> None:
-    db.execute("UPDATE patterns SET first_seen = min(first_seen, ?), "
-               "last_seen = max(last_seen, ?), updated = ? WHERE id = ?",
-               (failure.first_ts, failure.last_ts, now, pid))
+def widen(db: SqlConn, pid: str, failure: Failure, now: str) -> None:
+    db.execute("UPDATE patterns SET first_seen = CASE WHEN first_seen <= ? THEN first_seen "
+               "ELSE ? END, last_seen = CASE WHEN last_seen >= ? THEN last_seen ELSE ? END, "
+               "updated = ? WHERE id = ?",
+               (failure.first_ts, failure.first_ts, failure.last_ts, failure.last_ts, now,
+                pid))
 
 
-def open_batch(db: sqlite3.Connection, size: int, now: str) -> str:
+def open_batch(db: SqlConn, size: int, now: str) -> str:
     """The newest batch while it has room, else a new one (``b0001``, ``b0002``, ...)."""
     row = db.execute("SELECT b.id, b.size, (SELECT count(*) FROM occurrences o WHERE "
                      "o.batch_id = b.id) FROM batches b ORDER BY b.id DESC LIMIT 1").fetchone()
@@ -73,13 +78,13 @@ def open_batch(db: sqlite3.Connection, size: int, now: str) -> str:
     return batch
 
 
-def set_status(db: sqlite3.Connection, pid: str, current: str, to: str, now: str, by: str,
+def set_status(db: SqlConn, pid: str, current: str, to: str, now: str, by: str,
                 note: str) -> None:
     db.execute("UPDATE patterns SET status = ?, updated = ? WHERE id = ?", (to, now, pid))
     db.execute("INSERT INTO transitions VALUES (?,?,?,?,?,?)", (pid, current, to, now, by, note))
 
 
-def settle(db: sqlite3.Connection, pid: str, failure: Failure, now: str) -> str:
+def settle(db: SqlConn, pid: str, failure: Failure, now: str) -> str:
     """Recompute severity; make the automatic status move (``auto_status``), if any."""
     status, recurrence, flags = db.execute(
         "SELECT status, recurrence, flags FROM patterns WHERE id = ?", (pid,)).fetchone()

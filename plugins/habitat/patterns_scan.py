@@ -87,10 +87,9 @@ def scan(ctx: Any, *, days: int = DEFAULT_DAYS, batch_size: int = BATCH_SIZE,
     """Distil the last ``days`` days of the record into the registry (module docstring);
     ``end``: the window's last day (default today)."""
     from plugins.habitat.distil_failures import distil
-    from plugins.habitat.loom import Loom
-    from plugins.habitat.paths import loom_dir
+    from plugins.habitat.record_source import record_source
 
-    loom = Loom(loom_dir(ctx))
+    loom = record_source(ctx)
     wanted = set(window_days(end or ctx.today(), days))
     read = [d for d in loom.days() if d in wanted]
     records = list(loom.records(read))

@@ -176,10 +176,14 @@ def run_record(ctx: Any, p: RecordParams) -> Envelope[RecordResult]:
     from plugins.habitat.record_writes import append_records
 
     records = build_records(ctx, p)
-    append_records(ctx, records)
+    queued = append_records(ctx, records)
     result = RecordResult(ids=tuple(r.id for r in records), session_id=p.session_id,
                           agent_id=records[0].agent_id)
     what = "1 record" if len(records) == 1 else f"{len(records)} records"
+    if queued:
+        return Envelope(True, "queued", f"queued {what} of session {p.session_id} on this "
+                        "machine: the vault's database is unreachable; they join the shared "
+                        "record with the next habitat call that reaches it", result)
     return Envelope(True, "recorded", f"recorded {what} in session {p.session_id}", result)
 
 
@@ -244,14 +248,12 @@ class ForkResult:
 
 
 def find_record(ctx: Any, record_id: str) -> Record:
-    """The record ``record_id`` (through the index); ``not_found`` when there is none."""
+    """The record ``record_id`` (``record_source.find_record``); ``not_found`` when
+    there is none."""
     from echo_core import not_found
-    from plugins.habitat.loom_search import index_for
+    from plugins.habitat.record_source import find_record as lookup
 
-    index = index_for(ctx)
-    index.catch_up()
-    located = index.locate_id(record_id)
-    record = None if located is None else index.read(located)
+    record = lookup(ctx, record_id)
     if record is None:
         raise not_found(f"no record {record_id!r} in the habitat's log; find ids with "
                         "`echo-memory habitat ask`")

@@ -4,7 +4,8 @@ What ``habitat record``, ``fork`` and ``fold`` share: the record's time
 (``record_time``), the agent it is from (``agent_of``), the redaction every text goes
 through (``redacted``: capture's rules, ``echo_core.redact``) and the durable append
 through the process's group committer (``append_records``: one write and one fsync
-shared by concurrent callers; returns once the records are on disk).
+shared by concurrent callers; returns once the records are on disk — on a PostgreSQL
+vault, one transaction per group, committed: ``record_source.committer``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import datetime as _dt
 from collections.abc import Sequence
 from typing import Any
 
-from plugins.habitat.group_commit import committer_for
-from plugins.habitat.paths import loom_dir
 from plugins.habitat.record import Record
 
 __all__ = ["AGENT_ENV", "DEFAULT_AGENT", "agent_of", "append_records", "record_time",
@@ -51,6 +50,10 @@ def redacted(text: str) -> str:
     return redact(text).text
 
 
-def append_records(ctx: Any, records: Sequence[Record]) -> None:
-    """Append ``records`` to ``ctx``'s loom durably, in order (group commit)."""
-    committer_for(loom_dir(ctx)).append(records)
+def append_records(ctx: Any, records: Sequence[Record]) -> bool:
+    """Append ``records`` to ``ctx``'s record durably, in order (group commit); True
+    when a PostgreSQL vault was unreachable and they wait in this machine's spool
+    (``loom_pg``), shipped by the next habitat call that reaches it."""
+    from plugins.habitat.record_source import committer
+
+    return committer(ctx).append(records)

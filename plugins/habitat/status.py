@@ -75,10 +75,9 @@ class StatusResult:
 
 def _activity(ctx: Any, since: _dt.datetime) -> list[AgentActivity]:
     from plugins.habitat.distil_model import record_time
-    from plugins.habitat.loom import Loom
-    from plugins.habitat.paths import loom_dir
+    from plugins.habitat.record_source import record_source
 
-    loom = Loom(loom_dir(ctx))
+    loom = record_source(ctx)
     first = since.date().isoformat()
     cutoff = (since - _dt.datetime(1970, 1, 1)).total_seconds()
     per: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,167 @@
+"""The habitat's seam to PostgreSQL: one SQL text for both stores, two databases.
+
+The learnings store and the pattern registry keep their logic once, written in SQL both
+SQLite and PostgreSQL run (``?`` placeholders, ``INSERT ... ON CONFLICT``, ``CASE``
+instead of two-argument ``min``). What differs is the database under them:
+
+* a folder vault: a SQLite file in the state dir (as ever);
+* a vault whose storage has ``pg_transaction`` (the ``storage_postgres`` backend, found by
+  duck typing: ``pg_storage``): tables in the vault's schema, so every replica shares
+  them. ``PgDb`` opens its transactions on the storage's pooled connections and hands
+  out ``PgConn``, which runs the shared SQL there: ``?`` becomes ``%s``, each of the
+  store's table names its schema-qualified ``habitat_<name>`` (``translate``).
+
+Writes are serialised as SQLite's ``BEGIN IMMEDIATE`` serialises them: a write
+transaction first takes a transaction-level advisory lock of its store
+(``pg_advisory_xact_lock``), so two replicas storing the same learning at once take
+turns and the second reinforces the first's row. Reads take no lock. The tables are created (``ddl``) once per storage and process,
+under the same lock. Errors are the storage's: an unreachable server is
+``BackendUnavailable`` (exit 69).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from echo_core import blake2b
+
+__all__ = ["PgConn", "PgDb", "SqlConn", "lock_key", "pg_storage", "translate"]
+
+
+def pg_storage(ctx: Any) -> Any | None:
+    """``ctx``'s storage when it is a PostgreSQL vault (it has ``pg_transaction``), else
+    None (a folder vault, or any other backend: the habitat keeps to the state dir)."""
+    try:
+        storage = getattr(ctx, "storage", None)
+    except Exception:  # no storage could be made for the vault URL
+        if getattr(getattr(ctx, "config", None), "scheme", "file") == "file":
+            return None  # a folder that is not there yet: the habitat keeps to the state dir
+        raise
+    return storage if callable(getattr(storage, "pg_transaction", None)) else None
+
+
+def lock_key(schema: str, store: str) -> int:
+    """The advisory lock key of ``store``'s tables in ``schema`` (a signed 64-bit int)."""
+    digest = blake2b(f"echo-memory habitat {store}\x1f{schema}".encode(),
+                     digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+@functools.lru_cache(maxsize=512)
+def translate(sql: str, schema: str, tables: tuple[str, ...]) -> str:
+    """``sql`` (SQLite's dialect as the stores write it) for PostgreSQL: ``%`` doubled,
+    ``?`` -> ``%s``, ``group_concat(`` -> ``string_agg(``, and each word of ``tables``
+    -> ``"schema".habitat_<word>``. The stores' SQL holds no ``?`` or table name inside
+    a string literal."""
+    out = sql.replace("%", "%%").replace("?", "%s")
+    out = re.sub(r"\bgroup_concat\(", "string_agg(", out)
+    if tables:
+        names = "|".join(sorted(tables, key=len, reverse=True))
+        out = re.sub(rf"(?<![.\w]){'(?:' + names + ')'}\b",
+                     lambda m: f'"{schema}".habitat_{m.group(0)}', out)
+    return out
+
+
+class PgConn:
+    """A psycopg connection inside a transaction, speaking the stores' SQL (``translate``);
+    ``execute`` returns psycopg's cursor (``fetchone``, ``fetchall``, ``rowcount``,
+    iteration)."""
+
+    def __init__(self, conn: Any, schema: str, tables: tuple[str, ...]) -> None:
+        self.conn = conn
+        self.schema = schema
+        self.tables = tables
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> Any:
+        """Run one statement with ``args`` bound to its ``?``."""
+        return self.conn.execute(translate(sql, self.schema, self.tables), tuple(args))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any:
+        """Run one statement once per row of ``rows``."""
+        cur = self.conn.cursor()
+        cur.executemany(translate(sql, self.schema, self.tables), [tuple(r) for r in rows])
+        return cur
+
+
+#: (storage id, schema, store) whose tables this process made sure of.
+_READY: set[tuple[int, str, str]] = set()
+_READY_GUARD = threading.Lock()
+
+
+class PgDb:
+    """One habitat store's tables in a PostgreSQL vault (module docstring).
+
+    ``store``: its name (the lock key, the version row); ``tables``: the table names its
+    SQL uses; ``ddl(schema)``: the statements creating them (idempotent); ``version``:
+    their layout (recorded in ``habitat_versions``). ``local_dir``: this machine's
+    habitat folder, for what stays per machine (derived caches)."""
+
+    def __init__(self, storage: Any, *, store: str, tables: tuple[str, ...],
+                 ddl: Any, version: int, local_dir: Path | None = None) -> None:
+        self.storage = storage
+        self.schema = str(storage.schema)
+        self.store = store
+        self.tables = tables
+        self.ddl = ddl
+        self.version = version
+        self.local_dir = local_dir
+        self.key = lock_key(self.schema, store)
+
+    def _ensure(self, conn: Any) -> None:
+        """Create the store's tables when this process has not yet (under the lock)."""
+        mark = (id(self.storage), self.schema, self.store)
+        if mark in _READY:
+            return
+        s = f'"{self.schema}"'
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.key,))
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {s}.habitat_versions "
+                     "(store text PRIMARY KEY, version integer NOT NULL)")
+        row = conn.execute(f"SELECT version FROM {s}.habitat_versions WHERE store = %s",
+                           (self.store,)).fetchone()
+        if row is None or int(row[0]) < self.version:
+            for statement in self.ddl(s):
+                conn.execute(statement)
+            conn.execute(f"INSERT INTO {s}.habitat_versions VALUES (%s, %s) ON CONFLICT "
+                         "(store) DO UPDATE SET version = excluded.version",
+                         (self.store, self.version))
+        elif int(row[0]) > self.version:
+            from echo_core import EchoError, ExitCode
+
+            raise EchoError(f"the habitat's {self.store} tables in schema {self.schema!r} "
+                            f"are at version {row[0]}, newer than this echo-memory's "
+                            f"{self.version}; upgrade echo-memory", ExitCode.NOT_CONFIGURED)
+        with _READY_GUARD:
+            _READY.add(mark)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[PgConn]:
+        """A write transaction, serialised with every other writer of this store
+        (committed when the block ends, rolled back when it raises)."""
+        with self.storage.pg_transaction() as conn:
+            self._ensure(conn)
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.key,))
+            yield PgConn(conn, self.schema, self.tables)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[PgConn]:
+        """A transaction taking no lock: for reads, and for writes that need no turn
+        (inserts keyed by a unique id)."""
+        with self.storage.pg_transaction() as conn:
+            self._ensure(conn)
+            yield PgConn(conn, self.schema, self.tables)
+
+
+class SqlConn(Protocol):
+    """What the stores' SQL runs on: a ``sqlite3.Connection`` or a ``PgConn``."""
+
+    def execute(self, sql: str, args: Any = ..., /) -> Any:
+        """Run one statement."""
+
+    def executemany(self, sql: str, rows: Any, /) -> Any:
+        """Run one statement per row."""
