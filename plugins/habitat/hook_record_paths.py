@@ -12,7 +12,10 @@ give the same folder for every way of configuring it:
   ``$XDG_STATE_HOME/echo-memory``;
 * the vault's identity, as its storage names it: ``file:<resolved folder>`` for a folder
   (a path, ``file:///abs`` or ``file:/abs``), ``obsidian+<scheme>://<host>:<port>`` for an
-  Obsidian vault;
+  Obsidian vault, ``postgresql://[user@]host[:port]/db?schema=<name>`` for a PostgreSQL
+  vault (``storage_postgres``'s password-free identity; the schema from the URL's
+  ``schema`` option, else ``echo_memory``). There the recorder's day files are the
+  machine's spool, shipped to the shared record by echo-memory (``loom_spool``);
 * the state dir: ``<state base>/vaults/<first 16 hex of sha256(identity)>``.
 
 The config file is parsed once per change: its three settings are kept in a JSON copy
@@ -215,8 +218,33 @@ def vault_identity(url: str) -> str:
         return _folder_identity(url)
     if scheme in _OBSIDIAN:
         return _obsidian_identity(url, scheme)
+    if scheme in ("postgresql", "postgres"):
+        return _postgres_identity(url)
     raise Unresolved(f"vault URL {url!r}: the recorder knows the state dir of folder and "
-                     "Obsidian vaults only")
+                     "Obsidian vaults (and PostgreSQL ones) only")
+
+
+def _postgres_identity(url: str) -> str:
+    """``storage_postgres``'s identity of a PostgreSQL vault URL (``pg_url``): user, host,
+    port, database and schema, never the password."""
+    from urllib.parse import parse_qsl, quote, urlsplit
+
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        raise Unresolved(f"vault URL has an invalid port: {parts.netloc!r}") from None
+    schema = "echo_memory"
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key == "schema":
+            schema = value
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    where = f"{quote(user, safe='')}@{host}" if user else host
+    return (f"postgresql://{where}{':' + str(port) if port else ''}{parts.path or '/'}"
+            f"?schema={schema}")
 
 
 def _sha256_hex(data: bytes) -> str:
