@@ -162,9 +162,9 @@ def test_the_index_is_derived_delete_it_and_it_is_rebuilt(box: VaultBox) -> None
     (habitat_dir(fresh) / INDEX_NAME).unlink()
     for suffix in ("-wal", "-shm"):
         (habitat_dir(fresh) / (INDEX_NAME + suffix)).unlink(missing_ok=True)
-    from plugins.habitat import loom_search
+    from plugins.habitat import loom_open
 
-    loom_search._LOCAL.indexes = {}
+    loom_open._LOCAL.indexes = {}
     assert _texts(search_records(fresh, "gamma", 5)) == ["gamma ray"]
 
 

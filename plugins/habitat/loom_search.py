@@ -19,16 +19,12 @@ vault the search runs in the database over the shared record (``loom_pg_search``
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
-import threading
-from pathlib import Path
 from typing import Any
 
-from plugins.habitat.loom import Loom
-from plugins.habitat.loom_index import INDEX_NAME, Located, LoomIndex
+from plugins.habitat.loom_index import Located
+from plugins.habitat.loom_open import index_for
 from plugins.habitat.loom_rank import RankedSearch
-from plugins.habitat.paths import habitat_dir, loom_dir
 from plugins.habitat.record import Record
 
 __all__ = ["index_for", "search_hits", "search_records", "time_window"]
@@ -77,22 +73,6 @@ def fts_words(query: str) -> list[str]:
         if word not in words:
             words.append(word)
     return [f'"{w}"' for w in words[:MAX_WORDS]]
-
-
-_LOCAL = threading.local()
-
-
-def index_for(ctx: Any) -> LoomIndex:
-    """This thread's open index of ``ctx``'s loom (opened on first use)."""
-    path = habitat_dir(ctx) / INDEX_NAME
-    cache: dict[tuple[int, Path], LoomIndex] | None = getattr(_LOCAL, "indexes", None)
-    if cache is None:
-        cache = _LOCAL.indexes = {}
-    key = (os.getpid(), path)
-    index = cache.get(key)
-    if index is None:
-        index = cache[key] = LoomIndex.open(Loom(loom_dir(ctx)), path)
-    return index
 
 
 def search_hits(ctx: Any, query: str, limit: int, *, agent_id: str | None = None,

@@ -49,7 +49,7 @@ def find_record(ctx: Any, record_id: str) -> Record | None:
     if shared is not None:
         found: Record | None = shared.get(record_id)
         return found
-    from plugins.habitat.loom_search import index_for
+    from plugins.habitat.loom_open import index_for
 
     index = index_for(ctx)
     index.catch_up()
@@ -62,7 +62,7 @@ def session_records(ctx: Any, session_id: str) -> list[Record]:
     shared = pg_records(ctx)
     if shared is not None:
         return list(shared.session(session_id))
-    from plugins.habitat.loom_search import index_for
+    from plugins.habitat.loom_open import index_for
 
     index = index_for(ctx)
     index.catch_up()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from echo_core import RankerUnavailable, Register, hookimpl
+from echo_core import Register, hookimpl
 
 if TYPE_CHECKING:
     from echo_core import Ranker, RankerFactory, Tokenizer
@@ -35,6 +35,7 @@ class HybridFactory:
                  base: Ranker | None = None) -> Ranker:
         import importlib.util
 
+        from echo_core import RankerUnavailable  # here: --help must not import attrs
         from plugins.recall_hybrid.deps import EXTRA_HINT, RUNTIME_MODULES
 
         missing = [dist for module, dist in RUNTIME_MODULES.items()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from echo_core import RankerUnavailable, Register, hookimpl
+from echo_core import Register, hookimpl
 
 if TYPE_CHECKING:
     from echo_core import Ranker, RankerFactory, Storage, Tokenizer
@@ -44,6 +44,8 @@ class PgftsFactory:
 
     def __call__(self, tokenizer: Tokenizer, state_dir: str,
                  storage: Storage | None = None) -> Ranker:
+        from echo_core import RankerUnavailable  # here: --help must not import attrs
+
         if storage is None or not pg_capable(storage):
             raise RankerUnavailable(NEEDS_POSTGRES)
         try:
