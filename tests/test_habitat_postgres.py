@@ -237,3 +237,20 @@ def test_the_tables_live_in_the_vaults_schema(replicas: Replicas) -> None:
             "habitat_provenance", "habitat_evidence"} <= names
     assert set(versions) == {"records", "learnings", "patterns"}
     assert Record.from_json(data).text == "one record" and json.dumps(data)
+
+
+def test_text_postgres_cannot_hold_comes_back_as_written(replicas: Replicas) -> None:
+    a = replicas.ctx("a")
+    odd = "nul \x00 here, and the escape \ue000 itself \ue0000 \ue0001"
+    record = Record.new(ts=TS, kind="note", agent_id="agent \x00", session_id="s\x00",
+                        text=odd, result=odd, tags=("t\x00",))
+    append_records(a, [record])
+    b = replicas.ctx("b")
+    assert find_record(b, record.id) == record
+    assert session_records(b, "s\x00") == [record]
+    assert [h.id for h in ask_habitat(b, "escape", 5, agent_id="agent \x00").data.records] \
+        == [record.id]
+    text = "Mind the escape \ue000 and \ue0000 \ue0001"  # a learning holds no NUL
+    stored = store_learning(a, text, agent_id="x", tags=("n",))
+    got = open_store(b).get(stored.data.learning.id)
+    assert got is not None and got.content == text

@@ -8,7 +8,8 @@ and tags (A) with ``to_tsvector('english', ...)`` (GIN index), for ``loom_pg_sea
 
 ``PgRecords`` is what ``record_source`` gives for such a vault; it reads as a ``Loom``
 does (``days``, ``records(days)``: a day's records in time order, then insertion order)
-and finds a record by id or a session's records. Before it reads, what this machine's
+and finds a record by id or a session's records. Text goes through ``pg_sql.to_pg``
+(a NUL in a record is kept, not refused). Before it reads, what this machine's
 spool holds that the table does not is shipped (``loom_spool``): the hook recorder's
 records (it cannot reach the database) and any queued during an outage.
 
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.habitat.loom import Loom
-from plugins.habitat.pg_sql import PgDb
+from plugins.habitat.pg_sql import PgDb, from_pg, to_pg
 from plugins.habitat.record import Record
 
 __all__ = ["RECORD_TABLES", "PgRecords", "PgSink", "record_of", "records_db"]
@@ -59,7 +60,8 @@ def _ddl(s: str) -> list[str]:
 
 def records_db(storage: Any) -> PgDb:
     """The record table of the PostgreSQL vault ``storage``."""
-    return PgDb(storage, store="records", tables=RECORD_TABLES, ddl=_ddl, version=VERSION)
+    return PgDb(storage, store="records", tables=RECORD_TABLES, ddl=_ddl, version=VERSION,
+                escape=False)
 
 
 _INSERT = ("INSERT INTO records (id, day, ts, kind, agent_id, session_id, parent_id, "
@@ -68,15 +70,30 @@ _INSERT = ("INSERT INTO records (id, day, ts, kind, agent_id, session_id, parent
 _ORDER = "ORDER BY ts, seq"
 
 
+def _deep(value: Any, text: Any) -> Any:
+    """``value`` (a record's JSON) with ``text`` applied to every string in it."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, list):
+        return [_deep(v, text) for v in value]
+    if isinstance(value, dict):
+        return {k: _deep(v, text) for k, v in value.items()}
+    return value
+
+
 def _row(record: Record) -> tuple[Any, ...]:
-    return (record.id, record.day, record.ts, record.kind, record.agent_id,
-            record.session_id, record.parent_id, record.is_error, " ".join(record.tags),
-            json.dumps(record.to_json(), ensure_ascii=False))
+    """The columns of ``record``'s row (text through ``to_pg``: a NUL is kept)."""
+    parent = None if record.parent_id is None else to_pg(record.parent_id)
+    return (to_pg(record.id), record.day, record.ts, to_pg(record.kind),
+            to_pg(record.agent_id), to_pg(record.session_id), parent, record.is_error,
+            to_pg(" ".join(record.tags)),
+            json.dumps(_deep(record.to_json(), to_pg), ensure_ascii=False))
 
 
 def record_of(data: Any) -> Record:
     """The record a row's ``data`` holds."""
-    return Record.from_json(data if isinstance(data, dict) else json.loads(data))
+    return Record.from_json(_deep(data if isinstance(data, dict) else json.loads(data),
+                                  from_pg))
 
 
 class PgRecords:
@@ -135,7 +152,7 @@ class PgRecords:
         self._fresh()
         with self.db.reading() as conn:
             row = conn.execute("SELECT data FROM records WHERE id = ?",
-                               (record_id,)).fetchone()
+                               (to_pg(record_id),)).fetchone()
         return None if row is None else record_of(row[0])
 
     def session(self, session_id: str) -> list[Record]:
@@ -143,7 +160,7 @@ class PgRecords:
         self._fresh()
         with self.db.reading() as conn:
             rows = conn.execute(f"SELECT data FROM records WHERE session_id = ? {_ORDER}",
-                                (session_id,)).fetchall()
+                                (to_pg(session_id),)).fetchall()
         return [record_of(r[0]) for r in rows]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugins.habitat.loom_pg import record_of
+from plugins.habitat.pg_sql import to_pg
 from plugins.habitat.record import Record
 
 __all__ = ["pg_search_hits"]
@@ -45,7 +46,7 @@ def pg_search_hits(shared: Any, words: list[str], limit: int, *, agent_id: str |
     if not words or limit < 1:
         return []
     shared.ship()
-    filters = [(clause, value) for clause, value in (
+    filters = [(clause, to_pg(value)) for clause, value in (
         ("r.agent_id = ?", agent_id), ("r.kind = ?", kind), ("r.ts >= ?", low),
         ("r.ts < ?", high)) if value]
     found: list[tuple[int, Any, float]] = []

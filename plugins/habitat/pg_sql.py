@@ -11,6 +11,11 @@ instead of two-argument ``min``). What differs is the database under them:
   out ``PgConn``, which runs the shared SQL there: ``?`` becomes ``%s``, each of the
   store's table names its schema-qualified ``habitat_<name>`` (``translate``).
 
+PostgreSQL's text holds no NUL character (SQLite's does): ``to_pg`` / ``from_pg`` write
+it, and the private-use escape character itself, as two-character escapes, so any text
+goes in and comes back as it was. ``PgConn`` applies them to every text argument and
+every text it reads back (``escape=False``: the caller does it, e.g. inside ``jsonb``).
+
 Writes are serialised as SQLite's ``BEGIN IMMEDIATE`` serialises them: a write
 transaction first takes a transaction-level advisory lock of its store
 (``pg_advisory_xact_lock``), so two replicas storing the same learning at once take
@@ -31,7 +36,8 @@ from typing import Any, Protocol
 
 from echo_core import blake2b
 
-__all__ = ["PgConn", "PgDb", "SqlConn", "lock_key", "pg_storage", "translate"]
+__all__ = ["PgConn", "PgDb", "SqlConn", "from_pg", "lock_key", "pg_storage", "to_pg",
+           "translate"]
 
 
 def pg_storage(ctx: Any) -> Any | None:
@@ -68,24 +74,81 @@ def translate(sql: str, schema: str, tables: tuple[str, ...]) -> str:
     return out
 
 
+#: The escape character of ``to_pg`` (private use: text seldom holds it).
+_ESC = "\ue000"
+
+
+def to_pg(text: str) -> str:
+    """``text`` as PostgreSQL can store it: NUL -> ``_ESC`` ``0``, ``_ESC`` -> ``_ESC``
+    ``1`` (``from_pg`` undoes it)."""
+    if "\x00" not in text and _ESC not in text:
+        return text
+    return text.replace(_ESC, _ESC + "1").replace("\x00", _ESC + "0")
+
+
+def from_pg(text: str) -> str:
+    """The text ``to_pg`` stored."""
+    if _ESC not in text:
+        return text
+    return text.replace(_ESC + "0", "\x00").replace(_ESC + "1", _ESC)
+
+
+def _arg(value: Any) -> Any:
+    if isinstance(value, str):
+        return to_pg(value)
+    if isinstance(value, list):
+        return [to_pg(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _row(row: Any) -> Any:
+    if row is None:
+        return None
+    return tuple(from_pg(v) if isinstance(v, str) else v for v in row)
+
+
+class _Rows:
+    """A psycopg cursor whose text values come back through ``from_pg``."""
+
+    def __init__(self, cur: Any) -> None:
+        self.cur = cur
+        self.rowcount: int = cur.rowcount
+
+    def fetchone(self) -> Any:
+        return _row(self.cur.fetchone())
+
+    def fetchall(self) -> list[Any]:
+        return [_row(r) for r in self.cur.fetchall()]
+
+    def __iter__(self) -> Iterator[Any]:
+        return (_row(r) for r in self.cur)
+
+
 class PgConn:
     """A psycopg connection inside a transaction, speaking the stores' SQL (``translate``);
     ``execute`` returns psycopg's cursor (``fetchone``, ``fetchall``, ``rowcount``,
     iteration)."""
 
-    def __init__(self, conn: Any, schema: str, tables: tuple[str, ...]) -> None:
+    def __init__(self, conn: Any, schema: str, tables: tuple[str, ...], *,
+                 escape: bool = True) -> None:
         self.conn = conn
         self.schema = schema
         self.tables = tables
+        self.escape = escape
 
     def execute(self, sql: str, args: Sequence[Any] = (), /) -> Any:
         """Run one statement with ``args`` bound to its ``?``."""
-        return self.conn.execute(translate(sql, self.schema, self.tables), tuple(args))
+        sql = translate(sql, self.schema, self.tables)
+        if not self.escape:
+            return self.conn.execute(sql, tuple(args))
+        return _Rows(self.conn.execute(sql, tuple(_arg(a) for a in args)))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any:
         """Run one statement once per row of ``rows``."""
         cur = self.conn.cursor()
-        cur.executemany(translate(sql, self.schema, self.tables), [tuple(r) for r in rows])
+        cur.executemany(translate(sql, self.schema, self.tables),
+                        [tuple(_arg(a) for a in r) if self.escape else tuple(r)
+                         for r in rows])
         return cur
 
 
@@ -100,10 +163,12 @@ class PgDb:
     ``store``: its name (the lock key, the version row); ``tables``: the table names its
     SQL uses; ``ddl(schema)``: the statements creating them (idempotent); ``version``:
     their layout (recorded in ``habitat_versions``). ``local_dir``: this machine's
-    habitat folder, for what stays per machine (derived caches)."""
+    habitat folder, for what stays per machine (derived caches). ``escape``: whether
+    its connections apply ``to_pg`` / ``from_pg``."""
 
     def __init__(self, storage: Any, *, store: str, tables: tuple[str, ...],
-                 ddl: Any, version: int, local_dir: Path | None = None) -> None:
+                 ddl: Any, version: int, local_dir: Path | None = None,
+                 escape: bool = True) -> None:
         self.storage = storage
         self.schema = str(storage.schema)
         self.store = store
@@ -111,6 +176,7 @@ class PgDb:
         self.ddl = ddl
         self.version = version
         self.local_dir = local_dir
+        self.escape = escape
         self.key = lock_key(self.schema, store)
 
     def _ensure(self, conn: Any) -> None:
@@ -146,7 +212,7 @@ class PgDb:
         with self.storage.pg_transaction() as conn:
             self._ensure(conn)
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.key,))
-            yield PgConn(conn, self.schema, self.tables)
+            yield PgConn(conn, self.schema, self.tables, escape=self.escape)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[PgConn]:
@@ -154,7 +220,7 @@ class PgDb:
         (inserts keyed by a unique id)."""
         with self.storage.pg_transaction() as conn:
             self._ensure(conn)
-            yield PgConn(conn, self.schema, self.tables)
+            yield PgConn(conn, self.schema, self.tables, escape=self.escape)
 
 
 class SqlConn(Protocol):
