@@ -141,8 +141,11 @@ class StorageHistoryFiles:
                 raise
 
     def names(self, folder: str) -> list[str]:
+        """Through the storage's ``list_hidden`` when it has one (``list`` skips hidden
+        folders, so without it there is nothing to list: [] and no orphan sweep)."""
         head = f"{self._path(folder)}/"
-        return [p[len(head):] for p in self.storage.list(head)
+        lister = getattr(self.storage, "list_hidden", self.storage.list)
+        return [p[len(head):] for p in lister(head.rstrip("/"))
                 if p.startswith(head) and "/" not in p[len(head):]]
 
     def where(self, rel: str) -> str:

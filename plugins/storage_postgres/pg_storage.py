@@ -10,7 +10,9 @@ connection cut mid-write leaves the old one. The tables are created on first use
 Beyond the protocol: ``read_bytes`` / ``read_many_bytes`` / ``write_bytes`` /
 ``write_many`` (bulk transfers: one transaction, a few statements per thousand files),
 ``changes_since`` / ``last_change`` and ``channel`` (the change log and the NOTIFY
-channel a replica follows), ``pg_transaction`` (a connection in a transaction, for a
+channel a replica follows), ``shared_history`` (true: note history is kept in the
+store's hidden ``.echo-history`` folder, so every machine sees the same versions) with
+``list_hidden`` (the files of a hidden folder, which ``list`` skips), ``pg_transaction`` (a connection in a transaction, for a
 plugin's own tables in ``schema``), ``close``.
 """
 
@@ -51,6 +53,9 @@ class PostgresStorage(StampQueries, StorageBase):
     ``pool_size`` bounds the pooled connections, ``timeout`` how long a request waits for
     a free one (s), ``connect_timeout`` each connection attempt (s). ``identity`` is the
     password-free URL (``pg_url``)."""
+
+    #: Note history lives in this store (``echo_core.history_files``), not per machine.
+    shared_history = True
 
     def __init__(self, target: PgTarget, *, pool_size: int = 8, timeout: float = 10.0,
                  connect_timeout: float = 5.0) -> None:
@@ -174,6 +179,16 @@ class PostgresStorage(StampQueries, StorageBase):
                 rows = conn.execute(f"SELECT path FROM {self._s}.echo_files "
                                     "ORDER BY path").fetchall()
         return [row[0] for row in rows if not _hidden(row[0])]
+
+    def list_hidden(self, prefix: str) -> builtins.list[str]:
+        """Sorted paths of every file under the folder ``prefix``, hidden ones included
+        (``list`` skips them): how shared history finds its own files."""
+        rel = normalize_path(prefix)
+        low, high = folder_range(rel)
+        with self._tx() as conn:
+            rows = conn.execute(f"SELECT path FROM {self._s}.echo_files WHERE path >= %s "
+                                "AND path < %s ORDER BY path", (low, high)).fetchall()
+        return [row[0] for row in rows]
 
     # --- writes -----------------------------------------------------------------------
 
