@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -127,13 +126,11 @@ def test_ten_thousand_notes_round_trip_byte_identical(pg_ctx: EchoContext,
         text = (f"---{eol}type: note{eol}---{eol}# Note {n} ü{eol}{eol}"
                 f"Body of note {n}, about topic {n % 97}.{eol}")
         (root / f"area-{n % 50:02d}/note-{n:05d}.md").write_bytes(text.encode())
-    started = time.monotonic()
     done = vault_transfer.import_vault(pg_ctx, str(root))
     assert done.ok and done.data.files == 10_000
     out = tmp_path / "big-out"
     assert vault_transfer.export_vault(pg_ctx, str(out)).data.files == 10_000
     assert tree(out) == tree(root)
-    assert time.monotonic() - started < 40
 
 
 # --- a person's folder is never overwritten silently --------------------------------------
