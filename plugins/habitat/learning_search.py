@@ -13,10 +13,10 @@ On a PostgreSQL vault: ``learnings_pg.pg_learning_hits`` (the same words, ``ts_r
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from plugins.habitat.learning_hit_rows import HIT_COLUMNS, hit_of, with_filters
 from plugins.habitat.learnings_schema import connect
 
 __all__ = ["MAX_QUERY_WORDS", "learning_hits"]
@@ -52,17 +52,10 @@ def learning_hits(ctx: Any, query: str, limit: int, *, agent_id: str | None = No
         return pg_learning_hits(store.db, words[:MAX_QUERY_WORDS], limit,
                                 agent_id=agent_id, since=since)
     path = store.path
-    sql = ("SELECT l.id, l.content, l.type, l.tags, l.state, l.recurrence, l.agent_id, "
-           "l.session_id, l.created, l.updated, l.reason, l.insight_path, "
-           "bm25(learning_fts) AS rank FROM learning_fts JOIN learnings l ON l.id = "
-           "learning_fts.id WHERE learning_fts MATCH ?")
+    sql = (f"SELECT {HIT_COLUMNS}, bm25(learning_fts) AS rank FROM learning_fts "
+           "JOIN learnings l ON l.id = learning_fts.id WHERE learning_fts MATCH ?")
     args: list[Any] = [expression]
-    if agent_id is not None:
-        sql += " AND l.id IN (SELECT learning_id FROM provenance WHERE agent_id = ?)"
-        args.append(agent_id)
-    if since is not None:
-        sql += " AND l.updated >= ?"
-        args.append(since)
+    sql = with_filters(sql, args, agent_id=agent_id, since=since)
     sql += " ORDER BY rank, l.id LIMIT ?"
     args.append(limit)
     conn = connect(path)
@@ -70,7 +63,4 @@ def learning_hits(ctx: Any, query: str, limit: int, *, agent_id: str | None = No
         rows = conn.execute(sql, args).fetchall()
     finally:
         conn.close()
-    return [{"id": r[0], "content": r[1], "type": r[2], "tags": json.loads(r[3]),
-             "state": r[4], "recurrence": r[5], "agent_id": r[6], "session_id": r[7],
-             "created": r[8], "updated": r[9], "reason": r[10], "insight_path": r[11],
-             "score": -float(r[12])} for r in rows]
+    return [hit_of(r, -float(r[12])) for r in rows]

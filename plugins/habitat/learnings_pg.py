@@ -15,10 +15,10 @@ word optional (the words' ``plainto_tsquery`` OR-ed), ranked by ``ts_rank`` (> 0
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from plugins.habitat.learning_hit_rows import HIT_COLUMNS, hit_of, with_filters
 from plugins.habitat.pg_sql import PgDb
 
 __all__ = ["LEARNING_TABLES", "VERSION", "learnings_db", "pg_learning_hits"]
@@ -81,22 +81,13 @@ def pg_learning_hits(db: PgDb, words: list[str], limit: int, *, agent_id: str | 
                      since: str | None) -> list[dict[str, Any]]:
     """``learning_hits`` on PostgreSQL (module docstring) for the query's ``words``."""
     query = " || ".join(["plainto_tsquery('english'::regconfig, ?)"] * len(words))
-    sql = ("SELECT l.id, l.content, l.type, l.tags, l.state, l.recurrence, l.agent_id, "
-           "l.session_id, l.created, l.updated, l.reason, l.insight_path, "
-           "ts_rank(f.tsv, q.q) AS rank FROM learning_fts f JOIN learnings l ON l.id = f.id"
+    sql = (f"SELECT {HIT_COLUMNS}, ts_rank(f.tsv, q.q) AS rank FROM learning_fts f "
+           "JOIN learnings l ON l.id = f.id"
            f" CROSS JOIN (SELECT {query} AS q) q WHERE f.tsv @@ q.q")
     args: list[Any] = list(words)
-    if agent_id is not None:
-        sql += " AND l.id IN (SELECT learning_id FROM provenance WHERE agent_id = ?)"
-        args.append(agent_id)
-    if since is not None:
-        sql += " AND l.updated >= ?"
-        args.append(since)
+    sql = with_filters(sql, args, agent_id=agent_id, since=since)
     sql += " ORDER BY rank DESC, l.id LIMIT ?"
     args.append(limit)
     with db.reading() as conn:
         rows = conn.execute(sql, args).fetchall()
-    return [{"id": r[0], "content": r[1], "type": r[2], "tags": json.loads(r[3]),
-             "state": r[4], "recurrence": r[5], "agent_id": r[6], "session_id": r[7],
-             "created": r[8], "updated": r[9], "reason": r[10], "insight_path": r[11],
-             "score": max(float(r[12]), 1e-9)} for r in rows]
+    return [hit_of(r, max(float(r[12]), 1e-9)) for r in rows]
