@@ -4,6 +4,7 @@ line the direct path does not parse exactly goes to click."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,10 @@ DIRECT = [
     ["habitat", "ask", "engine"],
     ["link", ADA, "resources/concepts/analytical-engine.md", "--json"],
     ["recall", "engine", "--vault", "VAULT", "--json"],
+    ["capture", "Grace Hopper", "--kind", "person"],  # optional CLI-only extra absent
+    ["capture", "Grace Hopper", "--kind", "person", "--body", "Wrote COBOL.", "--json"],
+    ["capture", "Ada Lovelace", "--body", "Translated Menabrea.", "--tags", "history,computing"],
+    ["capture", "Grace Hopper", "--dry-run", "--json"],
 ]
 #: Lines only click parses: its messages, help and errors are the answer.
 CLICK = [
@@ -57,7 +62,10 @@ CLICK = [
     ["recall", "-5"],
     ["recall", "\udcff"],
     ["recall", "x", "--vault"],
-    ["capture", "Grace Hopper", "--kind", "person"],  # CLI-only extras: click's
+    ["capture", "Grace Hopper", "-"],  # the body from stdin: click's
+    ["capture", "Grace Hopper", "more", "words"],  # a stray word: click's usage error
+    ["capture", "Grace Hopper", "--body", "- a bullet"],  # a value starting with -
+    ["session-end", "bundle.json"],  # a required extra argument: click's
     ["reflect", "--json"],  # a word that is also a group: click's
     ["scope", "--json", "show"],
     ["--json", "recall", "x"],
@@ -73,8 +81,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+#: A write's random operation id (the entity journal's ``op_id``): never the same twice.
+_OP_ID = re.compile(rb'"op_id": "[0-9a-f]+"')
+
+
 def _contents(box: VaultBox) -> dict[str, bytes]:
-    return {p.relative_to(box.vault).as_posix(): p.read_bytes()
+    return {p.relative_to(box.vault).as_posix(): _OP_ID.sub(b'"op_id": "-"', p.read_bytes())
             for p in sorted(box.vault.rglob("*")) if p.is_file()}
 
 
@@ -152,15 +164,23 @@ def test_a_plugin_from_another_distribution_adding_commands_sends_all_to_click()
     assert direct_ops.run_line(["recall", "x", "--json"], AppState(host)) is None
 
 
-def test_a_cold_recall_imports_no_click(tmp_path: Path) -> None:
+_PROBE = ("import sys\nfrom plugins.transport_cli.app import main\n"
+          "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
+          "    print(done.code, 'click' in sys.modules, file=sys.stderr)\n")
+
+
+@pytest.mark.parametrize(("line", "action"), [
+    (["recall", "analytical engine", "--json"], "recalled"),
+    (["capture", "Grace Hopper", "--kind", "person", "--body", "Wrote COBOL.", "--json"],
+     "created"),
+], ids=["recall", "capture"])
+def test_a_cold_recall_or_capture_imports_no_click(tmp_path: Path, line: list[str],
+                                                   action: str) -> None:
     box = seeded_box(tmp_path / "box")
-    probe = ("import sys\nfrom plugins.transport_cli.app import main\n"
-             "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
-             "    print(done.code, 'click' in sys.modules, file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", probe, "recall", "analytical engine",
-                           "--json"], env={**box_env(box, ECHO_VAULT=str(box.vault),
-                                                    ECHO_STATE_DIR=str(box.state)),
-                                           "PYTHONPATH": str(REPO)},
+    done = subprocess.run([sys.executable, "-c", _PROBE, *line],
+                          env={**box_env(box, ECHO_VAULT=str(box.vault),
+                                         ECHO_STATE_DIR=str(box.state)),
+                               "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.stderr.strip().splitlines()[-1] == "0 False", done.stderr
-    assert '"action": "recalled"' in done.stdout
+    assert f'"action": "{action}"' in done.stdout

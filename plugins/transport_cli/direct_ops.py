@@ -10,9 +10,13 @@ line, so every message, help text and error stays click's.
 What it takes (anything else goes to click):
 
 * the words of one operation's command at the start of the line (not a word that also
-  names a group of other commands, and not an operation with CLI-only extra arguments
-  or ``literal_args``), and no plugin outside echo-memory's own distribution adding raw
-  commands (one of those could take the same name: click would refuse both);
+  names a group of other commands, and not an operation with a required or ``--flag``
+  CLI-only extra argument), and no plugin outside echo-memory's own distribution adding
+  raw commands (one of those could take the same name: click would refuse both);
+* for an operation with optional positional extras (``capture TITLE [-]``): none of them
+  given (they reach its ``prepare`` as None, as click gives them); for one with
+  ``literal_args``: no word starting with ``-`` other than its options, which click's
+  literal parsing would make a positional;
 * after them: its positional values, its long or short options (``--name VALUE``,
   ``--name=VALUE``, flags, repeated list options), ``--json``, ``--vault`` and
   ``--state-dir``; every value converting as click converts it (an int within its
@@ -196,6 +200,13 @@ def parse_line(op: Operation[Any], words: Sequence[str]) -> tuple[dict[str, Any]
     return values, common
 
 
+def _extras_may_be_absent(surface: Any) -> bool:
+    """Whether a line may leave out every CLI-only extra of ``surface``: each is an
+    optional positional (``capture TITLE [-]``). A line giving one has a word left over
+    (or ``-``), which ``parse_line`` refuses, so it goes to click."""
+    return all(not extra.flag and not extra.required for extra in surface.extra)
+
+
 def run_line(argv: Sequence[str], state: AppState | None) -> int | None:
     """Run ``argv`` when it is an operation line this module parses (see the module
     docstring); its exit code, else None."""
@@ -214,12 +225,13 @@ def run_line(argv: Sequence[str], state: AppState | None) -> int | None:
         return None
     op = registry.load(found[0])
     surface = op.cli if op is not None else None
-    if op is None or surface is None or surface.extra or surface.literal_args:
+    if op is None or surface is None or not _extras_may_be_absent(surface):
         return None
     try:
         values, common = parse_line(op, argv[found[1]:])
     except _NotDirect:
         return None
+    values.update({extra.name: None for extra in surface.extra})  # none given
     as_json = bool(common.get("as_json")) or state.as_json
     isatty = getattr(sys.stderr, "isatty", None)
     if not as_json and isatty is not None and isatty():
