@@ -5,34 +5,26 @@ database, and none of it is a note, a change a replica syncs, or an exported fil
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from echo_core import catch_up, invoke
-from echo_core.context import EchoContext, create_context
+from echo_core.context import EchoContext
 from echo_core.history import RING_SIZE
 from echo_core.history_files import HISTORY_PREFIX, StorageHistoryFiles
-from echo_core.ops.init import init_vault
 from tests.postgres_kit import pg_schema_url, postgres_server
+from tests.test_postgres_replicas import replicas
 
-__all__ = ["pg_schema_url", "postgres_server"]
+__all__ = ["pg_schema_url", "postgres_server", "replicas"]  # fixtures
 
 NOTE = "resources/concepts/engine.md"
-TODAY = "2026-03-01"
 
 
 @pytest.fixture
-def machines(pg_schema_url: str, tmp_path: Path) -> Iterator[tuple[EchoContext, EchoContext]]:
-    env = {"HOME": str(tmp_path / "home"), "ECHO_TODAY": TODAY,
-           "ECHO_NOW": f"{TODAY}T10:00:00", "ECHO_CONFIG": str(tmp_path / "none.toml")}
-    a = create_context(vault=pg_schema_url, state_dir=str(tmp_path / "a"), env=env)
-    b = create_context(vault=pg_schema_url, state_dir=str(tmp_path / "b"), env=env)
-    init_vault(a)
-    yield a, b
-    for ctx in (a, b):
-        ctx.vault.storage.close()  # type: ignore[attr-defined]
+def machines(replicas: tuple[EchoContext, EchoContext]) -> tuple[EchoContext, EchoContext]:
+    """Two machines (own state dirs) of one initialised PostgreSQL vault."""
+    return replicas
 
 
 def _history_paths(ctx: EchoContext) -> list[str]:
