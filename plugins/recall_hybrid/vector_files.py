@@ -39,7 +39,7 @@ import numpy.typing as npt
 from echo_core import temp_name
 
 __all__ = ["BaseFile", "LogRecord", "StoreUnreadable", "append_records", "encode_record",
-           "read_base", "read_log", "write_base", "write_empty_log"]
+           "read_base", "read_log", "replace_atomically", "write_base", "write_empty_log"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -93,7 +93,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _replace_atomically(folder: Path, name: str, parts: list[bytes | memoryview]) -> None:
+def replace_atomically(folder: Path, name: str, parts: list[bytes | memoryview]) -> None:
     """Write ``parts`` to ``folder/name`` so a kill at any instant leaves the old file or
     the new one, never a mix (temp file, fsync, rename, fsync of the folder)."""
     temp = folder / temp_name(name)
@@ -132,7 +132,7 @@ def write_base(folder: Path, *, model_id: str, dims: int, gen: bytes, paths: lis
         raise ValueError("model id too long for the store header")
     head = _BASE_MAGIC + _U32.pack(size) + text.ljust(size) + b"\0" * (start - 12 - size)
     body = data.tobytes() if data.size == 0 else data.data.cast("B")  # an empty vault
-    _replace_atomically(folder, BASE_NAME, [head, body, paths_blob])
+    replace_atomically(folder, BASE_NAME, [head, body, paths_blob])
 
 
 def read_base(folder: Path) -> BaseFile | None:
@@ -173,7 +173,7 @@ def read_base(folder: Path) -> BaseFile | None:
 
 def write_empty_log(folder: Path, *, dims: int, gen: bytes) -> None:
     """Atomically replace the delta log with an empty one for the base ``gen``."""
-    _replace_atomically(folder, LOG_NAME, [_LOG_HEAD.pack(_LOG_MAGIC, dims, gen)])
+    replace_atomically(folder, LOG_NAME, [_LOG_HEAD.pack(_LOG_MAGIC, dims, gen)])
 
 
 def encode_record(path: str, vector: F32 | None) -> bytes:

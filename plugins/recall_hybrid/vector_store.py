@@ -12,7 +12,10 @@ and ``lock`` (``flock``: writers exclusive, readers shared while they read the f
   (~0.5 s at 100k x 384), then the log reset. A kill anywhere leaves the old base, or
   the new base with a stale log it already holds (ignored by its gen).
 * ``search``: base rows @ query (BLAS sgemv over the memory-mapped matrix) plus the
-  log's rows, rows superseded by the log masked out, top-k by ``np.argpartition``.
+  log's rows, rows superseded by the log masked out, top-k by ``np.argpartition``. A
+  base of ``vector_sketch.MIN_ROWS`` rows or more is first shortlisted on its sketch
+  (``vector_sketch``: a 128-dimension projection written with the base) and only the
+  shortlist is scored exactly.
   Each call first ``refresh``es: two ``stat`` calls, and the new log records if another
   process appended (only those bytes are read).
 * Header ``model_id``/``dims``/schema differ from the ranker's, or a file is unreadable:
@@ -44,6 +47,7 @@ from plugins.recall_hybrid.vector_files import (
     write_base,
     write_empty_log,
 )
+from plugins.recall_hybrid.vector_sketch import Sketch, candidates, read_sketch, write_sketch
 
 __all__ = ["StoreUnreadable", "VectorStore"]
 
@@ -135,6 +139,8 @@ class VectorStore:
 
     def _reset_view(self, base: BaseFile | None, key: tuple[int, int, int] | None) -> None:
         self._base, self._base_key = base, key
+        self._sketch: Sketch | None = None if base is None else read_sketch(
+            self.folder, base.gen, len(base.paths), base.dims)
         self._rows = {} if base is None else {p: i for i, p in enumerate(base.paths)}
         self._delta, self._log_key, self._log_end, self._log_count = {}, None, 0, 0
         self._search_cache = None
@@ -199,7 +205,14 @@ class VectorStore:
             return []
         delta_paths, delta_matrix, dead_rows = self._search_parts()
         found: list[tuple[float, int, str]] = []
-        if self._base is not None and len(self._base.paths):
+        if self._base is not None and self._sketch is not None:
+            rows = self._sketch.shortlist(q, candidates(limit), dead_rows)
+            exact = self._base.matrix[rows] @ q
+            if len(dead_rows):
+                exact[np.isin(rows, dead_rows)] = -np.inf
+            found += [(score, order, self._base.paths[order]) for score, order in
+                      _top_rows(exact, rows, limit)]
+        elif self._base is not None and len(self._base.paths):
             scores = self._base.matrix @ q
             if len(dead_rows):
                 scores[dead_rows] = -np.inf
@@ -286,6 +299,7 @@ class VectorStore:
         gen = os.urandom(16)
         write_base(self.folder, model_id=self.model_id, dims=self.dims, gen=gen,
                    paths=paths, matrix=matrix)
+        write_sketch(self.folder, gen, matrix)
         write_empty_log(self.folder, dims=self.dims, gen=gen)
         self._opened = False
         self._refresh_locked()
@@ -299,3 +313,9 @@ def _top(scores: npt.NDArray[np.float32], limit: int, paths: list[str], order_ba
     else:
         picked = np.arange(len(scores))
     return [(float(scores[i]), order_base + int(i), paths[int(i)]) for i in picked]
+
+
+def _top_rows(scores: F32, rows: npt.NDArray[np.intp], limit: int) -> list[tuple[float, int]]:
+    """The best ``limit`` of ``scores`` (of the base ``rows``) as (score, row)."""
+    picked = _top(scores, limit, [""] * len(scores), 0)
+    return [(score, int(rows[i])) for score, i, _ in picked]
