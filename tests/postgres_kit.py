@@ -26,7 +26,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,8 @@ from bench.postgres_kit import (
     with_schema,
 )
 
-__all__ = ["REQUIRE_ENV", "URL_ENV", "_SERVER_OPTIONS", "LocalCluster", "drop_schema",
+__all__ = ["REQUIRE_ENV", "URL_ENV", "_SERVER_OPTIONS", "LocalCluster", "close_storages",
+           "drop_schema",
            "free_port", "local_cluster", "missing_postgres", "new_schema_name",
            "pg_schema_url", "postgres_server", "server_binaries", "wait_until",
            "with_schema"]
@@ -97,3 +99,11 @@ def wait_until(check: object, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.02)
+
+
+def close_storages(contexts: Iterable[Any]) -> None:
+    """Close the pooled storage of each context that opened one (``storage`` is made on
+    first use, so a context that never touched the vault has none to close)."""
+    for ctx in contexts:
+        if "storage" in ctx.__dict__:
+            ctx.storage.close()

@@ -33,7 +33,7 @@ from plugins.habitat.record_verbs import RecordParams, run_record
 from plugins.habitat.record_writes import append_records
 from tests.capture_kit import isolated_env
 from tests.habitat_record_kit import payload, run_recorder
-from tests.postgres_kit import pg_schema_url, postgres_server
+from tests.postgres_kit import close_storages, pg_schema_url, postgres_server
 
 __all__ = ["pg_schema_url", "postgres_server"]  # fixtures used by this module
 
@@ -59,9 +59,7 @@ class Replicas:
         return ctx
 
     def close(self) -> None:
-        for ctx in self.made:
-            if "storage" in ctx.__dict__:
-                ctx.storage.close()  # type: ignore[attr-defined]
+        close_storages(self.made)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from echo_core.context import EchoContext, create_context
 from plugins.habitat.patterns import PatternStore, pattern_store
 from tests.capture_kit import VaultBox
-from tests.postgres_kit import pg_schema_url, postgres_server
+from tests.postgres_kit import close_storages, pg_schema_url, postgres_server
 from tests.test_habitat_detect_registry import (
     test_a_dismissed_pattern_keeps_its_status_and_gains_evidence,
     test_a_fix_that_works_holds_until_the_failure_recurs_after_it,
@@ -70,9 +70,7 @@ class PgBox(VaultBox):
         return ctx
 
     def close(self) -> None:
-        for ctx in self.made:
-            if "storage" in ctx.__dict__:
-                ctx.storage.close()  # type: ignore[attr-defined]
+        close_storages(self.made)
 
 
 @pytest.fixture(params=["folder", "postgres"])
