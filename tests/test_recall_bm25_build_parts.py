@@ -5,6 +5,7 @@ forward terms ascend (the segment format's order)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -39,14 +40,18 @@ def _arrays(segment: SegmentArrays) -> dict[str, list[object]]:
     return {name: getattr(segment, name).tolist() for name in ARRAYS}
 
 
-def _built(docs: list[IndexDoc], cuts: list[int]) -> dict[str, list[object]]:
-    """The segment of ``docs``: those before the first cut added here, each stretch
-    between cuts tokenized as a part of its own."""
+def _built(docs: list[IndexDoc], cuts: list[int], *,
+           sealed: bool = False) -> dict[str, list[object]]:
+    """The segment of ``docs``: those before the first cut added here (counted at once
+    when ``sealed``, as ``Bm25Index.rebuild`` does before it waits for its child), each
+    stretch between cuts tokenized as a part of its own."""
     builder = SegmentBuilder(TOK)
     bounds = [*cuts, len(docs)]
     for doc in docs[:bounds[0]]:
         builder.add(doc)
-    for start, end in zip(bounds, bounds[1:], strict=False):
+    if sealed:
+        builder.seal()
+    for start, end in itertools.pairwise(bounds):
         builder.add_tokenized(tokenized(TOK, docs[start:end]))
     arrays = _arrays(builder.finish())
     assert builder.count == len({d.path for d in docs})
@@ -86,6 +91,21 @@ def test_each_docs_forward_terms_ascend_and_are_its_posted_terms() -> None:
         terms = fwd[ptr[doc]:ptr[doc + 1]]
         assert (np.diff(terms.astype(np.int64)) > 0).all()
         assert sorted(terms.tolist()) == sorted(posted_terms[segment.post_doc == doc].tolist())
+
+
+@pytest.mark.parametrize("cuts", [[0], [350], [100, 400, 650], [701]])
+def test_a_builder_sealed_before_its_parts_arrive_makes_the_same_segment(
+        cuts: list[int]) -> None:
+    docs = _docs(repeated=True)
+    assert _built(docs, cuts, sealed=True) == _built(docs, [len(docs)])
+
+
+def test_a_doc_added_after_seal_is_refused() -> None:
+    builder = SegmentBuilder(TOK)
+    builder.add(corpus(1)[0])
+    builder.seal()
+    with pytest.raises(ValueError, match="order"):
+        builder.add(corpus(2)[1])
 
 
 def test_a_doc_added_after_a_part_is_refused() -> None:

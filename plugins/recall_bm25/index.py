@@ -316,6 +316,7 @@ class Bm25Index:
                 if progress is not None and seen % PROGRESS_EVERY == 0:
                     progress(seen)
             if other is not None:
+                builder.seal()  # its own half counted while the child still works
                 found = other.result()
                 builder.add_tokenized(found)
                 seen += len(found.paths)

@@ -65,6 +65,7 @@ class SegmentBuilder:
         self._updated = array("i")
         self._paths: list[str] = []
         self._parts: list[TokenizedDocs] = []
+        self._sealed: TokenizedDocs | None = None  # the docs added here, counted (seal)
         self._finished: int | None = None  # the distinct paths, once finished
 
     @property
@@ -76,8 +77,9 @@ class SegmentBuilder:
 
     def add(self, doc: IndexDoc) -> None:
         """Tokenize ``doc.text`` and buffer its tokens and attributes."""
-        if self._parts:
-            raise ValueError("add() after add_tokenized(): the docs would lose their order")
+        if self._parts or self._sealed is not None:
+            raise ValueError("add() after add_tokenized() or seal(): the docs would lose "
+                             "their order")
         ids = self._ids_of(doc.text)
         self._batch.extend(ids)
         self._batch_lens.append(len(ids))
@@ -159,9 +161,18 @@ class SegmentBuilder:
             paths=self._paths, path_blob=blob, path_ptr=ptr, path_keys=path_keys,
             skipped=list(skipped))
 
+    def seal(self) -> None:
+        """Count the docs added so far into their part now rather than in ``finish``: a
+        build counts its own half this way while a forked child still tokenizes the other
+        (~1 s less at 100k notes). ``add`` is refused afterwards; the segment is the same."""
+        if self._sealed is None:
+            self._sealed = self.own_part()
+
     def finish(self) -> SegmentArrays:
         """The segment of every document added (last version of each path)."""
-        parts = [self.own_part(), *self._parts]
+        own = self._sealed if self._sealed is not None else self.own_part()
+        parts = [own, *self._parts]
+        self._sealed = None
         self._parts = []
         self._finished = len({path for part in parts for path in part.paths})
         return merge_parts(parts)
