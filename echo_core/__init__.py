@@ -34,6 +34,7 @@ from echo_core.hookspecs import Register, hookimpl
 if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core import progress as progress
     from echo_core.actions import Action as Action
+    from echo_core.bulk_work import collector_paused as collector_paused
     from echo_core.config import resolve_config as resolve_config
     from echo_core.context import EchoContext as EchoContext
     from echo_core.context import create_context as create_context
@@ -216,6 +217,7 @@ _EXPORTS: dict[str, str] = {
     "MARKER_PATH": "echo_core.vault",
     **dict.fromkeys(("cached_output", "remember_output"), "echo_core.output_cache"),
     "lazy_logger": "echo_core.lazy_log",
+    "collector_paused": "echo_core.bulk_work",
 }
 _MODULES = {"progress": "echo_core.progress"}
 

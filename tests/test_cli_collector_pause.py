@@ -1,0 +1,97 @@
+"""A CLI process of its own pauses the cyclic garbage collector while it starts and while
+it answers a line without click, and leaves it on for a line that goes to click (``serve``
+may run for days); ``main`` called in-process leaves the caller's collector alone."""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from plugins.transport_cli.app import main
+from tests.conftest import REPO
+from tests.mcp_kit import box_env, seeded_box
+
+#: Run in a child: a gen-0 threshold of 1 makes the collector run on every allocation it
+#: is allowed to, so the passes counted inside a step of ``main`` say whether the collector
+#: was paused for it. Reports each step's passes and whether the collector was on.
+CHILD = """
+import gc, json, sys
+from plugins.transport_cli import app
+passes = []
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info))
+steps = {}
+def watched(name, step):
+    def run(*args, **kwargs):
+        before, on = len(passes), gc.isenabled()
+        try:
+            return step(*args, **kwargs)
+        finally:
+            steps[name] = {"passes": len(passes) - before, "on": on}
+    return run
+app._startup_host = watched("start", app._startup_host)
+app._run_direct = watched("direct", app._run_direct)
+app._run_click = watched("click", app._run_click)
+gc.collect()
+gc.set_threshold(1)
+sys.argv = ["echo-memory", *json.loads(sys.argv[1])]
+code = None
+try:
+    app.main()
+except SystemExit as done:
+    code = done.code
+sys.stderr.write(json.dumps({"code": code, "steps": steps,
+                             "enabled": gc.isenabled()}) + "\\n")
+"""
+
+
+def _passes(tmp_path: Path, args: list[str]) -> dict[str, object]:
+    box = seeded_box(tmp_path)
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)],
+                          env=box_env(box, ECHO_VAULT=str(box.vault),
+                                      ECHO_STATE_DIR=str(box.state)),
+                          cwd=REPO, capture_output=True, text=True,
+                          check=False, timeout=120)
+    found: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    return found
+
+
+def test_a_direct_line_runs_with_the_collector_paused_then_on_again(tmp_path: Path) -> None:
+    found = _passes(tmp_path, ["recall", "analytical engine", "--json"])
+    assert found == {"code": 0, "enabled": True, "steps": {
+        "start": {"passes": 0, "on": False}, "direct": {"passes": 0, "on": False}}}
+
+
+def test_a_line_that_goes_to_click_runs_with_the_collector_on(tmp_path: Path) -> None:
+    found = _passes(tmp_path, ["plugins", "--json"])
+    assert found["code"] == 0 and found["enabled"] is True
+    steps = found["steps"]
+    assert isinstance(steps, dict)
+    assert steps["start"] == {"passes": 0, "on": False}
+    assert steps["click"]["on"] is True and steps["click"]["passes"] > 0
+
+
+def test_main_called_in_process_leaves_the_collector_alone(tmp_path: Path,
+                                                          capsys: object) -> None:
+    box = seeded_box(tmp_path)
+    seen: list[bool] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(True)
+
+    gc.callbacks.append(watch)
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        try:
+            main(["recall", "analytical engine", "--json", "--vault", str(box.vault),
+                  "--state-dir", str(box.state)])
+        except SystemExit as done:
+            assert done.code == 0
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(watch)
+    assert seen and gc.isenabled()
