@@ -158,3 +158,32 @@ def test_a_folder_changed_after_the_write_and_before_the_settle_keeps_its_old_st
     listings.clear()
     assert recalled(cli, "analytical") == ["resources/people/ada-lovelace.md"]
     assert "resources/people" in listings
+
+
+def test_no_untracked_folder_is_recorded_or_listed_after_captures(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    listed: list[str] = []
+    real = freshness.scan_folder
+
+    def spy(storage: Any, folder: str) -> Any:
+        listed.append(folder)
+        return real(storage, folder)
+
+    monkeypatch.setattr(freshness, "scan_folder", spy)
+    for body in ("COBOL", "Nanoseconds", "Compilers"):
+        assert cli("capture", "Grace Hopper", "--kind", "person", "--body", body).code == 0
+    assert recalled(cli, "compilers") == ["resources/people/grace-hopper.md"]
+    # the entity journal in _agent/index moves that folder on every capture: not looked at
+    assert "_agent/index" not in listed
+    assert set(listed) <= {"_agent"}  # the vault lock file comes and goes there
+    recorded = manifest_of(cli.box.ctx()).folders()
+    assert "_agent" in recorded and "_agent/sessions" in recorded
+    assert not [f for f in recorded if freshness.untracked_folder(f)]
+
+
+def test_an_untracked_folder_an_older_check_recorded_is_forgotten(cli) -> None:  # type: ignore[no-untyped-def]
+    manifest = manifest_of(cli.box.ctx())
+    manifest.update(folders={"_agent/index": 1, "templates": 2})
+    assert recalled(cli, "anything at all") == []
+    recorded = manifest_of(cli.box.ctx()).folders()
+    assert "_agent/index" not in recorded and "templates" not in recorded

@@ -58,6 +58,7 @@ from echo_core.ops.vault_changes import (
     scan_corpus,
     stamps_against,
     tracked,
+    untracked_folder,
 )
 from echo_core.protocols import BackendUnavailable
 from echo_core.vault_scan import (
@@ -290,9 +291,10 @@ def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
     """Stamps of the notes in folders whose mtime moved, and those folders' new stamps."""
     storage = ctx.vault.storage
     recorded = manifest.folders()
-    now = folder_stamps(storage, sorted(recorded))
+    # an untracked folder an older pass recorded is forgotten, not stat-ed
+    folders: dict[str, int | None] = {f: None for f in recorded if untracked_folder(f)}
+    now = folder_stamps(storage, sorted(f for f in recorded if f not in folders))
     stamps: dict[str, Stamp | None] = {}
-    folders: dict[str, int | None] = {}
     for folder, mtime in now.items():
         if mtime == recorded[folder]:
             continue
@@ -301,7 +303,7 @@ def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
             stamps.update(dict.fromkeys(manifest.under(folder)))
             continue
         listing = scan_folder(storage, folder)
-        folders.update(listing.folders)
+        folders.update({f: m for f, m in listing.folders.items() if not untracked_folder(f)})
         for path, stamp in listing.files.items():
             if tracked(path):
                 stamps[path] = stamp
@@ -309,9 +311,10 @@ def _folder_pass(ctx: EchoContext, manifest: VaultManifest,
             if path not in listing.files:
                 stamps[path] = None
         for sub in listing.folders:
-            if sub != folder and sub not in recorded:  # new: walk it whole
+            if sub != folder and sub not in recorded and not untracked_folder(sub):  # new
                 deep = scan_tree_under(storage, sub, ".md")
-                folders.update(deep.folders)
+                folders.update({f: m for f, m in deep.folders.items()
+                                if not untracked_folder(f)})
                 stamps.update({p: s for p, s in deep.files.items() if tracked(p)})
     return stamps, folders
 

@@ -52,7 +52,10 @@ def tracked(path: str) -> bool:
 UNTRACKED_FOLDERS = tuple(prefix.rstrip("/") for prefix in EXCLUDED_PREFIXES)
 
 
-def _untracked_folder(folder: str) -> bool:
+def untracked_folder(folder: str) -> bool:
+    """Whether no tracked note can be in ``folder`` (``UNTRACKED_FOLDERS`` or below one):
+    such a folder's stamp is not recorded, so the churn of echo-memory's own files there
+    (the entity journal in ``_agent/index``) sends no check listing it."""
     return (folder + "/").startswith(EXCLUDED_PREFIXES)
 
 
@@ -75,7 +78,7 @@ def corpus_of(scan: TreeScan) -> TreeScan:
     files (``scan_tree(storage, ".md")``) instead of a new walk."""
     files = {p: s for p, s in scan.files.items() if not p.startswith(EXCLUDED_PREFIXES)}
     _drop_untracked_files(files)
-    return TreeScan(files, {f: m for f, m in scan.folders.items() if not _untracked_folder(f)})
+    return TreeScan(files, {f: m for f, m in scan.folders.items() if not untracked_folder(f)})
 
 
 def stamps_against(manifest: VaultManifest, files: Mapping[str, Stamp]
