@@ -1,6 +1,8 @@
 """A CLI process of its own pauses the cyclic garbage collector while it starts and while
-it answers a line without click, and leaves it on for a line that goes to click (``serve``
-may run for days); ``main`` called in-process leaves the caller's collector alone."""
+it answers a line without click, and exits that way (no pass over everything the command
+allocated just before the exit frees it); it turns it on for a line that goes to click
+(``serve`` may run for days); ``main`` called in-process leaves the caller's collector
+alone."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from tests.mcp_kit import box_env, seeded_box
 
 #: Run in a child: a gen-0 threshold of 1 makes the collector run on every allocation it
 #: is allowed to, so the passes counted inside a step of ``main`` say whether the collector
-#: was paused for it. Reports each step's passes and whether the collector was on.
+#: was paused for it. Reports each step's passes and whether the collector was on, and
+#: the passes from the end of the last step to the exit.
 CHILD = """
 import gc, json, sys
 from plugins.transport_cli import app
@@ -30,7 +33,9 @@ def watched(name, step):
             return step(*args, **kwargs)
         finally:
             steps[name] = {"passes": len(passes) - before, "on": on}
+            ended.append(len(passes))
     return run
+ended = []
 app._startup_host = watched("start", app._startup_host)
 app._run_direct = watched("direct", app._run_direct)
 app._run_click = watched("click", app._run_click)
@@ -42,7 +47,8 @@ try:
     app.main()
 except SystemExit as done:
     code = done.code
-sys.stderr.write(json.dumps({"code": code, "steps": steps,
+after = len(passes) - ended[-1]
+sys.stderr.write(json.dumps({"code": code, "steps": steps, "after": after,
                              "enabled": gc.isenabled()}) + "\\n")
 """
 
@@ -58,10 +64,16 @@ def _passes(tmp_path: Path, args: list[str]) -> dict[str, object]:
     return found
 
 
-def test_a_direct_line_runs_with_the_collector_paused_then_on_again(tmp_path: Path) -> None:
+def test_a_direct_line_runs_and_exits_with_the_collector_paused(tmp_path: Path) -> None:
     found = _passes(tmp_path, ["recall", "analytical engine", "--json"])
-    assert found == {"code": 0, "enabled": True, "steps": {
+    assert found == {"code": 0, "enabled": False, "after": 0, "steps": {
         "start": {"passes": 0, "on": False}, "direct": {"passes": 0, "on": False}}}
+
+
+def test_a_direct_capture_exits_without_a_collector_pass(tmp_path: Path) -> None:
+    found = _passes(tmp_path, ["capture", "Babbage's mill", "--kind", "concept",
+                               "--body", "The mill computed."])
+    assert found["code"] == 0 and found["after"] == 0 and found["enabled"] is False
 
 
 def test_a_line_that_goes_to_click_runs_with_the_collector_on(tmp_path: Path) -> None:

@@ -158,3 +158,29 @@ def test_a_cold_session_start_loads_no_thread_pool_logging_or_openssl(tmp_path: 
         seen = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert "echo_core.ops.load" in seen
     assert not {"concurrent.futures", "logging", "hashlib", "_hashlib", "uuid", "click"} & seen
+
+
+def test_a_cold_capture_after_a_hand_edit_loads_no_openssl_logging_uuid_or_resources(
+        tmp_path: Path) -> None:
+    """A capture in a fresh process, after a person edited a note (the freshness check
+    hashes it, without OpenSSL), writing its day's agent log from the shipped template
+    (read beside the module, not through ``importlib.resources``), with a fresh operation
+    id (no ``uuid``) and nothing logged."""
+    from tests.capture_kit import VaultBox
+
+    box = VaultBox(tmp_path / "box").init()
+    env = {**box.env(ECHO_VAULT=str(box.vault), ECHO_STATE_DIR=str(box.state),
+                     ECHO_TODAY="2026-03-02")}
+    _imported(["capture", "Deploy checklist", "--kind", "concept", "--body", "How."], env)
+    note = next(box.vault.rglob("deploy-checklist.md"))
+    note.write_text(note.read_text(encoding="utf-8") + "\nA line a person added.\n",
+                    encoding="utf-8")
+    env["ECHO_TODAY"] = "2026-03-03"  # a new day: its daily note comes from the template
+    imported = _imported(["capture", "Release train", "--kind", "concept", "--body",
+                          "Every second Tuesday."], env)
+    assert "echo_core.ops.capture" in imported and "echo_core.ops.freshness" in imported
+    daily = box.vault / "journal" / "daily" / "2026-03-03.md"
+    assert "[[release-train]]" in daily.read_text(encoding="utf-8")
+    assert "A line a person added." in note.read_text(encoding="utf-8")
+    assert not {"hashlib", "_hashlib", "logging", "uuid", "importlib.resources",
+                "click"} & imported

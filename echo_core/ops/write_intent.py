@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +40,7 @@ import attrs
 from echo_core import digests
 from echo_core.entities import entity_from_json, entity_to_json
 from echo_core.errors import EchoError, ExitCode, NotConfiguredError
+from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import sweep_stale, temp_name
@@ -50,12 +49,13 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
 INTENT_DIR = "pending-writes"
-log = logging.getLogger("echo_memory")
+log = lazy_logger("echo_memory")
 
 
 def new_op_id() -> str:
-    """A fresh operation id (16 hex digits)."""
-    return uuid.uuid4().hex[:16]
+    """A fresh operation id (16 random hex digits; ``os.urandom``: ``uuid`` costs a cold
+    capture its import)."""
+    return os.urandom(8).hex()
 
 
 def text_sha(text: str | None) -> str | None:

@@ -140,10 +140,10 @@ def list_tree(root: str, rel: str) -> tuple[list[str], dict[str, int | None]]:
 def file_digests(root: str, paths: Sequence[str]) -> dict[str, str | None]:
     """``content_hash`` of each file's bytes (the hash of its text when it is UTF-8);
     None for a file gone or unreadable."""
-    import hashlib  # ~3 ms (OpenSSL): only a scan that found changed files hashes
+    from echo_core.digests import sha256  # the same digest as hashlib's, without OpenSSL
 
     found: dict[str, str | None] = {}
-    sha256, read, close = hashlib.sha256, os.read, os.close
+    read, close = os.read, os.close
     flags = os.O_RDONLY  # links were vetted by the scan that listed these paths
     for rel in paths:
         try:
