@@ -140,7 +140,7 @@ def list_tree(root: str, rel: str) -> tuple[list[str], dict[str, int | None]]:
 def file_digests(root: str, paths: Sequence[str]) -> dict[str, str | None]:
     """``content_hash`` of each file's bytes (the hash of its text when it is UTF-8);
     None for a file gone or unreadable."""
-    from echo_core.digests import sha256  # the same digest as hashlib's, without OpenSSL
+    from echo_core import sha256  # the same digest as hashlib's, without OpenSSL
 
     found: dict[str, str | None] = {}
     read, close = os.read, os.close
