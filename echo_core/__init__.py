@@ -122,6 +122,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import EntityLookup as EntityLookup
     from echo_core.protocols import Expander as Expander
     from echo_core.protocols import IndexDoc as IndexDoc
+    from echo_core.protocols import KeyFieldRanker as KeyFieldRanker
     from echo_core.protocols import PersistentRanker as PersistentRanker
     from echo_core.protocols import Queue as Queue
     from echo_core.protocols import QueueFactory as QueueFactory
@@ -200,7 +201,7 @@ _EXPORTS: dict[str, str] = {
     "RankerFallbackWarning": "echo_core.ranker_choice",
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget",
                      "EntityLookup", "Expander",
-                     "IndexDoc", "PersistentRanker", "Queue", "Ranker", "RankerFactory",
+                     "IndexDoc", "KeyFieldRanker", "PersistentRanker", "Queue", "Ranker", "RankerFactory",
                      "RankerUnavailable", "Storage", "TextRanker",
                      "StorageFactory", "QueueFactory", "SplittableDocs",
                      "Tokenizer", "WordTokenizer",

@@ -47,6 +47,15 @@ def _text_value(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def aliases_text(value: object) -> str:
+    """A note's ``aliases`` field as one text: a list's items joined by spaces, any
+    other value as its string, nothing for an empty or false one. Recall's key fields
+    are the title and this (``IndexDoc.aliases``, ``ops.note_views``)."""
+    if isinstance(value, list):
+        return " ".join(str(a) for a in value)
+    return str(value or "")
+
+
 def index_doc(note: Note) -> IndexDoc | None:
     """The ranker document for ``note``, or None when it is not in the corpus.
 
@@ -70,7 +79,7 @@ def index_doc(note: Note) -> IndexDoc | None:
     return IndexDoc(
         path=note.path, title=title, text=text, kind=kind, status=status, updated=updated,
         weight=corpus_weight(note.path) * status_weight(status),
-        links=tuple(wikilinks(body)),
+        links=tuple(wikilinks(body)), aliases=aliases_text(fm.get("aliases")),
     )
 
 

@@ -125,6 +125,9 @@ class IndexDoc:
     ``text`` is everything searchable (title included); ``weight`` is the static prior the
     core computed (kind weight x status x corpus weight); ``updated`` is an ISO date the
     ranker turns into the freshness prior at query time (``echo_core.scoring``).
+    ``aliases``: the note's aliases as one text (``corpus.aliases_text``); with ``title``,
+    the key fields recall's key-field boost looks in (a ``KeyFieldRanker`` keeps their
+    terms).
     """
 
     path: str
@@ -135,6 +138,7 @@ class IndexDoc:
     updated: str = ""
     weight: float = 1.0
     links: tuple[str, ...] = ()
+    aliases: str = ""
 
 
 @attrs.frozen
@@ -231,6 +235,20 @@ class PersistentRanker(Ranker, Protocol):
 
     def paths(self) -> list[str]:
         """Every indexed path (for sweeps and tests)."""
+        ...
+
+
+@runtime_checkable
+class KeyFieldRanker(Protocol):
+    """A ranker that keeps the terms of each document's key fields (``IndexDoc.title``
+    and ``IndexDoc.aliases``, tokenized as it indexed them), so recall's key-field boost
+    (``ops.recall_fields``) need not read the notes it reranks to find them."""
+
+    def key_terms_of(self, paths: Sequence[str], terms: Sequence[str]
+                     ) -> dict[str, frozenset[str]]:
+        """For each of ``paths`` the ranker holds: which of ``terms`` (tokenized terms)
+        its key fields hold. A path it does not hold is absent (the caller reads the
+        note instead)."""
         ...
 
 

@@ -32,6 +32,7 @@ from echo_core.models import Note
 from echo_core.notes import parse_note
 from echo_core.protocols import (
     IndexDoc,
+    KeyFieldRanker,
     PersistentRanker,
     Ranker,
     Storage,
@@ -255,6 +256,16 @@ class RankerUpkeep:
             return ranker.search(terms, limit)
         self.shared.ensure_current()
         return self.shared.search(terms, limit, query)
+
+    def key_terms_of(self, paths: Sequence[str], terms: Sequence[str]
+                     ) -> dict[str, frozenset[str]] | None:
+        """The active ranker's ``key_terms_of`` (``KeyFieldRanker``: which of ``terms``
+        each of ``paths`` holds in its title or aliases, as indexed); None when it keeps
+        no key fields (a plain ranker, or one without them)."""
+        ranker = self.persistent
+        if ranker is None or not isinstance(ranker, KeyFieldRanker):
+            return None
+        return ranker.key_terms_of(paths, terms)
 
     def _persistent(self) -> PersistentRanker:
         assert self.persistent is not None

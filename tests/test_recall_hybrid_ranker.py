@@ -110,3 +110,10 @@ def test_before_the_first_build_an_upsert_skips_the_vectors(tmp_path: Path) -> N
 
 def test_the_embedded_text_holds_the_title_once() -> None:
     assert embed_text(NOTES[0]) == "Pet\n\nMy kitten sleeps on the sofa all afternoon."
+
+
+def test_the_key_fields_are_bm25s(filled: HybridRanker) -> None:
+    """Recall's key-field boost reads the hybrid ranker's titles from its BM25 side."""
+    held = filled.key_terms_of(["notes/deploy.md", "notes/none.md"],
+                               [*TOKENIZER.tokenize("release kitten steps")])
+    assert held == {"notes/deploy.md": frozenset(TOKENIZER.tokenize("release steps"))}

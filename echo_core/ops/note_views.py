@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 import attrs
 
+from echo_core.corpus import aliases_text
 from echo_core.frontmatter import parse_frontmatter, split_frontmatter
 from echo_core.models import note_title
 from echo_core.notes import wikilinks
@@ -71,10 +72,7 @@ class NoteView:
 
 
 def _keys(fm: dict[str, object], path: str, body: str) -> str:
-    aliases = fm.get("aliases")
-    named = " ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(
-        aliases or "")
-    return f"{note_title(path, body)}\n{named}"
+    return f"{note_title(path, body)}\n{aliases_text(fm.get('aliases'))}"
 
 
 def key_text(text: str, path: str) -> str:

@@ -203,7 +203,8 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     plain, extra = query_terms(ctx, query)
     scored = _ranked(ctx, plain, extra, search_depth(ctx, limit), query) if plain else []
     scored, texts = reranked(ctx, scored, ctx.vault.storage.read_many,
-                             [t.term for t in plain], [t.term for t in extra], limit)
+                             [t.term for t in plain], [t.term for t in extra], limit,
+                             upkeep.key_terms_of)
     wanted = {t.term for t in plain}
     primary = [_hit(p, s, text, wanted, ctx) for p, s in scored
                if (text := texts.get(p)) is not None]

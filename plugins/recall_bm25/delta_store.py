@@ -5,8 +5,9 @@ Tables (all rows belong to the base generation recorded in ``state.gen``; a delt
 and purging — and is ignored by readers and purged by the next writer)::
 
     state(id=1, gen, n_delta, len_delta, n_tomb, len_tomb)   running totals
-    ddoc(id, path UNIQUE, len, weight, updated, terms, tfs)  docs added since the base;
-                                                             terms/tfs: int64/uint32 blobs
+    ddoc(id, path UNIQUE, len, weight, updated, terms, tfs, keyterms)
+                          docs added since the base; terms/tfs: int64/uint32 blobs;
+                          keyterms: the term keys of its key fields (int64 blob)
     dpost(term, doc, tf)  PRIMARY KEY (term, doc)            their postings, by term key
     tomb(base_doc, len)                                      base docs superseded/removed
     dfadj(term_id, n)                                        df to subtract per base term
@@ -42,8 +43,9 @@ _KEY_CODE, _TF_CODE = "q", "I"
 
 __all__ = ["DeltaDoc", "DeltaState", "DeltaStore", "DeltaTable", "remove_files"]
 
-#: ``PRAGMA user_version`` of the delta schema; another value means "rebuild".
-DELTA_SCHEMA = 1
+#: ``PRAGMA user_version`` of the delta schema; another value means "rebuild". 2: the
+#: key fields' terms (``ddoc.keyterms``).
+DELTA_SCHEMA = 2
 #: Seconds a writer waits for another process's write transaction (a merge holds it).
 BUSY_TIMEOUT = 60.0
 
@@ -53,7 +55,8 @@ CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL,
     n_tomb INTEGER NOT NULL, len_tomb INTEGER NOT NULL);
 INSERT INTO state VALUES (1, 0, 0, 0, 0, 0);
 CREATE TABLE ddoc(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, len INTEGER NOT NULL,
-    weight REAL NOT NULL, updated INTEGER NOT NULL, terms BLOB NOT NULL, tfs BLOB NOT NULL);
+    weight REAL NOT NULL, updated INTEGER NOT NULL, terms BLOB NOT NULL, tfs BLOB NOT NULL,
+    keyterms BLOB NOT NULL);
 CREATE TABLE dpost(term INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL,
     PRIMARY KEY (term, doc)) WITHOUT ROWID;
 CREATE TABLE tomb(base_doc INTEGER PRIMARY KEY, len INTEGER NOT NULL);
@@ -99,6 +102,7 @@ class DeltaDoc:
     updated: int
     keys: npt.NDArray[np.int64]
     tfs: npt.NDArray[np.uint32]
+    key_terms: npt.NDArray[np.int64]
 
 
 class DeltaStore:
@@ -198,13 +202,16 @@ class DeltaStore:
         self._totals(-1, -length)
 
     def insert_doc(self, path: str, length: int, weight: float, updated: int,
-                   keys: Sequence[int], tfs: Sequence[int]) -> int:
+                   keys: Sequence[int], tfs: Sequence[int],
+                   key_terms: Sequence[int] = ()) -> int:
         """Add a delta doc (``path`` must be absent) with one posting per distinct key
-        (tfs already clamped to ``TF_MAX``, as the base segment stores them)."""
+        (tfs already clamped to ``TF_MAX``, as the base segment stores them) and the term
+        keys of its key fields."""
         cursor = self._db.execute(
-            "INSERT INTO ddoc(path, len, weight, updated, terms, tfs) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO ddoc(path, len, weight, updated, terms, tfs, keyterms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (path, length, weight, updated, array(_KEY_CODE, keys).tobytes(),
-             array(_TF_CODE, tfs).tobytes()))
+             array(_TF_CODE, tfs).tobytes(), array(_KEY_CODE, key_terms).tobytes()))
         doc_id = int(cursor.lastrowid or 0)
         self._db.executemany("INSERT INTO dpost VALUES (?, ?, ?)",
                              zip(keys, repeat(doc_id), tfs))
@@ -216,10 +223,32 @@ class DeltaStore:
         import numpy as np
 
         rows = self._db.execute(
-            "SELECT id, path, len, weight, updated, terms, tfs FROM ddoc ORDER BY id")
+            "SELECT id, path, len, weight, updated, terms, tfs, keyterms FROM ddoc ORDER BY id")
         return [DeltaDoc(int(i), str(p), int(n), float(w), int(u),
-                         np.frombuffer(t, dtype=np.int64), np.frombuffer(f, dtype=np.uint32))
-                for i, p, n, w, u, t, f in rows]
+                         np.frombuffer(t, dtype=np.int64), np.frombuffer(f, dtype=np.uint32),
+                         np.frombuffer(k, dtype=np.int64))
+                for i, p, n, w, u, t, f, k in rows]
+
+    def key_terms(self, paths: Sequence[str]) -> dict[str, list[int]]:
+        """path -> the term keys of its key fields, for those of ``paths`` in the delta."""
+        found: dict[str, list[int]] = {}
+        for start in range(0, len(paths), 500):
+            chunk = list(paths[start:start + 500])
+            for path, blob in self._db.execute(
+                    "SELECT path, keyterms FROM ddoc WHERE path IN "
+                    f"({','.join('?' * len(chunk))})", chunk):
+                found[str(path)] = array(_KEY_CODE, bytes(blob)).tolist()
+        return found
+
+    def tombstoned_of(self, base_docs: Sequence[int]) -> set[int]:
+        """Which of ``base_docs`` are tombstoned."""
+        found: set[int] = set()
+        for start in range(0, len(base_docs), 500):
+            chunk = list(base_docs[start:start + 500])
+            found.update(row[0] for row in self._db.execute(
+                "SELECT base_doc FROM tomb WHERE base_doc IN "
+                f"({','.join('?' * len(chunk))})", chunk))
+        return found
 
     def paths(self, ids: Sequence[int] | None = None) -> dict[int, str]:
         """id -> path of the given delta docs (all when ``ids`` is None)."""

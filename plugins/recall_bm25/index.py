@@ -204,22 +204,57 @@ class Bm25Index:
             for term, n in Counter(tokens).items():
                 key = term_key(term)
                 by_key[key] = min(by_key.get(key, 0) + n, TF_MAX)
-            prepared.append((doc, len(tokens), by_key))
+            prepared.append((doc, len(tokens), by_key, self._key_field_keys(doc)))
         if not prepared:
             return
         with self._lock:
             store = self._delta()
             with store.write():
                 base, _ = self._sync_for_write(store)
-                for doc, length, by_key in prepared:
+                for doc, length, by_key, key_terms in prepared:
                     self._supersede(store, base, doc.path)
                     store.insert_doc(doc.path, length, clean_weight(doc.weight),
                                      date_ordinal(doc.updated), list(by_key),
-                                     list(by_key.values()))
+                                     list(by_key.values()), key_terms)
                 state = store.state()
             self._snap = None
             if state.n_delta > max(self._merge_min, self._merge_fraction * base.n_docs):
                 self.compact()
+
+    def _key_field_keys(self, doc: IndexDoc) -> list[int]:
+        """The term keys of ``doc``'s key fields (title and aliases), each once, in text
+        order (as ``SegmentBuilder`` keeps them)."""
+        return list(dict.fromkeys(map(term_key, self._tokenizer.tokenize(
+            f"{doc.title}\n{doc.aliases}"))))
+
+    def key_terms_of(self, paths: Sequence[str], terms: Sequence[str]
+                     ) -> dict[str, frozenset[str]]:
+        """``KeyFieldRanker``: which of ``terms`` the key fields of each indexed one of
+        ``paths`` hold (the live version: the delta's, else the base's unless it was
+        superseded or removed). One read transaction; no numpy."""
+        by_key: dict[int, list[str]] = {}
+        for term in dict.fromkeys(terms):
+            by_key.setdefault(term_key(term), []).append(term)
+        found: dict[str, frozenset[str]] = {}
+        with self._lock:
+            store = self._delta()
+            with store.read():
+                base, state, live = self._view_state(store)
+                fresh = store.key_terms(paths) if live and state.n_delta else {}
+                in_base = {path: doc for path in paths if path not in fresh
+                           and (doc := base.find(path)) is not None}
+                gone = store.tombstoned_of(list(in_base.values())) \
+                    if live and state.n_tomb and in_base else set()
+                for path in paths:
+                    keys: Iterable[int] | None = fresh.get(path)
+                    if keys is None:
+                        doc = in_base.get(path)
+                        if doc is None or doc in gone:
+                            continue
+                        keys = base.key_hashes(doc)
+                    found[path] = frozenset(
+                        term for key in keys for term in by_key.get(key, ()))
+        return found
 
     def remove(self, path: str) -> None:
         """Forget ``path`` (a no-op when it is not indexed)."""

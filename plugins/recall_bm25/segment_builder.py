@@ -4,7 +4,8 @@ Per document: its term ids (``TermIds``: a word seen before costs one C-level lo
 appended to a batch. Every ``BATCH_DOCS`` documents one numpy pass drops the ids of
 dropped words, sorts packed (doc, term) keys and counts the batch's term frequencies —
 cheaper than a ``Counter`` per document — and appends (term, doc, tf) postings, grouped
-by doc, to ``array`` buffers (10 bytes per posting).
+by doc, to ``array`` buffers (10 bytes per posting). The term keys of its key fields
+(title and aliases) are kept too, each once (a word's key remembered by word).
 
 The documents of a builder form a part (``segment_parts.TokenizedDocs``): its
 vocabulary hashed and sorted by term key, its postings renumbered by that order and
@@ -16,12 +17,12 @@ half of a rebuild); ``finish`` merges the builder's own part with those handed t
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from echo_core import IndexDoc, SplittableDocs, Tokenizer
+from echo_core import IndexDoc, SplittableDocs, Tokenizer, WordTokenizer
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key
 from plugins.recall_bm25.segment_format import TF_MAX, SegmentArrays
 from plugins.recall_bm25.segment_parts import TokenizedDocs, merge_parts
@@ -64,6 +65,12 @@ class SegmentBuilder:
         self._weights = array("d")
         self._updated = array("i")
         self._paths: list[str] = []
+        self._key_hashes = array("q")  # each doc's key-field term keys, once each, doc after doc
+        self._key_counts = array("q")
+        self._key_of_word: dict[Hashable, int] = {}  # word -> term key, 0: dropped
+        self._words = tokenizer.words if isinstance(tokenizer, WordTokenizer) else None
+        self._term = tokenizer.term if isinstance(tokenizer, WordTokenizer) else None
+        self._tokenize = tokenizer.tokenize
         self._parts: list[TokenizedDocs] = []
         self._sealed: TokenizedDocs | None = None  # the docs added here, counted (seal)
         self._finished: int | None = None  # the distinct paths, once finished
@@ -87,8 +94,27 @@ class SegmentBuilder:
         self._lens.append(len(ids) - ids.count(0))
         self._weights.append(clean_weight(doc.weight))
         self._updated.append(date_ordinal(doc.updated))
+        keys = self._key_field_keys(f"{doc.title}\n{doc.aliases}")
+        self._key_hashes.extend(keys)
+        self._key_counts.append(len(keys))
         if len(self._batch_lens) >= BATCH_DOCS:
             self._flush()
+
+    def _key_field_keys(self, text: str) -> dict[int, None]:
+        """The term keys of ``text`` (a doc's title and aliases), each once, in text
+        order; kept apart from the vocabulary (a word only there gets no term id)."""
+        if self._words is None or self._term is None:
+            return dict.fromkeys(map(term_key, self._tokenize(text)))
+        known, term = self._key_of_word, self._term
+        keys: dict[int, None] = {}
+        for word in self._words(text):
+            key = known.get(word)
+            if key is None:
+                found = term(word)
+                key = known[word] = term_key(found) if found else 0
+            if key:
+                keys[key] = None
+        return keys
 
     def add_tokenized(self, tokens: TokenizedDocs) -> None:
         """Add the docs ``tokenized`` found (elsewhere), after every doc added so far."""
@@ -125,6 +151,10 @@ class SegmentBuilder:
         vocab = self._term_ids.vocab
         local_keys = np.fromiter(map(term_key, vocab), dtype=np.int64, count=len(vocab))
         self._term_ids.clear()
+        key_hashes = np.frombuffer(self._key_hashes, dtype=np.int64).copy()
+        key_counts = np.frombuffer(self._key_counts, dtype=np.int64).copy()
+        self._key_hashes, self._key_counts = array("q"), array("q")
+        self._key_of_word.clear()
         order = np.argsort(local_keys, kind="stable")
         keys = local_keys[order]
         rank = np.empty(order.shape[0], dtype=np.uint64)
@@ -159,7 +189,7 @@ class SegmentBuilder:
             weights=np.frombuffer(self._weights, dtype=np.float64).copy(),
             updated=np.frombuffer(self._updated, dtype=np.int32).copy(),
             paths=self._paths, path_blob=blob, path_ptr=ptr, path_keys=path_keys,
-            skipped=list(skipped))
+            key_counts=key_counts, key_hashes=key_hashes, skipped=list(skipped))
 
     def seal(self) -> None:
         """Count the docs added so far into their part now rather than in ``finish``: a

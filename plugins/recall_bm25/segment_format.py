@@ -16,9 +16,13 @@ A segment folder holds one ``.npy`` file per array below (memory-mapped when rea
     path_ptr    int64   [N+1]   offsets of each path in ``path_blob``
     path_key    int64   [N]     sorted ``keys.path_key`` of the paths
     path_doc    uint32  [N]     the doc id of each ``path_key`` entry
+    key_hash    int64   [Q]     the term keys of each doc's key fields (``IndexDoc.title``
+                                and ``aliases``), doc after doc, each once, in text order
+    key_ptr     int64   [N+1]   offsets of each doc's keys in ``key_hash``
 
 ``meta.json``: ``schema``, ``n_docs`` (N), ``n_terms`` (V), ``n_postings`` (P),
-``n_path_bytes`` (B), ``total_len`` (sum of ``doc_len``), ``tokenizer``, ``created``.
+``n_path_bytes`` (B), ``n_key_terms`` (Q), ``total_len`` (sum of ``doc_len``),
+``tokenizer``, ``created``.
 
 Optional champion lists (``champions``; a segment written before them lacks these files
 and keys and is read without them: searches that need them take the slower path)::
@@ -49,11 +53,12 @@ __all__ = ["ARRAYS", "CHAMPION_ARRAYS", "CHAMPION_META", "CHAMPION_MODEL_KEY", "
 #: the delta too, so a doc scores the same before and after a merge.
 TF_MAX = 65535
 
-#: Bump when the layout or the meaning of any array changes (forces a rebuild).
-SCHEMA = 1
+#: Bump when the layout or the meaning of any array changes (forces a rebuild). 2: the
+#: key fields (``key_hash``, ``key_ptr``).
+SCHEMA = 2
 
 #: name -> (numpy dtype as its little-endian ``descr``, length as a function of (N, V, P,
-#: B)). Strings, so that reading a segment's few numbers needs no numpy (``npy_map``).
+#: B, Q)). Strings, so that reading a segment's few numbers needs no numpy (``npy_map``).
 ARRAYS: dict[str, tuple[str, str]] = {
     "term_key": ("<i8", "V"),
     "term_ptr": ("<i8", "V+1"),
@@ -68,6 +73,8 @@ ARRAYS: dict[str, tuple[str, str]] = {
     "path_ptr": ("<i8", "N+1"),
     "path_key": ("<i8", "N"),
     "path_doc": ("<u4", "N"),
+    "key_hash": ("<i8", "Q"),
+    "key_ptr": ("<i8", "N+1"),
 }
 
 #: The optional champion arrays (module docstring): name -> (descr, length rule over K,
@@ -90,9 +97,10 @@ def champion_length(rule: str, n_terms: int, count: int) -> int:
 
 
 def expected_length(rule: str, n_docs: int, n_terms: int, n_postings: int,
-                    n_path_bytes: int) -> int:
+                    n_path_bytes: int, n_key_terms: int) -> int:
     """The length an array must have under its ``ARRAYS`` rule."""
-    base = {"N": n_docs, "V": n_terms, "P": n_postings, "B": n_path_bytes}[rule[0]]
+    base = {"N": n_docs, "V": n_terms, "P": n_postings, "B": n_path_bytes,
+            "Q": n_key_terms}[rule[0]]
     return base + (1 if rule.endswith("+1") else 0)
 
 
@@ -113,6 +121,8 @@ class SegmentArrays:
     path_ptr: np.ndarray[Any, Any]
     path_key: np.ndarray[Any, Any]
     path_doc: np.ndarray[Any, Any]
+    key_hash: np.ndarray[Any, Any]
+    key_ptr: np.ndarray[Any, Any]
 
     @property
     def n_docs(self) -> int:
@@ -135,6 +145,7 @@ class SegmentArrays:
 
         return {"n_docs": self.n_docs, "n_terms": self.n_terms, "n_postings": self.n_postings,
                 "n_path_bytes": int(self.path_blob.shape[0]),
+                "n_key_terms": int(self.key_hash.shape[0]),
                 "total_len": int(self.doc_len.sum(dtype=np.int64))}
 
     @classmethod

@@ -23,6 +23,7 @@ from plugins.recall_bm25.segment_writer import (
     assemble,
     doc_bits,
     encode_paths,
+    key_offsets,
     pack_postings,
 )
 
@@ -68,6 +69,9 @@ def merge_segment(base: BaseSegment, tombstones: npt.NDArray[np.int64],
     key_by_doc = np.empty(n_base, dtype=np.int64)
     key_by_doc[np.asarray(arr.path_doc, dtype=np.int64)] = arr.path_key
     d_blob, d_ptr, d_path_keys = encode_paths([d.path for d in delta])
+    key_counts = np.concatenate([np.diff(np.asarray(arr.key_ptr))[keep],
+                                 np.array([d.key_terms.shape[0] for d in delta], dtype=np.int64)])
+    key_lens = np.diff(np.asarray(arr.key_ptr))
     columns = DocColumns(
         doc_len=np.concatenate([np.asarray(arr.doc_len)[keep],
                                 np.array([d.length for d in delta], dtype=np.uint32)]),
@@ -78,6 +82,9 @@ def merge_segment(base: BaseSegment, tombstones: npt.NDArray[np.int64],
         path_blob=np.concatenate([np.asarray(arr.path_blob)[np.repeat(keep, lengths)], d_blob]),
         path_ptr=np.concatenate([base_ptr, d_ptr[1:] + base_ptr[-1]]),
         path_keys=np.concatenate([key_by_doc[keep], d_path_keys]),
+        key_hash=np.concatenate([np.asarray(arr.key_hash)[np.repeat(keep, key_lens)],
+                                 *(d.key_terms for d in delta)]).astype(np.int64),
+        key_ptr=key_offsets(key_counts),
     )
     holder = [packed]
     del packed

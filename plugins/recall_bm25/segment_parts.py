@@ -30,6 +30,7 @@ from plugins.recall_bm25.segment_writer import (
     assemble,
     doc_bits,
     encode_paths,
+    key_offsets,
     pack_postings,
 )
 
@@ -48,8 +49,9 @@ class TokenizedDocs:
     Forward index: ``doc_terms`` (postings per doc) and ``fwd_terms`` (local term ids,
     doc after doc, ascending within a doc). Per doc: ``lens`` (token count), ``weights``,
     ``updated`` (date ordinal), ``paths`` and their ``encode_paths`` form (``path_blob``,
-    ``path_ptr``, ``path_keys``). ``skipped``: the paths the docs' source skipped
-    (``SplittableDocs``)."""
+    ``path_ptr``, ``path_keys``), and the term keys of its key fields (``key_counts``
+    per doc, ``key_hashes`` doc after doc). ``skipped``: the paths the docs' source
+    skipped (``SplittableDocs``)."""
 
     keys: Array  # int64
     repeats: bool
@@ -65,6 +67,8 @@ class TokenizedDocs:
     path_blob: Array  # uint8
     path_ptr: Array  # int64
     path_keys: Array  # int64
+    key_counts: Array  # int64
+    key_hashes: Array  # int64
     skipped: list[str] = attrs.Factory(list)
 
 
@@ -136,7 +140,9 @@ def laid_out(parts: Sequence[TokenizedDocs], keys: Array, maps: Sequence[Array],
         path_blob=np.asarray(columns.path_blob, dtype=np.uint8),
         path_ptr=np.asarray(columns.path_ptr, dtype=np.int64),
         path_key=columns.path_keys[key_order].astype(np.int64),
-        path_doc=key_order.astype(np.uint32))
+        path_doc=key_order.astype(np.uint32),
+        key_hash=np.asarray(columns.key_hash, dtype=np.int64),
+        key_ptr=np.asarray(columns.key_ptr, dtype=np.int64))
 
 
 def assembled(parts: Sequence[TokenizedDocs], keys: Array, maps: Sequence[Array],
@@ -184,15 +190,20 @@ def _columns(parts: Sequence[TokenizedDocs]) -> tuple[DocColumns, Array | None]:
     lens = _joined([part.lens for part in parts], np.uint32)
     weights = _joined([part.weights for part in parts], np.float64)
     updated = _joined([part.updated for part in parts], np.int32)
+    key_counts = _joined([part.key_counts for part in parts], np.int64)
+    key_hashes = _joined([part.key_hashes for part in parts], np.int64)
     if len(last) < len(paths):
         keep = np.zeros(len(paths), dtype=np.bool_)
         keep[np.fromiter(last.values(), dtype=np.int64, count=len(last))] = True
         kept = [p for p, k in zip(paths, keep.tolist(), strict=True) if k]
         blob, ptr, path_keys = encode_paths(kept)
-        return DocColumns(lens[keep], weights[keep], updated[keep], blob, ptr, path_keys), keep
+        return DocColumns(lens[keep], weights[keep], updated[keep], blob, ptr, path_keys,
+                          key_hashes[np.repeat(keep, key_counts)],
+                          key_offsets(key_counts[keep])), keep
     offsets = np.cumsum([0] + [int(part.path_ptr[-1]) for part in parts[:-1]])
     ptr = np.concatenate([parts[0].path_ptr[:1]] + [
         part.path_ptr[1:] + offset for part, offset in zip(parts, offsets, strict=True)])
     return DocColumns(lens, weights, updated,
                       _joined([part.path_blob for part in parts], np.uint8), ptr,
-                      _joined([part.path_keys for part in parts], np.int64)), None
+                      _joined([part.path_keys for part in parts], np.int64),
+                      key_hashes, key_offsets(key_counts)), None

@@ -106,7 +106,8 @@ class BaseSegment:
         try:
             meta = json.loads(raw)
             schema = meta["schema"]
-            sizes = [int(meta[k]) for k in ("n_docs", "n_terms", "n_postings", "n_path_bytes")]
+            sizes = [int(meta[k]) for k in ("n_docs", "n_terms", "n_postings", "n_path_bytes",
+                                            "n_key_terms")]
             total_len, tokenizer = int(meta["total_len"]), str(meta["tokenizer"])
             champ = [int(meta[k]) for k in CHAMPION_META] \
                 if meta.get(CHAMPION_MODEL_KEY) == SCORING_MODEL else None
@@ -124,7 +125,8 @@ class BaseSegment:
         segment = cls(generation, mapped, total_len, tokenizer, n_docs=sizes[0],
                       champions=None if champ is None else (champ[0], champ[1]))
         if segment._view("term_ptr")[-1] != sizes[2] or segment._view("fwd_ptr")[-1] != sizes[2] \
-                or segment._view("path_ptr")[-1] != sizes[3]:
+                or segment._view("path_ptr")[-1] != sizes[3] \
+                or segment._view("key_ptr")[-1] != sizes[4]:
             raise CorruptIndex(f"{folder.name}: offsets do not end at the array sizes")
         return segment
 
@@ -212,6 +214,12 @@ class BaseSegment:
                 return doc
             pos += 1
         return None
+
+    def key_hashes(self, doc: int) -> memoryview:
+        """The term keys of one document's key fields (title and aliases), without
+        numpy."""
+        ptr = self._view("key_ptr")
+        return self._view("key_hash")[ptr[doc]:ptr[doc + 1]]
 
     def all_paths(self) -> list[str]:
         """Every path, in doc id order (decodes the whole blob)."""

@@ -25,8 +25,8 @@ from plugins.recall_bm25.keys import path_key
 from plugins.recall_bm25.layout import fsync_dir, fsync_file
 from plugins.recall_bm25.segment_format import ARRAYS, SCHEMA, TF_MAX, SegmentArrays
 
-__all__ = ["DocColumns", "assemble", "doc_bits", "encode_paths", "pack_postings",
-           "write_segment"]
+__all__ = ["DocColumns", "assemble", "doc_bits", "encode_paths", "key_offsets",
+           "pack_postings", "write_segment"]
 
 #: Elements per chunk in packing loops (bounds the temporaries to ~8 MB each).
 _CHUNK = 1 << 20
@@ -43,6 +43,11 @@ def _ptr(counts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     return out
 
 
+def key_offsets(counts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """``key_ptr`` from each doc's count of key terms: 0 then the running sums."""
+    return _ptr(counts)
+
+
 def encode_paths(paths: Sequence[str]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64],
                                                  npt.NDArray[np.int64]]:
     """(blob, ptr, keys) for ``paths``: UTF-8 concatenation, offsets, ``path_key`` each."""
@@ -55,7 +60,8 @@ def encode_paths(paths: Sequence[str]) -> tuple[npt.NDArray[np.uint8], npt.NDArr
 
 @attrs.frozen(eq=False)
 class DocColumns:
-    """Per-doc inputs of ``assemble``: lengths, priors, dates, paths (blob, offsets, keys)."""
+    """Per-doc inputs of ``assemble``: lengths, priors, dates, paths (blob, offsets, keys),
+    the key fields' term keys (``key_hash``, doc after doc) and their offsets."""
 
     doc_len: npt.NDArray[Any]
     doc_weight: npt.NDArray[Any]
@@ -63,6 +69,8 @@ class DocColumns:
     path_blob: npt.NDArray[np.uint8]
     path_ptr: npt.NDArray[np.int64]
     path_keys: npt.NDArray[np.int64]
+    key_hash: npt.NDArray[np.int64]
+    key_ptr: npt.NDArray[np.int64]
 
 
 def doc_bits(n_terms: int, n_docs: int) -> int:
@@ -153,7 +161,9 @@ def assemble(keys: npt.NDArray[np.int64], packed: list[npt.NDArray[np.uint64]],
         path_blob=np.asarray(docs.path_blob, dtype=np.uint8),
         path_ptr=np.asarray(docs.path_ptr, dtype=np.int64),
         path_key=docs.path_keys[key_order].astype(np.int64),
-        path_doc=key_order.astype(np.uint32))
+        path_doc=key_order.astype(np.uint32),
+        key_hash=np.asarray(docs.key_hash, dtype=np.int64),
+        key_ptr=np.asarray(docs.key_ptr, dtype=np.int64))
 
 
 def _merge_repeats(packed: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

@@ -137,6 +137,14 @@ class HybridRanker:
         found: list[str] = self.base.paths()
         return found
 
+    def key_terms_of(self, paths: Sequence[str], terms: Sequence[str]
+                     ) -> dict[str, frozenset[str]]:
+        """BM25's key fields (``KeyFieldRanker``); none known when it keeps none (recall
+        then reads the notes)."""
+        held = getattr(self.base, "key_terms_of", None)
+        found: dict[str, frozenset[str]] = held(paths, terms) if callable(held) else {}
+        return found
+
     # -- searching ---------------------------------------------------------------------
 
     def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
