@@ -12,7 +12,7 @@ import pytest
 
 import plugins.recall_bm25
 from echo_core.protocols import IndexDoc, PersistentRanker
-from echo_core.testing import PluginContract, RankerContract
+from echo_core.testing import KeyFieldRankerContract, PluginContract, RankerContract
 from echo_core.testing.plugin_contract import strict_host
 from plugins.recall_bm25.index import Bm25Index
 from tests.bm25_kit import QUERIES, TOK, assert_same, changes, corpus, make, ranking
@@ -20,7 +20,7 @@ from tests.bm25_kit import QUERIES, TOK, assert_same, changes, corpus, make, ran
 # --- contracts -----------------------------------------------------------------------
 
 
-class TestBm25Ranker(RankerContract):
+class TestBm25Ranker(KeyFieldRankerContract):
     @pytest.fixture
     def ranker(self, tmp_path: Path) -> Bm25Index:
         return make(tmp_path / "state")
@@ -30,7 +30,7 @@ class TestBm25Ranker(RankerContract):
         return lambda word: TOK.tokenize(word)[0]
 
 
-class TestBm25RankerAfterRebuild(RankerContract):
+class TestBm25RankerAfterRebuild(KeyFieldRankerContract):
     """The same contract once the documents live in a base segment (not the delta)."""
 
     @pytest.fixture

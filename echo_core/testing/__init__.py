@@ -50,7 +50,7 @@ from echo_core.testing.gate_contract import GateContract
 from echo_core.testing.operations_contract import OperationsContract
 from echo_core.testing.plugin_contract import PluginContract
 from echo_core.testing.queue_contract import QueueContract
-from echo_core.testing.ranker_contract import RankerContract
+from echo_core.testing.ranker_contract import KeyFieldRankerContract, RankerContract
 from echo_core.testing.session_context_contract import SessionContextContract
 from echo_core.testing.tokenizer_contract import TokenizerContract
 
@@ -83,6 +83,7 @@ __all__ = [
     "EventsContract",
     "ExpanderContract",
     "GateContract",
+    "KeyFieldRankerContract",
     "OperationsContract",
     "PluginContract",
     "QueueContract",

@@ -22,7 +22,7 @@ from itertools import pairwise
 
 import pytest
 
-from echo_core.protocols import IndexDoc, Ranker, WeightedTerm
+from echo_core.protocols import IndexDoc, KeyFieldRanker, Ranker, WeightedTerm
 
 #: (path, title, text): every document mentions ``falcon`` once, except the ``cobalt`` one.
 CORPUS: tuple[tuple[str, str, str], ...] = (
@@ -172,3 +172,41 @@ class RankerContract:
         assert RARE_PATH not in found, "a boost-only term matched a document on its own"
         assert set(found) == FALCON_PATHS
         assert ranker.search([boost], 10) == []
+
+
+class KeyFieldRankerContract(RankerContract):
+    """``RankerContract`` plus the checks of ``echo_core.protocols.KeyFieldRanker`` (a
+    ranker that keeps each document's title and alias terms for recall's key-field
+    boost). Same fixtures.
+
+    Checks: ``key_terms_of`` names exactly the asked terms a document's title or aliases
+    hold, leaves out paths it does not hold, and follows ``upsert`` and ``remove``.
+    """
+
+    def test_implements_key_field_ranker_protocol(self, ranker: Ranker) -> None:
+        assert isinstance(ranker, KeyFieldRanker)
+
+    def test_key_terms_are_the_asked_terms_of_title_and_aliases(
+        self, ranker: Ranker, to_term: Callable[[str], str]
+    ) -> None:
+        assert isinstance(ranker, KeyFieldRanker)
+        self.load_corpus(ranker)
+        ranker.upsert(IndexDoc(path=HARBOR_PATH, title="Harbor Lantern",
+                               text="Harbor Lantern\nmarigold violin", aliases="Ferry Co"))
+        asked = [to_term(w) for w in ("harbor", "ferry", "violin", "marigold", "cobalt")]
+        held = ranker.key_terms_of([HARBOR_PATH, "notes/never-indexed.md"], asked)
+        assert held == {HARBOR_PATH: frozenset({to_term("harbor"), to_term("ferry")})}, held
+
+    def test_key_terms_follow_upsert_and_remove(
+        self, ranker: Ranker, to_term: Callable[[str], str]
+    ) -> None:
+        assert isinstance(ranker, KeyFieldRanker)
+        self.load_corpus(ranker)
+        asked = [to_term(w) for w in ("kilo", "marigold")]
+        assert ranker.key_terms_of([RARE_PATH], asked) == {
+            RARE_PATH: frozenset({to_term("kilo")})}
+        ranker.upsert(IndexDoc(path=RARE_PATH, title="Marigold", text="Marigold tundra"))
+        assert ranker.key_terms_of([RARE_PATH], asked) == {
+            RARE_PATH: frozenset({to_term("marigold")})}
+        ranker.remove(RARE_PATH)
+        assert ranker.key_terms_of([RARE_PATH], asked) == {}
