@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -202,8 +202,7 @@ class DeltaStore:
         self._totals(-1, -length)
 
     def insert_doc(self, path: str, length: int, weight: float, updated: int,
-                   keys: Sequence[int], tfs: Sequence[int],
-                   key_terms: Sequence[int] = ()) -> int:
+                   keys: Sequence[int], tfs: Sequence[int], key_terms: Sequence[int]) -> int:
         """Add a delta doc (``path`` must be absent) with one posting per distinct key
         (tfs already clamped to ``TF_MAX``, as the base segment stores them) and the term
         keys of its key fields."""
@@ -231,24 +230,20 @@ class DeltaStore:
 
     def key_terms(self, paths: Sequence[str]) -> dict[str, list[int]]:
         """path -> the term keys of its key fields, for those of ``paths`` in the delta."""
-        found: dict[str, list[int]] = {}
-        for start in range(0, len(paths), 500):
-            chunk = list(paths[start:start + 500])
-            for path, blob in self._db.execute(
-                    "SELECT path, keyterms FROM ddoc WHERE path IN "
-                    f"({','.join('?' * len(chunk))})", chunk):
-                found[str(path)] = array(_KEY_CODE, bytes(blob)).tolist()
-        return found
+        return {str(path): array(_KEY_CODE, bytes(blob)).tolist() for path, blob in
+                self._rows_in("SELECT path, keyterms FROM ddoc WHERE path", paths)}
 
     def tombstoned_of(self, base_docs: Sequence[int]) -> set[int]:
         """Which of ``base_docs`` are tombstoned."""
-        found: set[int] = set()
-        for start in range(0, len(base_docs), 500):
-            chunk = list(base_docs[start:start + 500])
-            found.update(row[0] for row in self._db.execute(
-                "SELECT base_doc FROM tomb WHERE base_doc IN "
-                f"({','.join('?' * len(chunk))})", chunk))
-        return found
+        return {int(row[0]) for row in
+                self._rows_in("SELECT base_doc FROM tomb WHERE base_doc", base_docs)}
+
+    def _rows_in(self, select: str, values: Sequence[object]) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``select`` (ending in the column compared) ``IN`` ``values``, a few
+        hundred values per query (SQLite bounds a statement's parameters)."""
+        for start in range(0, len(values), 500):
+            chunk = list(values[start:start + 500])
+            yield from self._db.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
 
     def paths(self, ids: Sequence[int] | None = None) -> dict[int, str]:
         """id -> path of the given delta docs (all when ``ids`` is None)."""
@@ -292,15 +287,9 @@ class DeltaStore:
 
     def doc_rows(self, ids: set[int]) -> dict[int, tuple[int, float, int]]:
         """id -> (length, weight, updated) of those delta docs, without numpy."""
-        found: dict[int, tuple[int, float, int]] = {}
-        wanted = sorted(ids)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            for doc, length, weight, updated in self._db.execute(
-                    "SELECT id, len, weight, updated FROM ddoc WHERE id IN "
-                    f"({','.join('?' * len(chunk))})", chunk):
-                found[doc] = (int(length), float(weight), int(updated))
-        return found
+        return {doc: (int(length), float(weight), int(updated))
+                for doc, length, weight, updated in self._rows_in(
+                    "SELECT id, len, weight, updated FROM ddoc WHERE id", sorted(ids))}
 
     def term_postings(self, key: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(doc ids, tfs) of one term key. One ``group_concat`` parsed by numpy: ~10x
