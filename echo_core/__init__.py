@@ -132,6 +132,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.protocols import SplittableDocs as SplittableDocs
     from echo_core.protocols import Storage as Storage
     from echo_core.protocols import StorageFactory as StorageFactory
+    from echo_core.protocols import TermFinder as TermFinder
     from echo_core.protocols import TextRanker as TextRanker
     from echo_core.protocols import Tokenizer as Tokenizer
     from echo_core.protocols import VaultMissing as VaultMissing
@@ -204,7 +205,7 @@ _EXPORTS: dict[str, str] = {
                      "IndexDoc", "KeyFieldRanker", "PersistentRanker", "Queue", "Ranker", "RankerFactory",
                      "RankerUnavailable", "Storage", "TextRanker",
                      "StorageFactory", "QueueFactory", "SplittableDocs",
-                     "Tokenizer", "WordTokenizer",
+                     "TermFinder", "Tokenizer", "WordTokenizer",
                      "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),
     **dict.fromkeys(("BM25_B", "BM25_K1", "FRESHNESS_FLOOR", "FRESHNESS_HALF_LIFE_DAYS"),
                     "echo_core.scoring"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -18,6 +19,21 @@ from echo_core.models import Entity, FileStat
 
 if TYPE_CHECKING:
     from echo_core.name_matching import Match
+
+
+_OFFERS: dict[tuple[type, type], bool] = {}
+
+
+def offers(plugin_object: object, protocol: type) -> bool:
+    """``isinstance(plugin_object, protocol)`` for an optional runtime protocol
+    (``TextRanker``, ``KeyFieldRanker``, ``TermFinder``), answered once per class: the
+    check walks the protocol's members (5-10 us) and recall asks it per search and per
+    hit. An object offers what its class defines."""
+    key = (type(plugin_object), protocol)
+    found = _OFFERS.get(key)
+    if found is None:
+        found = _OFFERS[key] = isinstance(plugin_object, protocol)
+    return found
 
 
 @runtime_checkable
@@ -94,6 +110,20 @@ class Tokenizer(Protocol):
 
     def tokenize(self, text: str) -> list[str]:
         """Terms of ``text`` in order (lowercased, stopwords removed, normalised)."""
+        ...
+
+
+@runtime_checkable
+class TermFinder(Tokenizer, Protocol):
+    """A tokenizer that can say which of a few terms a text holds for less than
+    tokenizing all of it (recall's excerpts ask this of each line of each hit: a
+    stemmer can skip the words that cannot become one of them).
+
+    ``terms_among(text, wanted)`` equals ``wanted & set(tokenize(text))``, exactly.
+    """
+
+    def terms_among(self, text: str, wanted: AbstractSet[str]) -> set[str]:
+        """Which of ``wanted`` (terms of this tokenizer) the terms of ``text`` hold."""
         ...
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import cast
 
 from echo_core.corpus import in_corpus, index_doc
 from echo_core.corpus_docs import iter_corpus
@@ -38,6 +39,7 @@ from echo_core.protocols import (
     Storage,
     TextRanker,
     WeightedTerm,
+    offers,
 )
 from echo_core.ranker_changes import LogMark, NoteChangeLog
 
@@ -160,8 +162,8 @@ class SharedRanker:
         """The ranker's ``search`` (``search_text`` for a ``TextRanker`` given the
         ``query``), under the lock (call ``ensure_current`` first)."""
         with self._lock:
-            if query and isinstance(self.ranker, TextRanker):
-                return self.ranker.search_text(query, terms, limit)
+            if query and offers(self.ranker, TextRanker):
+                return cast(TextRanker, self.ranker).search_text(query, terms, limit)
             return self.ranker.search(terms, limit)
 
 
@@ -251,8 +253,8 @@ class RankerUpkeep:
         given the ``query`` as written gets it through ``search_text``."""
         if self.shared is None:
             ranker = self._persistent()
-            if query and isinstance(ranker, TextRanker):
-                return ranker.search_text(query, terms, limit)
+            if query and offers(ranker, TextRanker):
+                return cast(TextRanker, ranker).search_text(query, terms, limit)
             return ranker.search(terms, limit)
         self.shared.ensure_current()
         return self.shared.search(terms, limit, query)
@@ -263,9 +265,9 @@ class RankerUpkeep:
         each of ``paths`` holds in its title or aliases, as indexed); None when it keeps
         no key fields (a plain ranker, or one without them)."""
         ranker = self.persistent
-        if ranker is None or not isinstance(ranker, KeyFieldRanker):
+        if ranker is None or not offers(ranker, KeyFieldRanker):
             return None
-        return ranker.key_terms_of(paths, terms)
+        return cast(KeyFieldRanker, ranker).key_terms_of(paths, terms)
 
     def _persistent(self) -> PersistentRanker:
         assert self.persistent is not None

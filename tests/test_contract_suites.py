@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +44,18 @@ from echo_core.testing.tokenizer_contract import PUNCTUATION_ONLY
 
 
 class WordTokenizer:
-    """Lowercased runs of letters and digits."""
+    """Lowercased runs of letters and digits (and a ``TermFinder``)."""
 
     def tokenize(self, text: str) -> list[str]:
         return re.findall(r"[^\W_]+", text.lower())
+
+    def terms_among(self, text: str, wanted: AbstractSet[str]) -> set[str]:
+        return set(wanted) & set(self.tokenize(text))
+
+
+class FindsTooMuchTokenizer(WordTokenizer):
+    def terms_among(self, text: str, wanted: AbstractSet[str]) -> set[str]:
+        return set(wanted)
 
 
 class TestWordTokenizer(TokenizerContract):
@@ -88,6 +97,12 @@ def test_tokenizer_suite_catches_punctuation_tokens() -> None:
         TokenizerContract().test_text_without_words_gives_no_tokens(
             KeepsPunctuationTokenizer(), PUNCTUATION_ONLY
         )
+
+
+def test_tokenizer_suite_catches_terms_among_that_the_tokens_do_not_hold() -> None:
+    with pytest.raises(AssertionError):
+        TokenizerContract().test_terms_among_are_the_wanted_terms_the_text_holds(
+            FindsTooMuchTokenizer())
 
 
 def test_tokenizer_suite_catches_nondeterminism() -> None:

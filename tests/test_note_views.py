@@ -44,6 +44,14 @@ def test_a_views_excerpt_equals_the_excerpt_of_the_parsed_body(lines: list[str],
     assert list(views.view(text).links()) == wikilinks(text)
 
 
+def test_one_view_asked_by_different_queries_answers_each_as_the_body_does() -> None:
+    text = NOTE + "- Navigation of the analytical engine.\n- Deploying the cards again.\n"
+    view = NoteViews().view(text)
+    body = parse_frontmatter(text)[1]
+    for terms in ({"deploy"}, {"navig", "engin"}, {"card"}, {"deploy"}, set(), {"zzz"}):
+        assert view.excerpt(terms, TOKENIZER) == body_excerpt(body, terms, TOKENIZER)
+
+
 def test_a_view_carries_the_frontmatter_fields_recall_shows() -> None:
     view = parse_view(NOTE)
     assert (view.type, view.updated, view.status) == ("person", "2026-03-01", "active")

@@ -40,6 +40,25 @@ def test_mapped_lookups_equal_the_numpy_arrays(tmp_path: Path) -> None:
         assert base.df(term) == int(arrays.term_ptr[term + 1] - arrays.term_ptr[term])
 
 
+def test_find_answers_the_same_with_and_without_the_paths_it_handed_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import plugins.recall_bm25.segment_reader as reader
+
+    monkeypatch.setattr(reader, "HANDED_OUT_MAX", 7)
+    base = _built(tmp_path)
+    layout = StateLayout(str(tmp_path / "state"))
+    paths = base.all_paths()
+    expected = {path: doc for doc, path in enumerate(paths)}
+    for doc in range(0, base.n_docs, 3):  # hands out a third of the paths, 7 at most kept
+        assert base.path(doc) == paths[doc]
+        assert len(base._handed_out) <= 7
+    for path, doc in expected.items():
+        assert base.find(path) == doc
+    assert base.find("notes/absent.md") is None
+    other = BaseSegment.open(layout.gen_dir(base.generation), base.generation)
+    assert [other.find(p) for p in paths] == list(range(base.n_docs))
+
+
 def test_an_in_memory_segment_answers_the_same_lookups() -> None:
     empty = BaseSegment.empty()
     assert empty.n_docs == 0 and empty.find("notes/a.md") is None and empty.all_paths() == []

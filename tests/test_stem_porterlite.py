@@ -12,7 +12,7 @@ import plugins.stem_porterlite
 from echo_core.protocols import Tokenizer
 from echo_core.testing import PluginContract, TokenizerContract
 from echo_core.testing.plugin_contract import registered_names, strict_host
-from plugins.stem_porterlite.stemmer import stem
+from plugins.stem_porterlite.stemmer import EXCEPTIONS, stem
 from plugins.stem_porterlite.stopwords import STOPWORDS
 from plugins.stem_porterlite.tokenizer import PorterLiteTokenizer
 
@@ -110,6 +110,55 @@ def test_tokens_that_are_not_lowercase_letters_pass_unchanged(word: str) -> None
 @given(st.text(alphabet="abcdeilmnorstuyz", max_size=14))
 def test_stem_never_shortens_below_three_characters(word: str) -> None:
     assert len(stem(word)) >= min(len(word), 3)
+
+
+@settings(derandomize=True, max_examples=2000, deadline=None)
+@given(st.text(alphabet="abcdefghilmnorstuyz", min_size=2, max_size=14))
+def test_stem_keeps_the_first_two_letters_of_every_word_but_the_exceptions(word: str) -> None:
+    if word not in EXCEPTIONS:
+        assert stem(word)[:2] == word[:2]
+
+
+@pytest.mark.parametrize("word", sorted({
+    "ated", "bling", "eed", "ebbed", "sses", "ties", "ying", "ization", "ational", "ally",
+    "eeing", "ably", "ement", "ings", "aye", "bye", "eyes", "oozed", "ooze", "ulation",
+    "ating", "spys", "crying", "dried"}))
+def test_stem_keeps_the_first_two_letters_of_short_stems(word: str) -> None:
+    assert stem(word)[:2] == word[:2]
+
+
+_TEXT_WORDS = st.sampled_from([
+    "deploy", "deploying", "deployments", "Deployed", "went", "gone", "go", "dying", "die",
+    "lying", "tying", "skies", "sky", "news", "family", "families", "it's", "don't",
+    "café", "naïve", "ﬁle", "Ωmega", "東京", "x", "a", "the", "2026", "v2", "navigation",
+    "navigate", "conditional", "condition", "hoped", "hope", "bling", "ated", "ate", "ebb",
+    "quickly", "quick", "ran", "run", "—", "...", "_", "-", "\n", "ating", "spys", "crying",
+    "dried"])
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(words=st.lists(st.one_of(_TEXT_WORDS, st.text(max_size=8)), max_size=25),
+       extra=st.sets(st.sampled_from(["deploy", "go", "die", "lie", "sky", "quick", "run",
+                                      "navig", "ate", "bli", "ble", "famili", "zz", "spi",
+                                      "cri", "dri"]),
+                     max_size=4),
+       keep=st.integers(0, 7))
+def test_terms_among_are_exactly_the_wanted_terms_the_text_holds(
+        words: list[str], extra: set[str], keep: int) -> None:
+    tokenizer = PorterLiteTokenizer()
+    text = " ".join(words)
+    held = tokenizer.tokenize(text)
+    wanted = frozenset(extra | {t for i, t in enumerate(held) if (i + keep) % 3 == 0})
+    assert tokenizer.terms_among(text, wanted) == wanted & set(held)
+
+
+def test_terms_among_finds_rewritten_words_and_skips_the_rest() -> None:
+    tokenizer = PorterLiteTokenizer()
+    text = "They went home; the dying plant, lying still. Deployments followed."
+    assert tokenizer.terms_among(text, frozenset({"go", "die", "lie", "deploy", "plant"})) \
+        == {"go", "die", "lie", "deploy", "plant"}
+    assert tokenizer.terms_among(text, frozenset({"hous", "run"})) == set()
+    assert tokenizer.terms_among(text, frozenset()) == set()
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)

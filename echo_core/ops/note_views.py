@@ -12,6 +12,7 @@ memo adds little to a long-lived process's collections.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Collection
 
 import attrs
 
@@ -20,7 +21,7 @@ from echo_core.frontmatter import parse_frontmatter, split_frontmatter
 from echo_core.models import note_title
 from echo_core.notes import wikilinks
 from echo_core.ops.excerpts import EXCERPT_CHARS, best_passage, content_lines
-from echo_core.protocols import Tokenizer
+from echo_core.protocols import TermFinder, Tokenizer, offers
 
 #: Views kept (least recently used dropped first), the characters of text they may hold
 #: together (a view holds its text and its lines: about twice that in memory), and the
@@ -34,7 +35,8 @@ MAX_VIEW_CHARS = 200_000
 class NoteView:
     """What recall needs from one note's text: three frontmatter fields, the excerpt
     lines, the key fields (title and aliases), the wikilink targets (computed on first
-    use), and each line's terms and the key fields' terms (likewise)."""
+    use), and each line's terms and the key fields' terms (likewise); for a
+    ``TermFinder`` tokenizer, which of the last query's terms each line holds."""
 
     text: str
     type: str
@@ -45,6 +47,7 @@ class NoteView:
     _links: tuple[str, ...] | None = None
     _line_terms: dict[int, tuple[str, ...]] = attrs.field(factory=dict)
     _key_terms: frozenset[str] | None = None
+    _among: tuple[frozenset[str], dict[int, Collection[str]]] | None = None
 
     def key_terms(self, tokenizer: Tokenizer) -> frozenset[str]:
         """The terms of the note's title and aliases (``recall_fields``), tokenized once."""
@@ -60,7 +63,23 @@ class NoteView:
 
     def excerpt(self, query_terms: set[str], tokenizer: Tokenizer,
                 max_chars: int = EXCERPT_CHARS) -> str:
-        """``excerpts.best_passage`` for ``query_terms``, each line tokenized at most once."""
+        """``excerpts.best_passage`` for ``query_terms``: each line tokenized at most once,
+        or, for a ``TermFinder`` tokenizer, asked only which query terms it holds (a line
+        tokenized before answers from its terms)."""
+        if offers(tokenizer, TermFinder):
+            finder: TermFinder = tokenizer  # type: ignore[assignment]
+            asked = frozenset(query_terms)
+            if self._among is None or self._among[0] != asked:
+                self._among = (asked, {})
+            known = self._among[1]
+
+            def among(i: int) -> Collection[str]:
+                found = self._line_terms.get(i) or known.get(i)
+                if found is None:
+                    found = known[i] = finder.terms_among(self.lines[i], asked)
+                return found
+
+            return best_passage(self.lines, query_terms, among, max_chars)
 
         def terms(i: int) -> tuple[str, ...]:
             found = self._line_terms.get(i)

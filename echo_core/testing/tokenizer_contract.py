@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from echo_core.protocols import Tokenizer
+from echo_core.protocols import TermFinder, Tokenizer
 
 #: Plain content words that any tokenizer must keep (in some normalised form).
 CONTENT_TEXT = "Deploy the Kubernetes cluster before Friday; rollback plan ready"
@@ -94,3 +94,17 @@ class TokenizerContract:
         tokens = tokenizer.tokenize(text)
         assert isinstance(tokens, list)
         assert len(tokens) >= 20_000, "every repetition of the content must yield tokens"
+
+    def test_terms_among_are_the_wanted_terms_the_text_holds(self, tokenizer: Tokenizer) -> None:
+        """A ``TermFinder`` (optional) answers exactly ``wanted & set(tokenize(text))``."""
+        if not isinstance(tokenizer, TermFinder):
+            pytest.skip("the tokenizer does not offer TermFinder.terms_among")
+        texts = [CONTENT_TEXT, UNICODE_TEXT, PUNCTUATION_ONLY, CONTENT_TEXT.upper(), "",
+                 "It's the deployer's deployments; they went, gone, deploying again"]
+        vocabulary = {t for text in texts for t in tokenizer.tokenize(text)}
+        for text in texts:
+            held = set(tokenizer.tokenize(text))
+            for wanted in (held, vocabulary, vocabulary - held, set(),
+                           {t for i, t in enumerate(sorted(vocabulary)) if i % 3 == 0}):
+                assert tokenizer.terms_among(text, frozenset(wanted)) == wanted & held, (
+                    f"terms_among({text[:30]!r}, ...) differs from the tokens it holds")

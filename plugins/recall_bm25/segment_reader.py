@@ -40,7 +40,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["BaseSegment"]
+__all__ = ["HANDED_OUT_MAX", "BaseSegment"]
+
+#: Paths ``BaseSegment.path`` remembers for ``find`` before it forgets them all.
+HANDED_OUT_MAX = 1 << 14
 
 
 class BaseSegment:
@@ -63,6 +66,10 @@ class BaseSegment:
         self.total_len = total_len
         self.tokenizer = tokenizer
         self.derived: dict[str, Any] = {}
+        #: path -> doc id of the paths ``path`` handed out (a search's results), so the
+        #: ``find`` that follows a search (recall's key-field boost) skips its binary
+        #: search; exact because the segment never changes. Bounded: cleared when full.
+        self._handed_out: dict[str, int] = {}
 
     @property
     def arrays(self) -> SegmentArrays:
@@ -197,20 +204,31 @@ class BaseSegment:
         return int(self._view("doc_len")[doc])
 
     def path(self, doc: int) -> str:
-        """The vault path of one document."""
+        """The vault path of one document (remembered for ``find``)."""
+        found = self._path_at(doc)
+        if len(self._handed_out) >= HANDED_OUT_MAX:
+            self._handed_out.clear()
+        self._handed_out[found] = doc
+        return found
+
+    def _path_at(self, doc: int) -> str:
         ptr = self._view("path_ptr")
         return bytes(self._view("path_blob")[ptr[doc]:ptr[doc + 1]]).decode(
             "utf-8", "surrogatepass")
 
     def find(self, path: str) -> int | None:
-        """The doc id holding ``path``, or None (a binary search of the mapped keys)."""
+        """The doc id holding ``path``, or None (a binary search of the mapped keys, or
+        none for a path ``path`` returned)."""
+        known = self._handed_out.get(path)
+        if known is not None:
+            return known
         table = self._view("path_key")
         key = path_key(path)
         pos = bisect.bisect_left(table, key)
         docs = self._view("path_doc")
         while pos < len(table) and table[pos] == key:
             doc = int(docs[pos])
-            if self.path(doc) == path:
+            if self._path_at(doc) == path:
                 return doc
             pos += 1
         return None
@@ -227,4 +245,4 @@ class BaseSegment:
         ptr = self._view("path_ptr").tolist()
         if text.isascii():
             return [text[a:b] for a, b in itertools.pairwise(ptr)]
-        return [self.path(d) for d in range(self.n_docs)]
+        return [self._path_at(d) for d in range(self.n_docs)]

@@ -6,6 +6,9 @@
   (non-ASCII, digits, mixed case), are returned unchanged.
 * Never shortens below 3 characters: a rule whose result would be shorter is skipped, so
   ``len(stem(w)) >= min(len(w), 3)``.
+* Keeps the word's first two characters: ``stem(w)[:2] == w[:2]`` for every word not in
+  ``EXCEPTIONS`` (rules rewrite only the end, and what they keep of the word is at least
+  two characters long). ``PorterLiteTokenizer.terms_among`` relies on it.
 * Pure and deterministic (cached with ``lru_cache``: it sits on the indexing hot path).
 
 Steps, each applied at most once, in order:
@@ -34,14 +37,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["stem"]
+__all__ = ["EXCEPTIONS", "stem"]
 
 MIN_LENGTH = 3
 _VOWELS = frozenset("aeiou")
 
 #: Whole words with a fixed stem, looked up before any rule (Porter2's exceptions, plus
 #: words whose ``s``/``ly`` is not an inflection).
-_EXCEPTIONS: dict[str, str] = {
+EXCEPTIONS: dict[str, str] = {
     "news": "news", "species": "species", "series": "series", "during": "during",
     "alias": "alias", "bias": "bias", "atlas": "atlas", "canvas": "canvas",
     "cosmos": "cosmos", "chaos": "chaos", "ethos": "ethos", "kudos": "kudos",
@@ -205,7 +208,7 @@ def stem(word: str) -> str:
     """
     if len(word) <= MIN_LENGTH or not (word.isascii() and word.isalpha() and word.islower()):
         return word
-    fixed = _EXCEPTIONS.get(word)
+    fixed = EXCEPTIONS.get(word)
     if fixed is not None:
         return fixed
     result = _strip_plural(word)

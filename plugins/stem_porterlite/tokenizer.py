@@ -9,12 +9,14 @@ done in C (``map``); only new words go through ``stem``. Other text: NFKC, then 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from plugins.stem_porterlite.irregular import IRREGULAR_FORMS
-from plugins.stem_porterlite.stemmer import stem
+from plugins.stem_porterlite.stemmer import EXCEPTIONS, stem
 from plugins.stem_porterlite.stopwords import STOPWORDS
 
 __all__ = ["PorterLiteTokenizer"]
@@ -33,6 +35,11 @@ _ASCII_TABLE = bytes(
 _TERMS: dict[str, str] = {}
 _BYTE_TERMS: dict[bytes, str] = {}
 _TERMS_MAX = 1 << 18
+#: Words whose term may not begin with the word's own first two letters: the irregular
+#: forms ("went" -> "go") and the stemmer's fixed exceptions ("dying" -> "die"). Every
+#: other word's term does (``stemmer``: rules only rewrite a word's end and never leave
+#: fewer than 3 characters), which is what lets ``terms_among`` skip words.
+_REWRITTEN = frozenset(IRREGULAR_FORMS) | frozenset(EXCEPTIONS)
 
 
 def _term(word: str) -> str:
@@ -40,6 +47,34 @@ def _term(word: str) -> str:
     if len(word) <= 1 or word in STOPWORDS:
         return ""
     return stem(IRREGULAR_FORMS.get(word, word))
+
+
+@functools.lru_cache(maxsize=1024)
+def _candidates_pattern(wanted: frozenset[str]) -> re.Pattern[bytes] | None:
+    """A regex over ASCII text lowered as ``words`` lowers it (after a space), finding
+    in group 1 every word that
+    could have a term in ``wanted``: those starting with a wanted term's first two
+    letters, and the rewritten words whose term is wanted. None when no ASCII word can."""
+    heads = sorted({t[:2].encode() for t in wanted if t.isascii()})
+    whole = sorted(w.encode() for t in wanted for w in _rewritten_by_term().get(t, ()))
+    parts = [b"(?:" + b"|".join(map(re.escape, heads)) + b")[a-z0-9]*"] if heads else []
+    parts += [re.escape(w) + b"(?![a-z0-9])" for w in whole]
+    if not parts:
+        return None
+    # Lowered text separates words by spaces only; the caller puts one in front. A
+    # leading literal space lets the engine skip ahead fast (5x a lookbehind).
+    return re.compile(b" (" + b"|".join(parts) + b")")
+
+
+@functools.cache
+def _rewritten_by_term() -> dict[str, list[str]]:
+    """term -> the rewritten words (``_REWRITTEN``) that become it."""
+    found: dict[str, list[str]] = {}
+    for word in sorted(_REWRITTEN):
+        term = _term(word)
+        if term:
+            found.setdefault(term, []).append(word)
+    return found
 
 
 class PorterLiteTokenizer:
@@ -89,6 +124,23 @@ class PorterLiteTokenizer:
                     word = words[i]
                     terms[i] = cache[word] = _term(word if isinstance(word, str) else word.decode())
         return list(filter(None, terms))
+
+    def terms_among(self, text: str, wanted: AbstractSet[str]) -> set[str]:
+        """``wanted & set(tokenize(text))`` (``echo_core.protocols.TermFinder``), for a
+        fraction of the work: only the words that could become one of ``wanted`` are
+        looked at. Every word's term starts with the word's first two letters
+        (``stemmer``), except a few rewritten words (irregular forms, the stemmer's
+        exceptions), so for ASCII text one regex finds the words starting like a wanted
+        term, plus the rewritten words whose term is wanted."""
+        if not wanted:
+            return set()
+        if not text.isascii():
+            return {term for term in self.tokenize(text) if term in wanted}
+        pattern = _candidates_pattern(frozenset(wanted))
+        if pattern is None:
+            return set()
+        lowered = b" " + text.encode("ascii").translate(_ASCII_TABLE, b"'")
+        return {term for word in pattern.findall(lowered) if (term := self.term(word)) in wanted}
 
     def __repr__(self) -> str:
         return "PorterLiteTokenizer()"
