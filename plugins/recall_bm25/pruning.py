@@ -57,7 +57,7 @@ BLOCK = 64
 PRUNE_MIN_POSTINGS = 16_384
 #: Docs of highest static impact kept per term: a query whose other docs cannot reach
 #: the cut these set scores these only.
-CHAMPIONS = 1024
+CHAMPIONS = 256
 
 
 @attrs.frozen(eq=False)

@@ -49,21 +49,30 @@ def _term(word: str) -> str:
     return stem(IRREGULAR_FORMS.get(word, word))
 
 
+@functools.lru_cache(maxsize=256)
+def _candidate_patterns(wanted: frozenset[str]) -> tuple[re.Pattern[bytes], ...]:
+    """Regexes over ASCII text lowered as ``words`` lowers it (after a space) that find,
+    in group 1, every word that could have a term in ``wanted``: one per first two
+    letters of a wanted term, one per rewritten word whose term is wanted. Each is
+    compiled once per process (``_starting``, ``_whole``), not once per query."""
+    heads = {t[:2] for t in wanted if t.isascii()}
+    found = [_starting(head.encode()) for head in sorted(heads)]
+    rewritten = _rewritten_by_term()
+    found += [_whole(word.encode()) for t in wanted for word in rewritten.get(t, ())]
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def _starting(head: bytes) -> re.Pattern[bytes]:
+    """The words starting with ``head``. Lowered text separates words by spaces only, and
+    a leading literal space lets the engine skip ahead fast (5x a lookbehind)."""
+    return re.compile(b" (" + re.escape(head) + b"[a-z0-9]*)")
+
+
 @functools.lru_cache(maxsize=1024)
-def _candidates_pattern(wanted: frozenset[str]) -> re.Pattern[bytes] | None:
-    """A regex over ASCII text lowered as ``words`` lowers it (after a space), finding
-    in group 1 every word that
-    could have a term in ``wanted``: those starting with a wanted term's first two
-    letters, and the rewritten words whose term is wanted. None when no ASCII word can."""
-    heads = sorted({t[:2].encode() for t in wanted if t.isascii()})
-    whole = sorted(w.encode() for t in wanted for w in _rewritten_by_term().get(t, ()))
-    parts = [b"(?:" + b"|".join(map(re.escape, heads)) + b")[a-z0-9]*"] if heads else []
-    parts += [re.escape(w) + b"(?![a-z0-9])" for w in whole]
-    if not parts:
-        return None
-    # Lowered text separates words by spaces only; the caller puts one in front. A
-    # leading literal space lets the engine skip ahead fast (5x a lookbehind).
-    return re.compile(b" (" + b"|".join(parts) + b")")
+def _whole(word: bytes) -> re.Pattern[bytes]:
+    """The word ``word`` itself."""
+    return re.compile(b" (" + re.escape(word) + b")(?![a-z0-9])")
 
 
 @functools.cache
@@ -130,17 +139,16 @@ class PorterLiteTokenizer:
         fraction of the work: only the words that could become one of ``wanted`` are
         looked at. Every word's term starts with the word's first two letters
         (``stemmer``), except a few rewritten words (irregular forms, the stemmer's
-        exceptions), so for ASCII text one regex finds the words starting like a wanted
-        term, plus the rewritten words whose term is wanted."""
+        exceptions), so for ASCII text a regex per first two letters finds the words
+        starting like a wanted term, and one per rewritten word whose term is wanted."""
         if not wanted:
             return set()
         if not text.isascii():
             return {term for term in self.tokenize(text) if term in wanted}
-        pattern = _candidates_pattern(frozenset(wanted))
-        if pattern is None:
-            return set()
         lowered = b" " + text.encode("ascii").translate(_ASCII_TABLE, b"'")
-        return {term for word in pattern.findall(lowered) if (term := self.term(word)) in wanted}
+        asked = wanted if isinstance(wanted, frozenset) else frozenset(wanted)
+        return {term for pattern in _candidate_patterns(asked)
+                for word in pattern.findall(lowered) if (term := self.term(word)) in wanted}
 
     def __repr__(self) -> str:
         return "PorterLiteTokenizer()"
