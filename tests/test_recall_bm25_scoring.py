@@ -169,6 +169,35 @@ def test_a_damaged_index_needs_a_rebuild_and_recovers(tmp_path: Path, damage: st
     assert not make(tmp_path).needs_rebuild()
 
 
+@pytest.mark.parametrize("damage", ["garbage meta", "other schema", "truncated array"])
+def test_an_open_index_checks_again_when_another_process_moves_the_generation(
+        tmp_path: Path, damage: str) -> None:
+    index = make(tmp_path)
+    index.rebuild(corpus(30))
+    assert not index.needs_rebuild() and not index.needs_rebuild()  # the second: unchanged
+    other = make(tmp_path)
+    other.rebuild(corpus(40))  # a new generation, then damaged
+    other.close()
+    CORRUPTIONS[damage](tmp_path)
+    assert index.needs_rebuild()
+
+
+def test_an_open_index_asked_again_at_the_same_generation_reads_no_delta(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from plugins.recall_bm25.delta_store import DeltaStore
+
+    index = make(tmp_path)
+    index.rebuild(corpus(30))
+    assert not index.needs_rebuild()
+    reads: list[int] = []
+    real_read = DeltaStore.read
+    monkeypatch.setattr(DeltaStore, "read", lambda self: reads.append(1) or real_read(self))
+    assert not index.needs_rebuild()
+    assert reads == []
+    (tmp_path / "bm25" / "CURRENT").write_text("what\n")
+    assert index.needs_rebuild()
+
+
 def test_another_tokenizer_needs_a_rebuild(tmp_path: Path) -> None:
     make(tmp_path).rebuild(corpus(5))
 

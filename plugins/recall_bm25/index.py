@@ -118,6 +118,8 @@ class Bm25Index:
         self._store: DeltaStore | None = None
         self._base: BaseSegment | None = None
         self._snap: Snapshot | None = None
+        #: The generation ``needs_rebuild`` last found whole (its base and delta read).
+        self._checked_gen: int | None = None
 
     # --- opening ---------------------------------------------------------------------
 
@@ -320,11 +322,16 @@ class Bm25Index:
         tokenizer, missing or unreadable (the reason is logged). Never raises."""
         try:
             with self._lock:
-                if self._layout.read_current() is None:
+                gen = self._layout.read_current()
+                if gen is None:
                     return True
+                if gen == self._checked_gen and self._base is not None \
+                        and self._base.generation == gen:
+                    return False  # opened and read at this generation before: unchanged
                 store = self._delta()
                 with store.read():
-                    self._view_state(store)
+                    base, _, _ = self._view_state(store)
+                self._checked_gen = base.generation
                 return False
         except Exception as exc:  # noqa: BLE001 - any failure to open means "rebuild"
             log.warning("bm25 index at %s needs a rebuild: %s", self._layout.root, exc)
@@ -434,7 +441,7 @@ class Bm25Index:
                 self._store.close()
             except sqlite3.Error:
                 pass
-        self._store, self._base, self._snap = None, None, None
+        self._store, self._base, self._snap, self._checked_gen = None, None, None, None
 
     def set_today(self, today_ordinal: int) -> None:
         """The date (``date.toordinal()``) freshness is computed against."""

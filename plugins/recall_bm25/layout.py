@@ -73,6 +73,11 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+#: Bytes of ``CURRENT`` read: it holds ``base-<6 digits>`` and a newline; anything
+#: longer does not parse.
+_CURRENT_MAX = 256
+
+
 class StateLayout:
     """Paths and pointer operations under ``<state_dir>/bm25``. No I/O at construction."""
 
@@ -94,12 +99,18 @@ class StateLayout:
 
         Raises ``CorruptIndex`` when the pointer exists but does not parse.
         """
-        try:
-            text = self.current_file.read_text("ascii").strip()
+        try:  # os.read, not Path.read_text: 3 us, not 10 (three reads per recall)
+            fd = os.open(self.current_file, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise CorruptIndex(f"cannot read {self.current_file}: {exc}") from exc
+        try:
+            text = os.read(fd, _CURRENT_MAX).decode("ascii").strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise CorruptIndex(f"cannot read {self.current_file}: {exc}") from exc
+        finally:
+            os.close(fd)
         match = _GEN_RE.fullmatch(text)
         if match is None:
             raise CorruptIndex(f"{self.current_file} holds {text[:40]!r}, not base-<gen>")
