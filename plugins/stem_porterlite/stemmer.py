@@ -6,9 +6,10 @@
   (non-ASCII, digits, mixed case), are returned unchanged.
 * Never shortens below 3 characters: a rule whose result would be shorter is skipped, so
   ``len(stem(w)) >= min(len(w), 3)``.
-* Keeps the word's first two characters: ``stem(w)[:2] == w[:2]`` for every word not in
-  ``EXCEPTIONS`` (rules rewrite only the end, and what they keep of the word is at least
-  two characters long). ``PorterLiteTokenizer.terms_among`` relies on it.
+* Only the last character may differ from the word: ``w.startswith(stem(w)[:-1])`` for
+  every word not in ``EXCEPTIONS`` (rules cut a suffix, a replacement is always a prefix
+  of the suffix it replaces, and only a restored ``e`` or a final ``y -> i`` is new).
+  ``PorterLiteTokenizer.terms_among`` relies on it.
 * Pure and deterministic (cached with ``lru_cache``: it sits on the indexing hot path).
 
 Steps, each applied at most once, in order:

@@ -35,10 +35,10 @@ _ASCII_TABLE = bytes(
 _TERMS: dict[str, str] = {}
 _BYTE_TERMS: dict[bytes, str] = {}
 _TERMS_MAX = 1 << 18
-#: Words whose term may not begin with the word's own first two letters: the irregular
-#: forms ("went" -> "go") and the stemmer's fixed exceptions ("dying" -> "die"). Every
-#: other word's term does (``stemmer``: rules only rewrite a word's end and never leave
-#: fewer than 3 characters), which is what lets ``terms_among`` skip words.
+#: Words whose term may not start as the word does: the irregular forms ("went" -> "go")
+#: and the stemmer's fixed exceptions ("dying" -> "die"). Every other word starts with
+#: its term but for the term's last character (``stemmer``), which is what lets
+#: ``terms_among`` skip words.
 _REWRITTEN = frozenset(IRREGULAR_FORMS) | frozenset(EXCEPTIONS)
 
 
@@ -52,14 +52,20 @@ def _term(word: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _candidate_patterns(wanted: frozenset[str]) -> tuple[re.Pattern[bytes], ...]:
     """Regexes over ASCII text lowered as ``words`` lowers it (after a space) that find,
-    in group 1, every word that could have a term in ``wanted``: one per first two
-    letters of a wanted term, one per rewritten word whose term is wanted. Each is
+    in group 1, every word that could have a term in ``wanted``: one per wanted term's
+    ``_head``, one per rewritten word whose term is wanted. Each is
     compiled once per process (``_starting``, ``_whole``), not once per query."""
-    heads = {t[:2] for t in wanted if t.isascii()}
+    heads = {_head(t) for t in wanted if t.isascii()}
     found = [_starting(head.encode()) for head in sorted(heads)]
     rewritten = _rewritten_by_term()
     found += [_whole(word.encode()) for t in wanted for word in rewritten.get(t, ())]
     return tuple(found)
+
+
+def _head(term: str) -> str:
+    """What every word whose term is ``term`` starts with (but a rewritten word): the
+    term without its last character; a two-character term comes only from itself."""
+    return term[:-1] if len(term) >= 3 else term
 
 
 @functools.lru_cache(maxsize=4096)
@@ -137,10 +143,10 @@ class PorterLiteTokenizer:
     def terms_among(self, text: str, wanted: AbstractSet[str]) -> set[str]:
         """``wanted & set(tokenize(text))`` (``echo_core.protocols.TermFinder``), for a
         fraction of the work: only the words that could become one of ``wanted`` are
-        looked at. Every word's term starts with the word's first two letters
+        looked at. Every word starts with its term but for the term's last character
         (``stemmer``), except a few rewritten words (irregular forms, the stemmer's
-        exceptions), so for ASCII text a regex per first two letters finds the words
-        starting like a wanted term, and one per rewritten word whose term is wanted."""
+        exceptions), so for ASCII text a regex per wanted term finds the words starting
+        like it, and one per rewritten word whose term is wanted."""
         if not wanted:
             return set()
         if not text.isascii():
