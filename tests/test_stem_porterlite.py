@@ -160,6 +160,9 @@ def test_terms_among_finds_rewritten_words_and_skips_the_rest() -> None:
     assert tokenizer.terms_among(text, frozenset({"go", "die", "lie", "deploy", "plant"})) \
         == {"go", "die", "lie", "deploy", "plant"}
     assert tokenizer.terms_among(text, frozenset({"hous", "run"})) == set()
+    # adjacent words sharing a head, at the start, the end and after runs of spaces
+    assert tokenizer.terms_among("cards carts   cartoon\tcarp", frozenset(
+        {"card", "cart", "cartoon", "carp"})) == {"card", "cart", "cartoon", "carp"}
     assert tokenizer.terms_among(text, frozenset()) == set()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -50,16 +51,14 @@ def _term(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _candidate_patterns(wanted: frozenset[str]) -> tuple[re.Pattern[bytes], ...]:
-    """Regexes over ASCII text lowered as ``words`` lowers it (after a space) that find,
-    in group 1, every word that could have a term in ``wanted``: one per wanted term's
-    ``_head``, one per rewritten word whose term is wanted. Each is
-    compiled once per process (``_starting``, ``_whole``), not once per query."""
+def _needles(wanted: frozenset[str]) -> tuple[bytes, ...]:
+    """What a word that could have a term in ``wanted`` starts with, after the space that
+    precedes every word of text lowered as ``words`` lowers it (with one put in front):
+    each wanted term's ``_head``, and each rewritten word whose term is wanted."""
     heads = {_head(t) for t in wanted if t.isascii()}
-    found = [_starting(head.encode()) for head in sorted(heads)]
     rewritten = _rewritten_by_term()
-    found += [_whole(word.encode()) for t in wanted for word in rewritten.get(t, ())]
-    return tuple(found)
+    heads.update(word for t in wanted for word in rewritten.get(t, ()))
+    return tuple(b" " + head.encode() for head in sorted(heads))
 
 
 def _head(term: str) -> str:
@@ -68,17 +67,16 @@ def _head(term: str) -> str:
     return term[:-1] if len(term) >= 3 else term
 
 
-@functools.lru_cache(maxsize=4096)
-def _starting(head: bytes) -> re.Pattern[bytes]:
-    """The words starting with ``head``. Lowered text separates words by spaces only, and
-    a leading literal space lets the engine skip ahead fast (5x a lookbehind)."""
-    return re.compile(b" (" + re.escape(head) + b"[a-z0-9]*)")
-
-
-@functools.lru_cache(maxsize=1024)
-def _whole(word: bytes) -> re.Pattern[bytes]:
-    """The word ``word`` itself."""
-    return re.compile(b" (" + re.escape(word) + b")(?![a-z0-9])")
+def _words_after(lowered: bytes, needle: bytes) -> Iterator[bytes]:
+    """The words of ``lowered`` (space-separated, one space in front) that start where
+    ``needle`` (a space and a head) is found: a ``find`` per word, no regex to compile."""
+    at = lowered.find(needle)
+    while at >= 0:
+        end = lowered.find(b" ", at + 1)
+        if end < 0:
+            end = len(lowered)
+        yield lowered[at + 1:end]
+        at = lowered.find(needle, end)
 
 
 @functools.cache
@@ -145,16 +143,16 @@ class PorterLiteTokenizer:
         fraction of the work: only the words that could become one of ``wanted`` are
         looked at. Every word starts with its term but for the term's last character
         (``stemmer``), except a few rewritten words (irregular forms, the stemmer's
-        exceptions), so for ASCII text a regex per wanted term finds the words starting
-        like it, and one per rewritten word whose term is wanted."""
+        exceptions), so for ASCII text only the words starting like a wanted term (or
+        being a rewritten word whose term is wanted) are stemmed."""
         if not wanted:
             return set()
         if not text.isascii():
             return {term for term in self.tokenize(text) if term in wanted}
         lowered = b" " + text.encode("ascii").translate(_ASCII_TABLE, b"'")
         asked = wanted if isinstance(wanted, frozenset) else frozenset(wanted)
-        return {term for pattern in _candidate_patterns(asked)
-                for word in pattern.findall(lowered) if (term := self.term(word)) in wanted}
+        return {term for needle in _needles(asked) for word in _words_after(lowered, needle)
+                if (term := self.term(word)) in wanted}
 
     def __repr__(self) -> str:
         return "PorterLiteTokenizer()"
