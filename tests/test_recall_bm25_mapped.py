@@ -50,8 +50,8 @@ def test_find_answers_the_same_with_and_without_the_paths_it_handed_out(
     paths = base.all_paths()
     expected = {path: doc for doc, path in enumerate(paths)}
     for doc in range(0, base.n_docs, 3):  # hands out a third of the paths, 7 at most kept
-        assert base.path(doc) == paths[doc]
-        assert len(base._handed_out) <= 7
+        assert base.path(doc) == paths[doc] == base.path(doc)
+        assert len(base._handed_out) <= 7 and len(base._path_of) <= 7
     for path, doc in expected.items():
         assert base.find(path) == doc
     assert base.find("notes/absent.md") is None

@@ -68,8 +68,10 @@ class BaseSegment:
         self.derived: dict[str, Any] = {}
         #: path -> doc id of the paths ``path`` handed out (a search's results), so the
         #: ``find`` that follows a search (recall's key-field boost) skips its binary
-        #: search; exact because the segment never changes. Bounded: cleared when full.
+        #: search, and doc id -> path, so the same hits are not decoded again; exact
+        #: because the segment never changes. Bounded: both cleared when full.
         self._handed_out: dict[str, int] = {}
+        self._path_of: dict[int, str] = {}
 
     @property
     def arrays(self) -> SegmentArrays:
@@ -204,11 +206,15 @@ class BaseSegment:
         return int(self._view("doc_len")[doc])
 
     def path(self, doc: int) -> str:
-        """The vault path of one document (remembered for ``find``)."""
-        found = self._path_at(doc)
-        if len(self._handed_out) >= HANDED_OUT_MAX:
-            self._handed_out.clear()
-        self._handed_out[found] = doc
+        """The vault path of one document (remembered, and remembered for ``find``)."""
+        found = self._path_of.get(doc)
+        if found is None:
+            found = self._path_at(doc)
+            if len(self._handed_out) >= HANDED_OUT_MAX:
+                self._handed_out.clear()
+                self._path_of.clear()
+            self._handed_out[found] = doc
+            self._path_of[doc] = found
         return found
 
     def _path_at(self, doc: int) -> str:
