@@ -81,15 +81,17 @@ def set_bm25_constants(k1: float | None, b: float | None) -> dict[str, float]:
     import echo_core.scoring as core
 
     modules: list[Any] = [core]
-    try:
-        modules.append(importlib.import_module("plugins.recall_bm25.scoring"))
-    except ImportError:
-        pass
+    for name in ("scalar_math", "scoring", "pruning", "cold_plan"):
+        # every module of the plugin that took K1 or B by name at import
+        try:
+            modules.append(importlib.import_module(f"plugins.recall_bm25.{name}"))
+        except ImportError:
+            pass
     for module in modules:
-        if k1 is not None:
-            setattr(module, "BM25_K1" if module is core else "K1", k1)
-        if b is not None:
-            setattr(module, "BM25_B" if module is core else "B", b)
+        for value, core_name, name in ((k1, "BM25_K1", "K1"), (b, "BM25_B", "B")):
+            attr = core_name if module is core else name
+            if value is not None and hasattr(module, attr):
+                setattr(module, attr, value)
     return {"k1": core.BM25_K1, "b": core.BM25_B}
 
 
