@@ -145,12 +145,16 @@ def run_search(snap: Snapshot, store: DeltaStore, query: Sequence[QueryTerm], li
         at = table.rows(delta_ids)
         delta_sums *= table.weights[at] * freshness(table.updated[at], today)
     merged = np.concatenate([base_scores, delta_sums]) if delta_ids.shape[0] else base_scores
-    best = top_k(merged, limit).tolist()
+    best = top_k(merged, limit)
     n_base = base_scores.shape[0]
-    wanted = [int(delta_ids[p - n_base]) for p in best if p >= n_base]
-    delta_paths = store.paths(wanted) if wanted else {}
-    results = [(base.path(p if base_ids is None else int(base_ids[p])) if p < n_base
-                else delta_paths[int(delta_ids[p - n_base])], float(merged[p])) for p in best]
+    positions, scores = best.tolist(), merged[best].tolist()
+    from_base = best[best < n_base]
+    docs = iter((from_base if base_ids is None else base_ids[from_base]).tolist())
+    from_delta = delta_ids[best[best >= n_base] - n_base].tolist()
+    delta_paths = store.paths(from_delta) if from_delta else {}
+    in_delta = iter(from_delta)
+    results = [(base.path(next(docs)) if p < n_base else delta_paths[next(in_delta)], score)
+               for p, score in zip(positions, scores, strict=True)]
     results.sort(key=lambda r: (-r[1], r[0]))
     return results[:limit]
 

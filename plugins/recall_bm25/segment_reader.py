@@ -219,8 +219,7 @@ class BaseSegment:
 
     def _path_at(self, doc: int) -> str:
         ptr = self._view("path_ptr")
-        return bytes(self._view("path_blob")[ptr[doc]:ptr[doc + 1]]).decode(
-            "utf-8", "surrogatepass")
+        return str(self._view("path_blob")[ptr[doc]:ptr[doc + 1]], "utf-8", "surrogatepass")
 
     def find(self, path: str) -> int | None:
         """The doc id holding ``path``, or None (a binary search of the mapped keys, or
