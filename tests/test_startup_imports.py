@@ -158,6 +158,8 @@ def test_a_cold_session_start_loads_no_thread_pool_logging_or_openssl(tmp_path: 
         seen = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert "echo_core.ops.load" in seen
     assert not {"concurrent.futures", "logging", "hashlib", "_hashlib", "uuid", "click"} & seen
+    # the hook runner imports traceback (and textwrap, ~1 ms) only to print a failure
+    assert not {"traceback", "textwrap"} & seen
 
 
 def test_a_cold_capture_after_a_hand_edit_loads_no_openssl_logging_uuid_or_resources(

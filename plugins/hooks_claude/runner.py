@@ -30,7 +30,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
@@ -107,6 +106,8 @@ def render_output(output: Mapping[str, Any], limit: int = MAX_OUTPUT_CHARS) -> s
 def _note_failure(event: str, exc: BaseException, env: Mapping[str, str]) -> None:
     try:
         if env.get(DEBUG_ENV, "").strip() in ("1", "true", "yes"):
+            import traceback  # only here: it and textwrap cost every hook ~1 ms to import
+
             traceback.print_exception(exc, file=sys.stderr)
         else:
             sys.stderr.write(f"echo-memory hook {event}: {type(exc).__name__}: {exc}\n")
