@@ -55,11 +55,13 @@ def _both(index: Bm25Index, terms: list[WeightedTerm], limit: int, today: int
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """Prune every query, in small blocks with few champions (both paths exercised);
-    records (candidates scored, plain postings) of each pruned search."""
+    """Prune every query, in small blocks with few champions (both paths exercised),
+    never giving up for exhaustive scoring; records (candidates scored, plain postings)
+    of each pruned search."""
     monkeypatch.setattr(search, "PRUNE_MIN_POSTINGS", 1)
     monkeypatch.setattr(pruning, "BLOCK", 8)
     monkeypatch.setattr(pruning, "CHAMPIONS", 16)
+    monkeypatch.setattr(pruning, "LOOKUP_COST", 0)
     seen: list[tuple[int, int]] = []
     real = pruning.pruned_base
 
@@ -114,3 +116,32 @@ def test_a_query_with_a_common_term_scores_only_its_best_documents(tmp_path: Pat
         assert found is not None and found[0].shape[0] <= pruning.CHAMPIONS
         assert run_search(snap, store, query, 10, TODAY) == \
             run_search(snap, store, query, 10, TODAY, prune=False)
+
+
+def test_a_query_whose_blocks_keep_most_documents_is_scored_exhaustively(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two words in nearly every doc with close impacts: MaxScore's blocks keep nearly
+    every doc, so ``pruned_base`` gives up (a binary search per candidate and term costs
+    more than scoring every posting) and the search answers as the exhaustive one."""
+    monkeypatch.setattr(pruning, "CHAMPIONS", 16)
+    rng = random.Random(4)
+    docs = [IndexDoc(path=f"n/{i}.md", title="", text=" ".join(
+        ["alpha"] * rng.randint(1, 3) + ["beta"] * rng.randint(1, 3)
+        + rng.choices(WORDS, k=rng.randint(5, 30))), weight=1.0, updated="2026-05-01")
+        for i in range(6_000)]
+    index = make(tmp_path / "state")
+    index.rebuild(docs)
+    query = merge_query([WeightedTerm("alpha"), WeightedTerm("beta")])
+    store = index._delta()
+    with store.read():
+        snap = index._snapshot(store)
+        tids = snap.base.term_ids([search.term_key("alpha"), search.term_key("beta")])
+        terms = [pruning.ScoredTerm(int(t), 1.0, True) for t in tids]
+        args = (snap.base, terms, 30, snap.avgdl, TODAY, snap.norm,
+                lambda ids: snap.prior(ids, TODAY))
+        assert pruning.pruned_base(*args) is None
+        monkeypatch.setattr(pruning, "LOOKUP_COST", 0)  # never giving up: it still prunes
+        kept = pruning.pruned_base(*args)
+        assert kept is not None and kept[0].shape[0] * 2 * 6 > 2 * len(docs)
+        assert run_search(snap, store, query, 30, TODAY) == \
+            run_search(snap, store, query, 30, TODAY, prune=False)

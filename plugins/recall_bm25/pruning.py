@@ -46,7 +46,7 @@ from plugins.recall_bm25.scoring import (
 )
 from plugins.recall_bm25.segment_reader import BaseSegment
 
-__all__ = ["BLOCK", "CHAMPIONS", "PRUNE_MIN_POSTINGS", "BlockBounds", "ScoredTerm",
+__all__ = ["BLOCK", "CHAMPIONS", "LOOKUP_COST", "PRUNE_MIN_POSTINGS", "BlockBounds", "ScoredTerm",
            "TermBounds", "bounds_of",
            "pruned_base", "score_docs"]
 
@@ -58,6 +58,12 @@ PRUNE_MIN_POSTINGS = 16_384
 #: Docs of highest static impact kept per term: a query whose other docs cannot reach
 #: the cut these set scores these only.
 CHAMPIONS = 256
+#: What finding one candidate's tf in one term's postings (a binary search) costs, in
+#: postings scored exhaustively: when the candidates the blocks keep, times the terms,
+#: times this, pass the query's postings, ``pruned_base`` gives up (returns None) and
+#: the caller scores every posting (at 100k notes: ~23 ns a lookup, ~4 ns a posting;
+#: a query whose common words keep ~all docs took 10-14 ms pruned, ~1 ms exhaustive).
+LOOKUP_COST = 6
 
 
 @attrs.frozen(eq=False)
@@ -185,8 +191,10 @@ def pruned_base(base: BaseSegment, terms: Sequence[ScoredTerm], limit: int, avgd
                 prior_of: Callable[[Ints], Floats]) -> tuple[Ints, Floats] | None:
     """(ids ascending, exact scores) of a superset of the base docs that make the top
     ``limit`` (ties at the cut included), or None when the seeds find fewer than
-    ``limit`` positive scores (then score exhaustively). ``norm_of(ids)`` and
-    ``prior_of(ids)`` give the snapshot's length norms and priors of base docs."""
+    ``limit`` positive scores or the MaxScore blocks keep so many candidates that
+    scoring every posting costs less (``LOOKUP_COST``): then score exhaustively.
+    ``norm_of(ids)`` and ``prior_of(ids)`` give the snapshot's length norms and priors
+    of base docs."""
     bounds = bounds_of(base, today)
     factor = bounds.scale(avgdl) * (K1 + 1.0)
     found = [bounds.term(t.tid) for t in terms]
@@ -225,5 +233,8 @@ def pruned_base(base: BaseSegment, terms: Sequence[ScoredTerm], limit: int, avgd
             kept = np.flatnonzero(b + (total - tops[i]) >= theta)
             if kept.shape[0]:
                 parts.append(_block_docs(base, t.tid, kept))
+    postings = sum(base.df(t.tid) for t in terms)
+    if sum(p.shape[0] for p in parts) * len(terms) * LOOKUP_COST > postings:
+        return None  # the blocks kept most docs: scoring every posting is cheaper
     ids = _distinct(parts)
     return ids, score(ids)
