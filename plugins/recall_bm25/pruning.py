@@ -59,10 +59,11 @@ PRUNE_MIN_POSTINGS = 16_384
 #: the cut these set scores these only.
 CHAMPIONS = 256
 #: What finding one candidate's tf in one term's postings (a binary search) costs, in
-#: postings scored exhaustively: when the candidates the blocks keep, times the terms,
-#: times this, pass the query's postings, ``pruned_base`` gives up (returns None) and
-#: the caller scores every posting (at 100k notes: ~23 ns a lookup, ~4 ns a posting;
-#: a query whose common words keep ~all docs took 10-14 ms pruned, ~1 ms exhaustive).
+#: postings scored exhaustively: when the candidates the blocks keep (at most ``BLOCK``
+#: a block), times the terms, times this, pass the query's postings, ``pruned_base``
+#: gives up before gathering them (returns None) and the caller scores every posting
+#: (at 100k notes: ~23 ns a lookup, ~4 ns a posting; a query whose common words keep
+#: ~all docs took 10-14 ms pruned, ~1 ms exhaustive).
 LOOKUP_COST = 6
 
 
@@ -227,14 +228,14 @@ def pruned_base(base: BaseSegment, terms: Sequence[ScoredTerm], limit: int, avgd
         below += tops[i]
         non_essential.add(i)
     total = sum(tops)
-    parts = [seed_ids]
+    kept: list[tuple[int, Ints]] = []  # (term id, its blocks that can reach theta)
     for i, (t, b) in enumerate(zip(terms, blocks, strict=True)):
         if t.plain and i not in non_essential:
-            kept = np.flatnonzero(b + (total - tops[i]) >= theta)
-            if kept.shape[0]:
-                parts.append(_block_docs(base, t.tid, kept))
-    postings = sum(base.df(t.tid) for t in terms)
-    if sum(p.shape[0] for p in parts) * len(terms) * LOOKUP_COST > postings:
-        return None  # the blocks kept most docs: scoring every posting is cheaper
-    ids = _distinct(parts)
+            reaching = np.flatnonzero(b + (total - tops[i]) >= theta)
+            if reaching.shape[0]:
+                kept.append((t.tid, reaching))
+    at_most = seed_ids.shape[0] + BLOCK * sum(reaching.shape[0] for _, reaching in kept)
+    if at_most * len(terms) * LOOKUP_COST > sum(base.df(t.tid) for t in terms):
+        return None  # the blocks keep most docs: scoring every posting costs less
+    ids = _distinct([seed_ids, *(_block_docs(base, tid, reaching) for tid, reaching in kept)])
     return ids, score(ids)
