@@ -78,11 +78,8 @@ log = lazy_logger("echo_memory")
 FILE_NAME = "entity-names.sqlite3"
 #: Seconds a sync waits for another process's sync before giving up (then: in memory).
 BUSY_TIMEOUT = 30.0
-#: A fuzzy lookup keeps, per query token, the rows of the entities that have it when
-#: they are at most this many (a rarer word; ``AliasExpander.MAX_DF`` is 200)...
-ROWS_KEPT_MAX_DF = 256
-#: ... for at most this many tokens (then the memo starts again).
-MEMO_TOKENS = 20_000
+#: Fuzzy lookups keep this many tokens' frequencies and answers (then start again).
+MEMO_ENTRIES = 20_000
 
 Stat = tuple[int, float] | None
 _T = TypeVar("_T")
@@ -96,6 +93,32 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     return not isinstance(exc, sqlite3.OperationalError)
 
 
+def _best_rows(db: sqlite3.Connection, tokens: frozenset[str], chosen: Sequence[str],
+               kind: str | None, min_score: float, limit: int) -> list[tuple[float, Any]]:
+    """``(score, row)`` of the ``limit`` best entities holding a ``chosen`` token (of
+    ``kind``; scoring at least ``min_score`` against ``tokens``), best first, ties by
+    slug: ``rank_matches`` over rows read in slug order, stopping at the ``limit``-th
+    perfect score."""
+    sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
+           f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(chosen))}))")
+    params: list[str] = list(chosen)
+    if kind is not None:
+        sql += " AND kind = ?"
+        params.append(kind)
+    scored: list[tuple[float, Any]] = []
+    perfect = 0
+    for row in db.execute(f"{sql} ORDER BY slug", params):
+        score = name_score(tokens, decode_names(row[6]))
+        if score >= min_score:
+            scored.append((score, row))
+            if score >= 1.0 and limit > 0:
+                perfect += 1
+                if perfect >= limit:
+                    break
+    scored.sort(key=lambda item: (-item[0], item[1][0]))  # score, then slug
+    return scored[:limit]
+
+
 class EntityNames:
     """Read-only name lookups over the vault's entity store, cached in SQLite at ``path``
     (``None``: in memory, rebuilt per process). Thread-safe; see the module docstring."""
@@ -107,7 +130,8 @@ class EntityNames:
         self._seen: tuple[Stat, Stat] | None = None  # signature last found in sync
         self._lock = threading.RLock()
         self._pins = threading.local()  # one_snapshot(): depth, connection synced on
-        self._memo: dict[str, tuple[int, tuple[Any, ...] | None]] = {}  # _token_facts
+        #: fuzzy's memo: token -> document frequency, question -> answer
+        self._memo: dict[Any, Any] = {}
         self._memo_state: tuple[Stat, Stat] | None = None  # the _seen it holds for
 
     # -- lookups (same semantics as EntityIndex) ---------------------------------------
@@ -222,60 +246,32 @@ class EntityNames:
     def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
               limit: int = 5, max_df: int | None = None) -> list[Match]:
         """Entities whose names share tokens with ``mention``, best first (exactly
-        ``EntityIndex.fuzzy``, ``max_df`` included). A token's document frequency and
-        entity rows are kept between calls for as long as the store is unchanged
-        (``_token_facts``): a warm process looks each query word up once."""
+        ``EntityIndex.fuzzy``, ``max_df`` included). The candidates come from SQLite in
+        slug order and scoring stops at the ``limit``-th perfect score (no later one can
+        rank above it: scores are at most 1, ties go to the smaller slug). Each token's
+        document frequency and each answer are kept for as long as the store is
+        unchanged (``_memo``): a warm process asks each question once."""
         tokens = name_tokens(mention)
         if not tokens:
             return []
+        key = (tokens, kind, min_score, limit, max_df)
 
-        def run(db: sqlite3.Connection) -> list[Any]:
-            facts = self._token_facts(db, tokens)
-            chosen = candidate_tokens(tokens, lambda t: facts[t][0], max_df)
-            if not chosen:
-                return []
-            if all(facts[t][1] is not None for t in chosen):
-                by_slug = {row[0]: row for t in chosen for row in facts[t][1] or ()}
-                return [row for row in by_slug.values() if kind is None or row[2] == kind]
-            sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
-                   f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(chosen))}))")
-            params: list[str] = list(chosen)
-            if kind is not None:
-                sql += " AND kind = ?"
-                params.append(kind)
-            return db.execute(sql, params).fetchall()
+        def run(db: sqlite3.Connection) -> list[tuple[float, Any]]:
+            if self._memo_state != self._seen or len(self._memo) > MEMO_ENTRIES:
+                self._memo, self._memo_state = {}, self._seen
+            memo = self._memo
+            found = memo.get(key)
+            if found is None:
+                missing = [t for t in tokens if t not in memo]
+                if missing:
+                    dfs = self._df(db, missing)
+                    memo.update((t, dfs.get(t, 0)) for t in missing)
+                chosen = candidate_tokens(tokens, memo.__getitem__, max_df)
+                found = memo[key] = _best_rows(db, tokens, chosen, kind, min_score,
+                                               limit) if chosen else []
+            return found
 
-        rows = self._query(run)
-        # ``rank_matches`` on the stored name tokens (rows are of ``kind`` already): only
-        # the ``limit`` best rows become entities
-        scored = [(score, row) for row in rows
-                  if (score := name_score(tokens, decode_names(row[6]))) >= min_score]
-        scored.sort(key=lambda item: (-item[0], item[1][0]))  # score, then slug
-        return [Match(row_entity(row), score) for score, row in scored[:limit]]
-
-    def _token_facts(self, db: sqlite3.Connection, tokens: Iterable[str]
-                     ) -> dict[str, tuple[int, tuple[Any, ...] | None]]:
-        """token -> (how many entities have it among their name tokens, their rows — or
-        None past ``ROWS_KEPT_MAX_DF``), from the memo of the store state last synced
-        (``_seen``), the missing ones read now (two queries). Call inside ``_query``."""
-        if self._memo_state != self._seen or len(self._memo) > MEMO_TOKENS:
-            self._memo, self._memo_state = {}, self._seen
-        memo = self._memo
-        missing = sorted(t for t in tokens if t not in memo)
-        if missing:
-            dfs = self._df(db, missing)
-            few = [t for t in missing if dfs.get(t, 0) <= ROWS_KEPT_MAX_DF]
-            rows: dict[str, list[Any]] = {t: [] for t in few}
-            columns = ", ".join(f"e.{c}" for c in ENTITY_COLUMNS.split(", "))
-            for chunk in chunks(few):
-                for token, *row in db.execute(
-                        f"SELECT n.token, {columns} FROM name_tokens n JOIN entities e "
-                        f"ON e.id = n.id WHERE n.token IN ({','.join('?' * len(chunk))})",
-                        chunk):
-                    rows[token].append(tuple(row))
-            for t in missing:
-                memo[t] = (dfs.get(t, 0), tuple(rows[t]) if t in rows else None)
-        return {t: memo[t] for t in tokens}
+        return [Match(row_entity(row), score) for score, row in self._query(run)]
 
     def __len__(self) -> int:
         return int(self._query(lambda db: db.execute("SELECT COUNT(*) FROM entities").fetchone()[0]))

@@ -90,9 +90,12 @@ def _same_answers(names: EntityNames, index: EntityIndex) -> None:
             assert names.named(mention, kind) == index.named(mention, kind), (mention, kind)
             for max_df in (None, 1, 3):
                 for min_score in (0.5, 0.8):
-                    got = names.fuzzy(mention, kind=kind, min_score=min_score, limit=50, max_df=max_df)
-                    want = index.fuzzy(mention, kind=kind, min_score=min_score, limit=50, max_df=max_df)
-                    assert got == want, (mention, kind, max_df, min_score)
+                    for limit in (1, 2, 50):  # a small limit stops at its perfect scores
+                        got = names.fuzzy(mention, kind=kind, min_score=min_score,
+                                          limit=limit, max_df=max_df)
+                        want = index.fuzzy(mention, kind=kind, min_score=min_score,
+                                           limit=limit, max_df=max_df)
+                        assert got == want, (mention, kind, max_df, min_score, limit)
 
 
 def test_lookups_equal_the_in_memory_index(box: VaultBox) -> None:
@@ -395,11 +398,27 @@ def test_fuzzy_answers_stay_true_after_the_store_changes_under_its_memo(box: Vau
     _same_answers(names, box.index())
 
 
-def test_fuzzy_past_the_kept_rows_reads_sqlite_with_the_same_answers(
+def test_fuzzy_stops_at_the_limits_perfect_scores_with_the_same_answers(
         box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A word in more names than the memo keeps rows for still collects candidates (from
-    SQLite): the answers are the in-memory index's either way."""
-    monkeypatch.setattr("echo_core.entity_cache.ROWS_KEPT_MAX_DF", 2)
+    """Candidates are scored in slug order and no score passes 1: a word in 120 names,
+    all scoring 1, is settled by the first two for a limit of 2; a mention no name
+    matches perfectly scores them all. The answers are the in-memory index's."""
+    import echo_core.entity_cache as cache
+
+    widgets = [Entity(slug=f"widget-{n:03d}", path=f"resources/concepts/widget-{n:03d}.md",
+                      kind="concept", title=f"Widget {n:03d}") for n in range(120, 0, -1)]
     ctx = box.ctx()
-    _apply(ctx, ENTITIES)
-    _same_answers(ctx.entity_names, box.index())
+    _apply(ctx, [*ENTITIES, *widgets])
+    scored: list[object] = []
+    real = cache.name_score
+    monkeypatch.setattr(cache, "name_score", lambda q, n: scored.append(n) or real(q, n))
+    names, index = ctx.entity_names, box.index()
+    for mention, limit, at_most in (("widget", 2, 2), ("Widget", 5, 5),
+                                    ("widget gadget gizmo", 2, 120), ("widget 007", 1, 7)):
+        scored.clear()
+        assert names.fuzzy(mention, limit=limit) == index.fuzzy(mention, limit=limit)
+        assert 0 < len(scored) <= at_most, (mention, len(scored))
+        scored.clear()
+        assert names.fuzzy(mention, limit=limit) == index.fuzzy(mention, limit=limit)
+        assert scored == [], "a question asked again is answered from the memo"
+    assert [m.entity.slug for m in names.fuzzy("widget", limit=2)] == ["widget-001", "widget-002"]
