@@ -147,6 +147,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.scoring import BM25_K1 as BM25_K1
     from echo_core.scoring import FRESHNESS_FLOOR as FRESHNESS_FLOOR
     from echo_core.scoring import FRESHNESS_HALF_LIFE_DAYS as FRESHNESS_HALF_LIFE_DAYS
+    from echo_core.sqlite_wal import settle_wal as settle_wal
     from echo_core.storage_base import StorageBase as StorageBase
     from echo_core.storage_base import none_if_absent as none_if_absent
     from echo_core.storage_base import single_line as single_line
@@ -211,6 +212,7 @@ _EXPORTS: dict[str, str] = {
                     "echo_core.scoring"),
     **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
     "read_text_source": "echo_core.text_source",
+    "settle_wal": "echo_core.sqlite_wal",
     **dict.fromkeys(("RedactionResult", "redact", "strip_private"), "echo_core.redaction"),
     "settle_owed_pass": "echo_core.ops.session_pass",
     "reflect_session_transcript": "echo_core.ops.session_reflection",

@@ -72,6 +72,7 @@ from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
 from echo_core.names import name_key, name_tokens
 from echo_core.protocols import Storage
+from echo_core.sqlite_wal import settle_wal
 
 log = lazy_logger("echo_memory")
 
@@ -398,6 +399,8 @@ class EntityNames:
                 db.execute("ROLLBACK")
             raise
         self._seen = signature
+        if self.path is not None:
+            settle_wal(db, self.path)  # a rebuild leaves ~36 MB of log at 100k notes
 
     @staticmethod
     def _stored(db: sqlite3.Connection) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from echo_core.sqlite_wal import settle_wal
+
 FILE_NAME = "vault-manifest.sqlite"
 #: The notes table as one marshal file beside it (``VaultManifest.snapshot``).
 SNAPSHOT_SUFFIX = ".notes"
@@ -137,6 +139,7 @@ class VaultManifest:
                     db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+            settle_wal(db, self.path)
 
     # -- meta ------------------------------------------------------------------------
 

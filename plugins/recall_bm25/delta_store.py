@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from echo_core import settle_wal
 from plugins.recall_bm25.layout import CorruptIndex
 
 if TYPE_CHECKING:  # numpy is imported by the methods that compute on arrays (search, merge)
@@ -114,6 +115,7 @@ class DeltaStore:
     """
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         try:
             self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
                                        check_same_thread=False)
@@ -151,6 +153,7 @@ class DeltaStore:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+        settle_wal(self._db, self._path)
 
     @contextmanager
     def read(self) -> Iterator[None]:
