@@ -56,6 +56,7 @@ from echo_core.entities import (
 )
 from echo_core.entity_cache_rows import (
     CACHE_SCHEMA,
+    CHUNK,
     ENTITY_COLUMNS,
     SCHEMA,
     TABLES,
@@ -99,16 +100,24 @@ def _best_rows(db: sqlite3.Connection, tokens: frozenset[str], chosen: Sequence[
     """``(score, row)`` of the ``limit`` best entities holding a ``chosen`` token (of
     ``kind``; scoring at least ``min_score`` against ``tokens``), best first, ties by
     slug: ``rank_matches`` over rows read in slug order, stopping at the ``limit``-th
-    perfect score."""
-    sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
-           f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(chosen))}))")
-    params: list[str] = list(chosen)
-    if kind is not None:
-        sql += " AND kind = ?"
-        params.append(kind)
+    perfect score. More than ``CHUNK`` tokens (a hostile mention) are asked ``CHUNK`` at
+    a time and their rows put in slug order here, within SQLite's parameter bound."""
+
+    def asked(part: Sequence[str]) -> tuple[str, list[str]]:
+        sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
+               f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(part))}))")
+        return (sql, list(part)) if kind is None else (f"{sql} AND kind = ?", [*part, kind])
+
+    rows: Iterable[Any]
+    if len(chosen) <= CHUNK:
+        sql, params = asked(chosen)
+        rows = db.execute(f"{sql} ORDER BY slug", params)
+    else:
+        by_slug = {row[0]: row for part in chunks(chosen) for row in db.execute(*asked(part))}
+        rows = (by_slug[slug] for slug in sorted(by_slug))
     scored: list[tuple[float, Any]] = []
     perfect = 0
-    for row in db.execute(f"{sql} ORDER BY slug", params):
+    for row in rows:
         score = name_score(tokens, decode_names(row[6]))
         if score >= min_score:
             scored.append((score, row))

@@ -422,3 +422,26 @@ def test_fuzzy_stops_at_the_limits_perfect_scores_with_the_same_answers(
         assert names.fuzzy(mention, limit=limit) == index.fuzzy(mention, limit=limit)
         assert scored == [], "a question asked again is answered from the memo"
     assert [m.entity.slug for m in names.fuzzy("widget", limit=2)] == ["widget-001", "widget-002"]
+
+
+def test_a_mention_of_more_tokens_than_a_query_takes_is_asked_in_parts(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More candidate tokens than SQLite takes parameters (a hostile query) are asked a
+    part at a time: the index's answers, and the cache stays in use (no fall back to
+    memory)."""
+    import echo_core.entity_cache as cache
+    import echo_core.entity_cache_rows as rows
+
+    monkeypatch.setattr(cache, "CHUNK", 3)
+    monkeypatch.setattr(rows, "CHUNK", 3)
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    names, index = ctx.entity_names, box.index()
+    assert names.path is not None and names.get("kubernetes") is not None
+    assert names._db is not None
+    names._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 4)  # CHUNK plus the kind
+    for mention in ("vantage systems lab 3 lovelace countess kube cafe creme",
+                    " ".join(f"w{n}" for n in range(20)) + " systems vantage"):
+        for limit in (1, 2, 50):
+            assert names.fuzzy(mention, limit=limit) == index.fuzzy(mention, limit=limit)
+    assert names._db is not None and names.path.is_file()
