@@ -109,3 +109,46 @@ def test_the_bm25_delta_and_the_vault_manifest_settle_their_logs(
         db.executemany("INSERT OR REPLACE INTO notes(path, size, mtime, hash) VALUES (?, ?, ?, ?)",
                        ((f"notes/{n}.md", n, n, "x" * 64) for n in range(2000)))
     assert _wal_size(manifest.path) == 0
+
+
+_WRITER = """
+import sqlite3, sys
+import echo_core.sqlite_wal as wal
+from echo_core.sqlite_wal import settle_wal
+wal.SETTLE_BYTES = 1 << 12
+path = sys.argv[1]
+db = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+db.execute("PRAGMA journal_mode = WAL")
+db.execute("CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v TEXT)")
+n = db.execute("SELECT COUNT(*) FROM t").fetchone()[0]
+while True:
+    db.execute("BEGIN IMMEDIATE")
+    db.executemany("INSERT INTO t VALUES (?, ?)", ((n + i, "x" * 500) for i in range(500)))
+    db.execute("COMMIT")
+    n += 500
+    print(n, flush=True)
+    settle_wal(db, path)
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_writer_killed_while_it_settles_loses_no_committed_row(tmp_path: Path,
+                                                                  seed: int) -> None:
+    import random
+    import subprocess
+    import sys
+
+    path = tmp_path / "a.sqlite"
+    committed = 0
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        for _ in range(random.Random(seed).randint(2, 12)):
+            committed = int(proc.stdout.readline())
+        proc.kill()  # mid-write or mid-checkpoint, wherever it is
+        proc.wait()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    count, top = db.execute("SELECT COUNT(*), MAX(k) FROM t").fetchone()
+    assert count >= committed and count % 500 == 0 and top == count - 1  # none torn or doubled
