@@ -49,20 +49,18 @@ from echo_core.entities import (
     entity_name_tokens,
     file_signature,
     journal_record,
-    name_score,
     read_store_texts,
     shared_name_tokens,
     store_unreadable,
 )
 from echo_core.entity_cache_rows import (
     CACHE_SCHEMA,
-    CHUNK,
     ENTITY_COLUMNS,
     SCHEMA,
     TABLES,
     add_ops,
+    best_rows,
     chunks,
-    decode_names,
     entity_row,
     insert_entities,
     remove_entity,
@@ -93,40 +91,6 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     if code is not None:
         return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
     return not isinstance(exc, sqlite3.OperationalError)
-
-
-def _best_rows(db: sqlite3.Connection, tokens: frozenset[str], chosen: Sequence[str],
-               kind: str | None, min_score: float, limit: int) -> list[tuple[float, Any]]:
-    """``(score, row)`` of the ``limit`` best entities holding a ``chosen`` token (of
-    ``kind``; scoring at least ``min_score`` against ``tokens``), best first, ties by
-    slug: ``rank_matches`` over rows read in slug order, stopping at the ``limit``-th
-    perfect score. More than ``CHUNK`` tokens (a hostile mention) are asked ``CHUNK`` at
-    a time and their rows put in slug order here, within SQLite's parameter bound."""
-
-    def asked(part: Sequence[str]) -> tuple[str, list[str]]:
-        sql = (f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
-               f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(part))}))")
-        return (sql, list(part)) if kind is None else (f"{sql} AND kind = ?", [*part, kind])
-
-    rows: Iterable[Any]
-    if len(chosen) <= CHUNK:
-        sql, params = asked(chosen)
-        rows = db.execute(f"{sql} ORDER BY slug", params)
-    else:
-        by_slug = {row[0]: row for part in chunks(chosen) for row in db.execute(*asked(part))}
-        rows = (by_slug[slug] for slug in sorted(by_slug))
-    scored: list[tuple[float, Any]] = []
-    perfect = 0
-    for row in rows:
-        score = name_score(tokens, decode_names(row[6]))
-        if score >= min_score:
-            scored.append((score, row))
-            if score >= 1.0 and limit > 0:
-                perfect += 1
-                if perfect >= limit:
-                    break
-    scored.sort(key=lambda item: (-item[0], item[1][0]))  # score, then slug
-    return scored[:limit]
 
 
 class EntityNames:
@@ -277,7 +241,7 @@ class EntityNames:
                     dfs = self._df(db, missing)
                     memo.update((t, dfs.get(t, 0)) for t in missing)
                 chosen = candidate_tokens(tokens, memo.__getitem__, max_df)
-                found = memo[key] = _best_rows(db, tokens, chosen, kind, min_score,
+                found = memo[key] = best_rows(db, tokens, chosen, kind, min_score,
                                                limit) if chosen else []
             return found
 

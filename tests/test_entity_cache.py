@@ -403,15 +403,15 @@ def test_fuzzy_stops_at_the_limits_perfect_scores_with_the_same_answers(
     """Candidates are scored in slug order and no score passes 1: a word in 120 names,
     all scoring 1, is settled by the first two for a limit of 2; a mention no name
     matches perfectly scores them all. The answers are the in-memory index's."""
-    import echo_core.entity_cache as cache
+    import echo_core.entity_cache_rows as rows
 
     widgets = [Entity(slug=f"widget-{n:03d}", path=f"resources/concepts/widget-{n:03d}.md",
                       kind="concept", title=f"Widget {n:03d}") for n in range(120, 0, -1)]
     ctx = box.ctx()
     _apply(ctx, [*ENTITIES, *widgets])
     scored: list[object] = []
-    real = cache.name_score
-    monkeypatch.setattr(cache, "name_score", lambda q, n: scored.append(n) or real(q, n))
+    real = rows.name_score
+    monkeypatch.setattr(rows, "name_score", lambda q, n: scored.append(n) or real(q, n))
     names, index = ctx.entity_names, box.index()
     for mention, limit, at_most in (("widget", 2, 2), ("Widget", 5, 5),
                                     ("widget gadget gizmo", 2, 120), ("widget 007", 1, 7)):
@@ -429,10 +429,8 @@ def test_a_mention_of_more_tokens_than_a_query_takes_is_asked_in_parts(
     """More candidate tokens than SQLite takes parameters (a hostile query) are asked a
     part at a time: the index's answers, and the cache stays in use (no fall back to
     memory)."""
-    import echo_core.entity_cache as cache
     import echo_core.entity_cache_rows as rows
 
-    monkeypatch.setattr(cache, "CHUNK", 3)
     monkeypatch.setattr(rows, "CHUNK", 3)
     ctx = box.ctx()
     _apply(ctx, ENTITIES)
