@@ -34,8 +34,9 @@ MAX_VIEW_CHARS = 200_000
 @attrs.define(eq=False)
 class NoteView:
     """What recall needs from one note's text: three frontmatter fields, the excerpt
-    lines, the key fields (title and aliases), the wikilink targets (computed on first
-    use), and each line's terms and the key fields' terms (likewise); for a
+    lines, its path (the title of a note without a heading is its file stem), the
+    wikilink targets (computed on first use), and each line's terms and the key fields'
+    terms (likewise); for a
     ``TermFinder`` tokenizer, which of the last query's terms each line holds."""
 
     text: str
@@ -43,16 +44,17 @@ class NoteView:
     updated: str
     status: str
     lines: tuple[str, ...]
-    keys: str = ""
+    path: str = ""
     _links: tuple[str, ...] | None = None
     _line_terms: dict[int, tuple[str, ...]] = attrs.field(factory=dict)
     _key_terms: frozenset[str] | None = None
     _among: tuple[frozenset[str], dict[int, Collection[str]]] | None = None
 
     def key_terms(self, tokenizer: Tokenizer) -> frozenset[str]:
-        """The terms of the note's title and aliases (``recall_fields``), tokenized once."""
+        """The terms of the note's title and aliases (``recall_fields``), found and
+        tokenized on first use (a ranker that keeps key fields never asks)."""
         if self._key_terms is None:
-            self._key_terms = frozenset(tokenizer.tokenize(self.keys))
+            self._key_terms = frozenset(tokenizer.tokenize(key_text(self.text, self.path)))
         return self._key_terms
 
     def links(self) -> tuple[str, ...]:
@@ -108,8 +110,7 @@ def parse_view(text: str, path: str = "") -> NoteView:
     """A fresh ``NoteView`` of ``text`` (a note file's exact content at ``path``)."""
     fm, body, _ = parse_frontmatter(text)
     return NoteView(text, str(fm.get("type") or ""), str(fm.get("updated") or ""),
-                    str(fm.get("status") or ""), tuple(content_lines(body)),
-                    _keys(fm, path, body))
+                    str(fm.get("status") or ""), tuple(content_lines(body)), path)
 
 
 class NoteViews:

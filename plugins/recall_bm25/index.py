@@ -238,6 +238,8 @@ class Bm25Index:
         for term in dict.fromkeys(terms):
             by_key.setdefault(term_key(term), []).append(term)
         found: dict[str, frozenset[str]] = {}
+        asked = by_key.keys()
+        held_none: frozenset[str] = frozenset()
         with self._lock:
             store = self._delta()
             with store.read():
@@ -247,14 +249,15 @@ class Bm25Index:
                            and (doc := base.find(path)) is not None}
                 gone = store.tombstoned_of(list(in_base.values())) \
                     if live and state.n_tomb and in_base else set()
+                ptr, hashes = base.key_table()
                 for path in paths:
                     keys: Iterable[int] | None = fresh.get(path)
                     if keys is None:
                         doc = in_base.get(path)
                         if doc is None or doc in gone:
                             continue
-                        keys = base.key_hashes(doc)
-                    found[path] = frozenset(
+                        keys = hashes[ptr[doc]:ptr[doc + 1]]
+                    found[path] = held_none if asked.isdisjoint(keys) else frozenset(
                         term for key in keys for term in by_key.get(key, ()))
         return found
 

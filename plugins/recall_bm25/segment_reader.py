@@ -241,8 +241,13 @@ class BaseSegment:
     def key_hashes(self, doc: int) -> memoryview:
         """The term keys of one document's key fields (title and aliases), without
         numpy."""
-        ptr = self._view("key_ptr")
-        return self._view("key_hash")[ptr[doc]:ptr[doc + 1]]
+        ptr, hashes = self.key_table()
+        return hashes[ptr[doc]:ptr[doc + 1]]
+
+    def key_table(self) -> tuple[memoryview, memoryview]:
+        """``(ptr, hashes)``: doc ``d``'s key-field term keys are ``hashes[ptr[d]:ptr[d +
+        1]]`` (``key_hashes`` for many docs without a call per doc)."""
+        return self._view("key_ptr"), self._view("key_hash")
 
     def all_paths(self) -> list[str]:
         """Every path, in doc id order (decodes the whole blob)."""
