@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from echo_core.entities import NameTokens, entity_keys, entity_terms, journal_op_id
 from echo_core.models import Entity
@@ -19,6 +19,7 @@ CACHE_SCHEMA = 5  # 2: name keys keep the marks of non-Latin letters; 3: path in
 #                  4: key lengths and operation ids (capture answers from the cache);
 #                  5: key spaces and letters (the gate's typo candidates)
 CHUNK = 500  # bound on SQL parameters per IN (...) query
+_Item = TypeVar("_Item")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
@@ -65,7 +66,7 @@ def row_entity(row: Sequence[Any]) -> Entity:
     return Entity(slug=row[0], path=row[1], kind=row[2], title=row[3], aliases=aliases, h=row[5])
 
 
-def chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+def chunks(items: Sequence[_Item]) -> Iterator[Sequence[_Item]]:
     for start in range(0, len(items), CHUNK):
         yield items[start:start + CHUNK]
 
@@ -132,10 +133,29 @@ def best_rows(db: sqlite3.Connection, tokens: frozenset[str], chosen: Sequence[s
                f"(SELECT id FROM name_tokens WHERE token IN ({','.join('?' * len(part))}))")
         return (sql, list(part)) if kind is None else (f"{sql} AND kind = ?", [*part, kind])
 
+    own = not db.in_transaction  # both reads in one snapshot: another process may sync
+    if own:
+        db.execute("BEGIN")
+    try:
+        kept = _kept(db, tokens, chosen, asked, min_score, limit)
+        rows = {row[0]: row for part in chunks([number for _, _, number in kept])
+                for row in db.execute(f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN "
+                                      f"({','.join('?' * len(part))})", part)}
+    finally:
+        if own:
+            db.execute("COMMIT")
+    return [(score, rows[slug]) for score, slug, _ in kept]
+
+
+def _kept(db: sqlite3.Connection, tokens: frozenset[str], chosen: Sequence[str],
+          asked: Callable[[Sequence[str]], tuple[str, list[str]]], min_score: float,
+          limit: int) -> list[tuple[float, str, int]]:
+    """``(score, slug, id)`` of ``best_rows``' winners, best first, ties by slug."""
+    cursor: sqlite3.Cursor | None = None
     candidates: Iterable[Any]
     if len(chosen) <= CHUNK:
         sql, params = asked(chosen)
-        candidates = db.execute(f"{sql} ORDER BY slug", params)
+        candidates = cursor = db.execute(f"{sql} ORDER BY slug", params)
     else:
         by_slug = {row[0]: row for part in chunks(chosen) for row in db.execute(*asked(part))}
         candidates = (by_slug[slug] for slug in sorted(by_slug))
@@ -149,12 +169,7 @@ def best_rows(db: sqlite3.Connection, tokens: frozenset[str], chosen: Sequence[s
                 perfect += 1
                 if perfect >= limit:
                     break
+    if cursor is not None:
+        cursor.close()  # stopped early: end the statement before the transaction ends
     scored.sort(key=lambda item: (-item[0], item[1]))  # score, then slug
-    kept = scored[:limit]
-    if not kept:
-        return []
-    numbers = [str(number) for _, _, number in kept]
-    rows = {row[0]: row for part in chunks(numbers) for row in db.execute(
-        f"SELECT {ENTITY_COLUMNS} FROM entities WHERE id IN ({','.join('?' * len(part))})",
-        [int(n) for n in part])}
-    return [(score, rows[slug]) for score, slug, _ in kept]
+    return scored[:limit]

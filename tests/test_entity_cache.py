@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -443,3 +444,30 @@ def test_a_mention_of_more_tokens_than_a_query_takes_is_asked_in_parts(
         for limit in (1, 2, 50):
             assert names.fuzzy(mention, limit=limit) == index.fuzzy(mention, limit=limit)
     assert names._db is not None and names.path.is_file()
+
+
+def test_a_fuzzy_lookup_reads_its_candidates_and_their_rows_from_one_snapshot(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidates are scored from (slug, names) and the winners' whole rows read
+    after: another process that rewrites the cache in between (its own sync) is not
+    seen half-way. Here it deletes every entity right after the candidates are read:
+    the answer is still the index's (a read of the rows outside the candidates'
+    snapshot finds none of them and fails)."""
+    import echo_core.entity_cache_rows as rows
+
+    ctx = box.ctx()
+    _apply(ctx, ENTITIES)
+    names, index = ctx.entity_names, box.index()
+    assert names.get("kubernetes") is not None and names.path is not None
+    other = sqlite3.connect(str(names.path), timeout=5, isolation_level=None)
+    real_kept = rows._kept
+
+    def kept_then_rewritten(*args: Any) -> list[tuple[float, str, int]]:
+        found = real_kept(*args)
+        other.execute("DELETE FROM entities")
+        return found
+
+    monkeypatch.setattr(rows, "_kept", kept_then_rewritten)
+    assert names.fuzzy("vantage systems", limit=2) == index.fuzzy("vantage systems", limit=2)
+    assert other.execute("SELECT COUNT(*) FROM entities").fetchone()[0] == 0  # it did run
+    other.close()
