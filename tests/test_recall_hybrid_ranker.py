@@ -122,3 +122,69 @@ def test_the_key_fields_are_bm25s(filled: HybridRanker) -> None:
     held = filled.key_terms_of(["notes/deploy.md", "notes/none.md"],
                                [*TOKENIZER.tokenize("release kitten steps")])
     assert held == {"notes/deploy.md": frozenset(TOKENIZER.tokenize("release steps"))}
+
+
+@pytest.mark.parametrize(("text", "lead"), [
+    ("Pet\nPet\n\n# Pet\n\nMy kitten sleeps.\nAll day.\n\nMore later.", "Pet\nMy kitten sleeps. All day."),
+    ("Pet\nPet\nkitty cats\n## About\n---\nFirst line\n\nSecond", "Pet\nFirst line"),
+    ("Pet\nPet\n\n# Only a heading\n", "Pet"),
+    ("no title lines here\n\nsecond", "no title lines here"),
+])
+def test_the_lead_is_the_title_and_the_first_paragraph_that_is_not_a_heading(
+        text: str, lead: str) -> None:
+    """The aliases-and-tags line the core puts after the title (``kitty cats``) is not the
+    note's prose: it is skipped."""
+    title = "" if text.startswith("no title") else "Pet"
+    from plugins.recall_hybrid.ranker import lead_text
+
+    assert lead_text(IndexDoc(path="a.md", title=title, text=text)) == lead
+
+
+def test_each_note_has_a_lead_vector_kept_like_its_text_vector(
+        filled: HybridRanker, tmp_path: Path) -> None:
+    from plugins.recall_hybrid.ranker import lead_text
+
+    lead = filled.lead_store
+    assert sorted(lead.paths()) == sorted(d.path for d in NOTES)
+    cat = filled.lead_store.get("notes/cat.md")
+    assert cat is not None
+    assert float(cat @ EMBEDDER.embed_query(lead_text(NOTES[0]))) == pytest.approx(1.0, abs=1e-4)
+    filled.remove("notes/cat.md")
+    assert lead.get("notes/cat.md") is None and filled.store.get("notes/cat.md") is None
+    for name in os.listdir(tmp_path / "hybrid-lead"):
+        if name.endswith(".bin"):
+            os.remove(tmp_path / "hybrid-lead" / name)
+    assert filled.needs_rebuild()  # the lead side alone missing asks for a rebuild
+    filled.rebuild(NOTES)
+    assert sorted(lead.paths()) == sorted(d.path for d in NOTES) and not filled.needs_rebuild()
+
+
+def test_cosines_are_standardised_per_query_once_a_side_has_enough_notes(
+        tmp_path: Path) -> None:
+    """The fused score is ``bm25 / best + DENSE_WEIGHT x z`` with ``z`` the larger of the
+    note's two standardised cosines (each side's statistics over all its notes)."""
+    import plugins.recall_hybrid.ranker as hybrid
+
+    ranker = _ranker(tmp_path)
+    topics = ["kitten naps", "deploy steps", "noodle lunch", "tax forms", "garden roses",
+              "chess openings", "bike repair", "piano scales", "rain forecast", "jazz vinyl"]
+    docs = [_doc(f"notes/{i}.md", t.title(), f"Notes about {t} and more.")
+            for i, t in enumerate(topics)]
+    for doc in docs:
+        ranker.upsert(doc)
+    assert len(docs) >= hybrid.MIN_STATS_NOTES
+    query = "where does my cat sleep"
+    found = dict(ranker.search_text(query, _terms(query), 10))
+    vector = EMBEDDER.embed_query(query)
+    expected: dict[str, float] = {}
+    for store in (ranker.store, ranker.lead_store):
+        mean, std, count = store.cosine_stats(vector)
+        assert count == len(docs) and std > 0
+        for path, cosine in store.cosines_of(vector, [d.path for d in docs]).items():
+            expected[path] = max(expected.get(path, 0.0),
+                                 hybrid.DENSE_WEIGHT * (cosine - mean) / std)
+    assert not ranker.search(_terms(query), 10)  # BM25 finds none: the dense side alone
+    want = {p: s for p, s in expected.items() if s > 0}
+    assert set(found) == set(want) and "notes/0.md" in found
+    for path, score in want.items():
+        assert found[path] == pytest.approx(score, rel=1e-5)

@@ -16,6 +16,9 @@ and ``lock`` (``flock``: writers exclusive, readers shared while they read the f
   base of ``vector_sketch.MIN_ROWS`` rows or more is first shortlisted on its sketch
   (``vector_sketch``: a 128-dimension projection written with the base) and only the
   shortlist is scored exactly.
+* ``cosine_stats``: the mean and standard deviation of a query's cosines over every
+  stored vector, exact, from the base's moments (``vector_moments``, written with it)
+  corrected for the log's rows; ``cosines_of``: the cosines of given paths.
   Each call first ``refresh``es: two ``stat`` calls, and the new log records if another
   process appended (only those bytes are read).
 * Header ``model_id``/``dims``/schema differ from the ranker's, or a file is unreadable:
@@ -47,6 +50,7 @@ from plugins.recall_hybrid.vector_files import (
     write_base,
     write_empty_log,
 )
+from plugins.recall_hybrid.vector_moments import Moments, read_moments, write_moments
 from plugins.recall_hybrid.vector_sketch import Sketch, candidates, read_sketch, write_sketch
 
 __all__ = ["StoreUnreadable", "VectorStore"]
@@ -141,6 +145,8 @@ class VectorStore:
         self._base, self._base_key = base, key
         self._sketch: Sketch | None = None if base is None else read_sketch(
             self.folder, base.gen, len(base.paths), base.dims)
+        self._moments: Moments | None = None if base is None else read_moments(
+            self.folder, base.gen, len(base.paths), base.dims)
         self._rows = {} if base is None else {p: i for i, p in enumerate(base.paths)}
         self._delta, self._log_key, self._log_end, self._log_count = {}, None, 0, 0
         self._search_cache = None
@@ -189,18 +195,13 @@ class VectorStore:
     def get(self, path: str) -> F32 | None:
         """The stored vector of ``path`` (a read-only float32 (dims,)), or None."""
         self.refresh()
-        if path in self._delta:
-            return self._delta[path]
-        row = self._rows.get(path)
-        return None if row is None or self._base is None else self._base.matrix[row]
+        return self._stored(path)
 
     def search(self, query: npt.ArrayLike, limit: int) -> list[tuple[str, float]]:
         """The ``limit`` stored paths most similar to ``query`` (a (dims,) vector; unit
         norm for cosines), best first: ``[(path, cosine), ...]``. Ties keep base order."""
         self.refresh()
-        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
-        if q.shape != (self.dims,):
-            raise ValueError(f"query has shape {q.shape}, expected ({self.dims},)")
+        q = self._query_vector(query)
         if limit <= 0:
             return []
         delta_paths, delta_matrix, dead_rows = self._search_parts()
@@ -221,6 +222,60 @@ class VectorStore:
             found += _top(delta_matrix @ q, limit, delta_paths, len(self._rows))
         found.sort(key=lambda hit: (-hit[0], hit[1]))
         return [(path, score) for score, _, path in found[:limit] if score != -np.inf]
+
+    def cosine_stats(self, query: npt.ArrayLike) -> tuple[float, float, int]:
+        """``(mean, standard deviation, count)`` of ``query``'s cosines over every stored
+        vector (``(0.0, 0.0, 0)`` when there is none). Exact: the base's moments, less the
+        rows the log supersedes, plus the log's vectors; a base without usable moments
+        is scored row by row."""
+        self.refresh()
+        q = self._query_vector(query)
+        delta_paths, delta_matrix, dead_rows = self._search_parts()
+        count, total, squares = 0, 0.0, 0.0
+        base = self._base
+        if base is not None and len(base.paths):
+            if self._moments is not None:
+                count = self._moments.count - len(dead_rows)
+                total, squares = self._moments.sums(q.astype(np.float64))
+                gone = (base.matrix[dead_rows] @ q).astype(np.float64)
+            else:
+                scores = (base.matrix @ q).astype(np.float64)
+                count, total, squares = len(scores) - len(dead_rows), \
+                    float(scores.sum()), float(scores @ scores)
+                gone = scores[dead_rows]
+            total, squares = total - float(gone.sum()), squares - float(gone @ gone)
+        if delta_paths:
+            extra = (delta_matrix @ q).astype(np.float64)
+            count, total, squares = count + len(extra), total + float(extra.sum()), \
+                squares + float(extra @ extra)
+        if count <= 0:
+            return 0.0, 0.0, 0
+        mean = total / count
+        return mean, max(squares / count - mean * mean, 0.0) ** 0.5, count
+
+    def cosines_of(self, query: npt.ArrayLike, paths: Sequence[str]) -> dict[str, float]:
+        """The cosine of ``query`` with the stored vector of each of ``paths`` that has
+        one (one refresh, one product for all)."""
+        self.refresh()
+        q = self._query_vector(query)
+        found = [(path, vec) for path in paths
+                 if (vec := self._stored(path)) is not None]
+        if not found:
+            return {}
+        scores = np.stack([vec for _, vec in found]) @ q
+        return {path: float(score) for (path, _), score in zip(found, scores, strict=True)}
+
+    def _stored(self, path: str) -> F32 | None:
+        if path in self._delta:
+            return self._delta[path]
+        row = self._rows.get(path)
+        return None if row is None or self._base is None else self._base.matrix[row]
+
+    def _query_vector(self, query: npt.ArrayLike) -> F32:
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        if q.shape != (self.dims,):
+            raise ValueError(f"query has shape {q.shape}, expected ({self.dims},)")
+        return q
 
     def _search_parts(self) -> tuple[list[str], F32, npt.NDArray[np.intp]]:
         if self._search_cache is None:
@@ -300,6 +355,7 @@ class VectorStore:
         write_base(self.folder, model_id=self.model_id, dims=self.dims, gen=gen,
                    paths=paths, matrix=matrix)
         write_sketch(self.folder, gen, matrix)
+        write_moments(self.folder, gen, matrix)
         write_empty_log(self.folder, dims=self.dims, gen=gen)
         self._opened = False
         self._refresh_locked()
