@@ -67,8 +67,12 @@ RAW_WEIGHT = 0.5
 EMBED_BATCH = 256
 #: Tokens of a note that are embedded (the model was trained on at most 256).
 MAX_TOKENS = 256
-#: The lead vectors' model id is the model's plus this (another text: other vectors).
-LEAD_SUFFIX = "#lead"
+#: Words of the first paragraph a lead keeps: its point, at a fraction of a full text's
+#: embedding cost.
+LEAD_WORDS = 48
+#: The lead vectors' model id is the model's plus this (another text: other vectors; a
+#: lead of another length: other vectors again).
+LEAD_SUFFIX = f"#lead{LEAD_WORDS}"
 
 
 def embed_text(doc: IndexDoc) -> str:
@@ -82,7 +86,7 @@ def embed_text(doc: IndexDoc) -> str:
 
 def lead_text(doc: IndexDoc) -> str:
     """A note's lead: its title and the first paragraph of its body that is not a
-    heading (the title alone when there is none). The body is ``IndexDoc.text`` after
+    heading, cut to ``LEAD_WORDS`` words (the title alone when there is none). The body is ``IndexDoc.text`` after
     the core's title, title and aliases-and-tags lines when it starts with them."""
     text, title = doc.text, doc.title
     doubled = f"{title}\n{title}\n"
@@ -96,7 +100,7 @@ def lead_text(doc: IndexDoc) -> str:
                 break
             continue
         paragraph.append(line)
-    lead = " ".join(paragraph)
+    lead = " ".join(" ".join(paragraph).split()[:LEAD_WORDS])
     return f"{title}\n{lead}" if title and lead else (title or lead)
 
 
