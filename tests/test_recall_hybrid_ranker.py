@@ -188,3 +188,15 @@ def test_cosines_are_standardised_per_query_once_a_side_has_enough_notes(
     assert set(found) == set(want) and "notes/0.md" in found
     for path, score in want.items():
         assert found[path] == pytest.approx(score, rel=1e-5)
+
+
+def test_a_lead_vector_left_by_a_killed_write_brings_no_note_back(
+        filled: HybridRanker) -> None:
+    """A removal killed after the text side but before the lead side (the text side is
+    written last in a real removal; here the lead side is left behind on purpose): the
+    lead vector alone never brings the note back."""
+    filled.base.remove("notes/cat.md")
+    filled.store.remove("notes/cat.md")
+    assert filled.lead_store.get("notes/cat.md") is not None
+    query = "where does the cat nap"
+    assert "notes/cat.md" not in {p for p, _ in filled.search_text(query, _terms(query), 3)}
