@@ -200,3 +200,45 @@ def test_a_lead_vector_left_by_a_killed_write_brings_no_note_back(
     assert filled.lead_store.get("notes/cat.md") is not None
     query = "where does the cat nap"
     assert "notes/cat.md" not in {p for p, _ in filled.search_text(query, _terms(query), 3)}
+
+
+class _Counting:
+    """An embedder that counts the texts it embeds."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        self.texts.extend(texts)
+        return EMBEDDER.embed(texts)
+
+    def embed_query(self, text: str):  # type: ignore[no-untyped-def]
+        return EMBEDDER.embed_query(text)
+
+
+def test_a_store_without_lead_vectors_embeds_only_the_leads(tmp_path: Path) -> None:
+    """An upgrade from a store made before lead vectors (or lead files lost): the text
+    vectors are kept, only the leads embedded; a full rebuild otherwise."""
+    from plugins.recall_hybrid.ranker import lead_text
+
+    counting = _Counting()
+    ranker = HybridRanker(bm25_factory(TOKENIZER, str(tmp_path)), str(tmp_path),
+                          embedder=counting)  # type: ignore[arg-type]
+    ranker.rebuild(NOTES)
+    assert len(counting.texts) == 2 * len(NOTES)
+    text_base = (tmp_path / "hybrid" / "vectors.bin").stat()
+    for name in os.listdir(tmp_path / "hybrid-lead"):
+        os.remove(tmp_path / "hybrid-lead" / name)
+    assert ranker.needs_rebuild()
+    counting.texts.clear()
+    assert ranker.rebuild(NOTES) == len(NOTES)
+    assert counting.texts == [lead_text(d) for d in NOTES]
+    assert (tmp_path / "hybrid" / "vectors.bin").stat().st_ino == text_base.st_ino
+    assert not ranker.needs_rebuild() and sorted(ranker.lead_store.paths()) == sorted(
+        d.path for d in NOTES)
+    query = "where does the cat nap"
+    assert ranker.search_text(query, _terms(query), 1)[0][0] == "notes/cat.md"
+    counting.texts.clear()
+    ranker.rebuild(NOTES[:2])  # another set of notes: everything again
+    assert len(counting.texts) == 4
+    assert sorted(ranker.store.paths()) == sorted(d.path for d in NOTES[:2])

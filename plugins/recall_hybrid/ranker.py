@@ -183,25 +183,37 @@ class HybridRanker:
     def rebuild(self, docs: Iterable[IndexDoc],
                 progress: Callable[[int], None] | None = None) -> int:
         """Rebuild BM25, then embed every note and its lead (``progress(n)`` after each
-        batch)."""
+        batch). When only the lead side is missing and the text side holds exactly
+        these notes (a store made before lead vectors, or one whose lead files were
+        lost), the text vectors are kept and only the leads embedded: a fraction of a
+        full build."""
         import numpy as np
 
         listed = list(docs)
+        keep_texts = self._only_leads_missing([d.path for d in listed])
         count = int(self.base.rebuild(listed))
         paths: list[str] = []
         texts, leads = [], []
         for start in range(0, len(listed), EMBED_BATCH):
             batch = listed[start:start + EMBED_BATCH]
-            vectors = self._embed_both(batch)
-            texts.append(vectors[:len(batch)])
-            leads.append(vectors[len(batch):])
+            if keep_texts:
+                leads.append(self.embedder.embed([lead_text(d) for d in batch]))
+            else:
+                vectors = self._embed_both(batch)
+                texts.append(vectors[:len(batch)])
+                leads.append(vectors[len(batch):])
             paths.extend(d.path for d in batch)
             if progress is not None:
                 progress(len(paths))
         empty = np.zeros((0, self.store.dims), np.float32)
         self.lead_store.rebuild(paths, np.concatenate(leads) if leads else empty)
-        self.store.rebuild(paths, np.concatenate(texts) if texts else empty)  # last
+        if not keep_texts:
+            self.store.rebuild(paths, np.concatenate(texts) if texts else empty)  # last
         return count
+
+    def _only_leads_missing(self, paths: Sequence[str]) -> bool:
+        return (self.lead_store.needs_rebuild() and not self.store.needs_rebuild()
+                and sorted(self.store.paths()) == sorted(paths))
 
     def set_today(self, today_ordinal: int) -> None:
         """BM25's freshness day."""
