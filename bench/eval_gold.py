@@ -287,12 +287,14 @@ class PlainWordsPlugin:
 
 @attrs.frozen
 class Variant:
-    """A recall configuration: plugins disabled, the tokenizer, extra plugins."""
+    """A recall configuration: plugins disabled, the tokenizer, extra plugins, the
+    ranker."""
 
     name: str
     disabled: tuple[str, ...] = ()
     tokenizer: str = "porterlite"
     extra: tuple[tuple[str, object], ...] = ()
+    recall: str = "bm25"
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -359,7 +361,7 @@ def run_gold(root: Path, variants: Sequence[Variant] = VARIANTS,
                            "build_seconds": round(build_s, 3), "variants": {}}
     for variant in variants:
         vbox = box.sibling(variant.name, disabled=variant.disabled, tokenizer=variant.tokenizer,
-                           extra=extra_plugins + variant.extra)
+                           recall=variant.recall, extra=extra_plugins + variant.extra)
         ctx = vbox.context(today=EVAL_TODAY)
         rebuild_index(ctx)
         rows = rank_gold(ctx, paths)

