@@ -39,7 +39,8 @@ import numpy.typing as npt
 from echo_core import temp_name
 
 __all__ = ["BaseFile", "LogRecord", "StoreUnreadable", "append_records", "encode_record",
-           "read_base", "read_log", "replace_atomically", "write_base", "write_empty_log"]
+           "read_base", "read_log", "replace_atomically", "side_file_head", "side_file_header",
+           "write_base", "write_empty_log"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -109,6 +110,33 @@ def replace_atomically(folder: Path, name: str, parts: list[bytes | memoryview])
     os.close(fd)
     os.replace(temp, folder / name)
     _fsync_dir(folder)
+
+
+def side_file_head(magic: bytes, header: dict[str, Any]) -> bytes:
+    """The head of a file kept beside a base (its sketch, its moments): ``magic`` (8
+    bytes) | u32 header length | JSON ``header`` | zero padding to a 64-byte boundary,
+    where its arrays start."""
+    text = json.dumps(header).encode()
+    start = -(-(12 + len(text)) // 64) * 64
+    return magic + _U32.pack(len(text)) + text + b"\0" * (start - 12 - len(text))
+
+
+def side_file_header(data: bytes | mmap.mmap, magic: bytes, gen: bytes, count: int,
+                     dims: int) -> tuple[dict[str, Any], int] | None:
+    """``(header, offset of the arrays)`` of a ``side_file_head`` in ``data``, when it has
+    ``magic`` and describes the base ``gen`` of ``count`` x ``dims``; None otherwise (not
+    such a file, torn, another base's)."""
+    if len(data) < 12 or data[:8] != magic:
+        return None
+    try:
+        (size,) = _U32.unpack(data[8:12])
+        header = json.loads(data[12:12 + size])
+        if (not isinstance(header, dict) or bytes.fromhex(header["gen"]) != gen
+                or int(header["count"]) != count or int(header["dims"]) != dims):
+            return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return header, -(-(12 + size) // 64) * 64
 
 
 def write_base(folder: Path, *, model_id: str, dims: int, gen: bytes, paths: list[str],

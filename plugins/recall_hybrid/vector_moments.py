@@ -16,15 +16,17 @@ are then computed from the rows themselves (exact, slower).
 
 from __future__ import annotations
 
-import json
-import struct
 from pathlib import Path
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
-from plugins.recall_hybrid.vector_files import replace_atomically
+from plugins.recall_hybrid.vector_files import (
+    replace_atomically,
+    side_file_head,
+    side_file_header,
+)
 
 __all__ = ["MOMENTS_NAME", "Moments", "moments_of", "read_moments", "write_moments"]
 
@@ -32,7 +34,6 @@ MOMENTS_NAME = "vectors.moments"
 #: Rows multiplied at a time when summing ``r rᵀ`` (float32 products, float64 sums).
 CHUNK_ROWS = 8192
 _MAGIC = b"ECHOMOM1"
-_U32 = struct.Struct("<I")
 
 F64 = npt.NDArray[np.float64]
 
@@ -66,9 +67,7 @@ def write_moments(folder: Path, gen: bytes, matrix: npt.NDArray[np.float32]) -> 
     """The moments of the base ``gen`` (its ``matrix``), written atomically."""
     found = moments_of(matrix)
     dims = matrix.shape[1]
-    header = json.dumps({"gen": gen.hex(), "dims": int(dims), "count": found.count}).encode()
-    start = -(-(12 + len(header)) // 64) * 64
-    head = _MAGIC + _U32.pack(len(header)) + header + b"\0" * (start - 12 - len(header))
+    head = side_file_head(_MAGIC, {"gen": gen.hex(), "dims": int(dims), "count": found.count})
     replace_atomically(folder, MOMENTS_NAME, [head, found.total.astype("<f8").tobytes(),
                                                found.outer.astype("<f8").tobytes()])
 
@@ -80,17 +79,10 @@ def read_moments(folder: Path, gen: bytes, count: int, dims: int) -> Moments | N
         data = (folder / MOMENTS_NAME).read_bytes()
     except OSError:
         return None
-    if data[:8] != _MAGIC or len(data) < 12:
+    found = side_file_header(data, _MAGIC, gen, count, dims)
+    if found is None or len(data) != found[1] + 8 * dims * (dims + 1):
         return None
-    try:
-        (hsize,) = _U32.unpack(data[8:12])
-        header = json.loads(data[12:12 + hsize])
-        start = -(-(12 + hsize) // 64) * 64
-        if (bytes.fromhex(header["gen"]) != gen or int(header["count"]) != count
-                or int(header["dims"]) != dims or len(data) != start + 8 * dims * (dims + 1)):
-            return None
-    except (ValueError, KeyError, TypeError):
-        return None
+    start = found[1]
     total = np.frombuffer(data, dtype="<f8", count=dims, offset=start).astype(np.float64)
     outer = np.frombuffer(data, dtype="<f8", count=dims * dims,
                           offset=start + 8 * dims).reshape(dims, dims).astype(np.float64)

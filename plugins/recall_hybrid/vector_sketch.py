@@ -20,17 +20,19 @@ as fast there).
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
-import struct
 from pathlib import Path
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
-from plugins.recall_hybrid.vector_files import replace_atomically
+from plugins.recall_hybrid.vector_files import (
+    replace_atomically,
+    side_file_head,
+    side_file_header,
+)
 
 __all__ = ["MIN_ROWS", "SKETCH_NAME", "Sketch", "candidates", "read_sketch", "write_sketch"]
 
@@ -42,7 +44,6 @@ SAMPLE_ROWS = 5_000
 #: Candidates kept from the sketch for an exact score: at least this many.
 MIN_CANDIDATES = 400
 _MAGIC = b"ECHOSKT1"
-_U32 = struct.Struct("<I")
 
 F32 = npt.NDArray[np.float32]
 
@@ -88,10 +89,8 @@ def write_sketch(folder: Path, gen: bytes, matrix: F32) -> None:
         return
     axes = _axes(matrix)
     rows = np.ascontiguousarray(matrix @ axes, dtype="<f4")
-    header = json.dumps({"gen": gen.hex(), "dims": int(matrix.shape[1]),
-                         "sketch_dims": SKETCH_DIMS, "count": len(matrix)}).encode()
-    start = -(-(12 + len(header)) // 64) * 64
-    head = _MAGIC + _U32.pack(len(header)) + header + b"\0" * (start - 12 - len(header))
+    head = side_file_head(_MAGIC, {"gen": gen.hex(), "dims": int(matrix.shape[1]),
+                                   "sketch_dims": SKETCH_DIMS, "count": len(matrix)})
     replace_atomically(folder, SKETCH_NAME, [head, axes.astype("<f4").tobytes(),
                                               rows.data.cast("B")])
 
@@ -110,17 +109,15 @@ def read_sketch(folder: Path, gen: bytes, count: int, dims: int) -> Sketch | Non
         data = None
     finally:
         os.close(fd)
-    if data is None or data[:8] != _MAGIC:
+    found = None if data is None else side_file_header(data, _MAGIC, gen, count, dims)
+    if data is None or found is None:
         return None
+    header, start = found
     try:
-        (hsize,) = _U32.unpack(data[8:12])
-        header = json.loads(data[12:12 + hsize])
         k = int(header["sketch_dims"])
-        start = -(-(12 + hsize) // 64) * 64
-        if (bytes.fromhex(header["gen"]) != gen or int(header["count"]) != count
-                or int(header["dims"]) != dims or size != start + 4 * k * (dims + count)):
-            return None
     except (ValueError, KeyError, TypeError):
+        return None
+    if k <= 0 or size != start + 4 * k * (dims + count):
         return None
     axes = np.frombuffer(data, dtype="<f4", count=dims * k, offset=start).reshape(dims, k)
     rows = np.frombuffer(data, dtype="<f4", count=count * k,
