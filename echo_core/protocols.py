@@ -176,12 +176,16 @@ class WeightedTerm:
     """A query term (already tokenized) with a weight: 1.0 for the user's words, less for
     expansions. ``boost_only`` terms add score only to documents that match a plain term.
     ``source``: what brought an expansion in, in words (``recall --explain`` shows it;
-    rankers ignore it and it takes no part in equality)."""
+    rankers ignore it and it takes no part in equality). ``names``: the vault path of
+    the note the query named to bring this expansion in (an entity's own note), ``""``
+    when none; a ranker may treat that note as the query's subject rather than its
+    answer (``recall_hybrid`` does). It takes no part in equality either."""
 
     term: str
     weight: float = 1.0
     boost_only: bool = False
     source: str = attrs.field(default="", eq=False)
+    names: str = attrs.field(default="", eq=False)
 
 
 @runtime_checkable

@@ -69,3 +69,20 @@ def test_a_one_word_name_expands_to_that_word(vantage_ctx: EchoContext) -> None:
 
 def test_query_naming_no_entity_expands_to_nothing(vantage_ctx: EchoContext) -> None:
     assert AliasExpander().expand("weather in lisbon", vantage_ctx) == []
+
+
+def test_every_expansion_names_the_entity_note_it_came_from(vantage_ctx: EchoContext) -> None:
+    terms = AliasExpander().expand("VS Corp pricing", vantage_ctx)
+    assert [t.names for t in terms] == ["resources/companies/vantage-systems.md"]
+    assert "Vantage Systems" in vantage_ctx.vault.storage.read(terms[0].names)
+
+
+def test_the_phrase_tokens_recall_searches_with_keep_the_named_note(
+        vantage_ctx: EchoContext) -> None:
+    from echo_core.ops.recall_phrases import boost_terms, split_phrases
+
+    words, phrases = split_phrases(AliasExpander().expand("VS Corp pricing", vantage_ctx))
+    boosts = boost_terms(phrases, {"pric"})
+    assert not words and boosts
+    assert {t.names for t in boosts} == {"resources/companies/vantage-systems.md"}
+    assert all(t.boost_only for t in boosts)

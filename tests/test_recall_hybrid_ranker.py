@@ -242,3 +242,49 @@ def test_a_store_without_lead_vectors_embeds_only_the_leads(tmp_path: Path) -> N
     ranker.rebuild(NOTES[:2])  # another set of notes: everything again
     assert len(counting.texts) == 4
     assert sorted(ranker.store.paths()) == sorted(d.path for d in NOTES[:2])
+
+
+HUB = "resources/companies/vantage-systems.md"
+VENDOR_NOTES = (
+    _doc(HUB, "Vantage Systems", "Vantage Systems (VSYS) sells the telematics boxes in our vans."),
+    _doc("meetings/renewal.md", "Renewal call",
+         "Vantage Systems offered a ten percent discount if we renew for two years."),
+    _doc("notes/supplier.md", "Supplier pricing", "The vendor cut its price by a tenth."),
+    *(_doc(f"notes/{i}.md", t.title(), f"Notes about {t} and more.")
+      for i, t in enumerate(["kitten naps", "deploy steps", "noodle lunch", "tax forms",
+                             "garden roses", "chess openings", "bike repair"])),
+)
+
+
+def _vendor_terms(names: str) -> list[WeightedTerm]:
+    """"what discount did VSYS offer" as recall asks it: the alias expander's phrase
+    "Vantage Systems" as boost-only tokens, naming the entity's note (or not)."""
+    return [*_terms("what discount did VSYS offer"),
+            *(WeightedTerm(t, 0.5, boost_only=True, names=names)
+              for t in TOKENIZER.tokenize("Vantage Systems"))]
+
+
+def test_a_note_the_query_names_gets_no_lift_from_meaning(tmp_path: Path) -> None:
+    """The named note is the query's subject: it keeps its BM25 score, no dense lift."""
+    ranker = _ranker(tmp_path)
+    for doc in VENDOR_NOTES:
+        ranker.upsert(doc)
+    query = "what discount did VSYS offer"
+    bm25 = dict(ranker.search(_vendor_terms(HUB), 40))
+    named = dict(ranker.search_text(query, _vendor_terms(HUB), 10))
+    unnamed = dict(ranker.search_text(query, _vendor_terms(""), 10))
+    assert named[HUB] == pytest.approx(bm25[HUB], rel=1e-6)
+    assert unnamed[HUB] > bm25[HUB] * 1.01  # the same query, nothing named: lifted
+    assert named["meetings/renewal.md"] > bm25["meetings/renewal.md"] * 1.01  # others are
+    assert next(iter(named)) == "meetings/renewal.md"
+
+
+def test_when_the_query_names_a_note_meaning_alone_brings_none_in(tmp_path: Path) -> None:
+    ranker = _ranker(tmp_path)
+    for doc in VENDOR_NOTES:
+        ranker.upsert(doc)
+    query = "what discount did VSYS offer"
+    found_by_words = {p for p, _ in ranker.search(_vendor_terms(HUB), 40)}
+    assert "notes/supplier.md" not in found_by_words
+    assert "notes/supplier.md" in dict(ranker.search_text(query, _vendor_terms(""), 10))
+    assert set(dict(ranker.search_text(query, _vendor_terms(HUB), 10))) <= found_by_words

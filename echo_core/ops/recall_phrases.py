@@ -37,11 +37,13 @@ OVERFETCH = 3
 
 @attrs.frozen
 class Phrase:
-    """A multi-token expansion: its text (tokens joined by spaces), tokens and weight."""
+    """A multi-token expansion: its text (tokens joined by spaces), tokens, weight and
+    the note it ``names`` (``WeightedTerm.names``)."""
 
     text: str
     tokens: tuple[str, ...]
     weight: float
+    names: str = ""
 
 
 def split_phrases(extra: Iterable[WeightedTerm]) -> tuple[list[WeightedTerm], list[Phrase]]:
@@ -51,7 +53,7 @@ def split_phrases(extra: Iterable[WeightedTerm]) -> tuple[list[WeightedTerm], li
     for term in extra:
         tokens = tuple(term.term.split())
         if len(tokens) > 1:
-            phrases.append(Phrase(" ".join(tokens), tokens, term.weight))
+            phrases.append(Phrase(" ".join(tokens), tokens, term.weight, term.names))
         elif tokens:
             words.append(term)
     return words, phrases
@@ -59,12 +61,13 @@ def split_phrases(extra: Iterable[WeightedTerm]) -> tuple[list[WeightedTerm], li
 
 def boost_terms(phrases: Sequence[Phrase], own: set[str]) -> list[WeightedTerm]:
     """Each phrase token that is not already a query term, boost-only at the phrase's
-    weight."""
+    weight, naming what the phrase names."""
     out: dict[str, WeightedTerm] = {}
     for phrase in phrases:
         for token in phrase.tokens:
             if token not in own and token not in out:
-                out[token] = WeightedTerm(token, phrase.weight, boost_only=True)
+                out[token] = WeightedTerm(token, phrase.weight, boost_only=True,
+                                            names=phrase.names)
     return list(out.values())
 
 

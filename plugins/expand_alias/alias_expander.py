@@ -31,7 +31,9 @@ class AliasExpander:
         "VS Corp pricing" names Vantage Systems by an alias: the phrase "vantag system" is
         added, so notes saying "Vantage Systems" count, and notes that only say "systems"
         do not come in (recall brings in a document for a phrase only when it holds the
-        whole phrase). The query's own terms are never returned.
+        whole phrase). The query's own terms are never returned. Each term ``names``
+        the entity's note (its vault path). An entity the query names by every name it
+        has adds no term, so nothing says it was named.
         """
         if not query.strip() or context is None:
             return []
@@ -45,12 +47,13 @@ class AliasExpander:
             used = [n for n in every
                     if token_set_similarity(query_tokens, name_tokens(n)) >= MIN_SCORE]
             source = _source(match.entity, used)
+            named = match.entity.path
             for name in every:
                 if name in used:
                     continue  # the name the query used: its words are already query terms
                 term = " ".join(tokenizer.tokenize(name))
                 if term and term not in own and term not in out:
-                    out[term] = WeightedTerm(term, self.weight, self.boost_only, source)
+                    out[term] = WeightedTerm(term, self.weight, self.boost_only, source, named)
         return list(out.values())
 
 

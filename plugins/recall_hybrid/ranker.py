@@ -31,16 +31,27 @@ are multiplied back by the best BM25 score, so they stay on BM25's scale (the pr
 hook's absolute floor keeps its meaning: a note found on meaning alone scores ``DENSE_WEIGHT
 x z x best``). ``search(terms, limit)`` (no query text) is BM25's answer.
 
+A query that names an entity (an expansion's ``WeightedTerm.names``: the alias expander
+sets it to the entity's note) is about that entity, so the dense side treats it as the
+subject, not the answer: the named note gets no dense lift (the vector of any question
+naming a thing is close to the thing's own note, whatever the question asks of it), and
+meaning alone brings in no note, so the vector search is skipped and only what BM25 found
+is re-scored. Its own place comes from BM25 and the key-field boost, as with ``bm25``.
+An entity the query names by every name it has brings no expansion, so this rule does
+not see it.
+
 On the LoCoMo conversations (``bench/eval_recall.py``, layout ``turn+context``) the
 standardised fusion with lead vectors lifted hybrid R@5 / R@10 0.733 / 0.807 -> 0.737 /
 0.815, multi-hop R@5 0.353 -> 0.393 and open-domain 0.381 -> 0.398 (single-hop 0.844 ->
 0.840, temporal 0.882 -> 0.869); ``DENSE_WEIGHT`` was chosen leave-one-conversation-out
-(every fold picks 0.3). The price shows on the gold set (``bench/eval_gold.py``, a vault
-of people, companies and projects): R@5 / MRR 0.967 / 1.00 -> 0.933 / 0.90, an entity's
-own note, close in meaning to any question naming it, now passes the specific note BM25
-ranks first (three queries from #1 to #2; weights down to 0.1 or a cap on ``z`` keep two
-of them, and cost LoCoMo its multi-hop gain). Neither part alone reached multi-hop 0.39: standardised cosines of the whole text
-0.374, raw cosines with lead vectors 0.358.
+(every fold picks 0.3). Neither part alone reached multi-hop 0.39: standardised cosines
+of the whole text 0.374, raw cosines with lead vectors 0.358. On the gold set
+(``bench/eval_gold.py``, a vault of people, companies and projects) that fusion alone
+fell from R@5 / MRR 0.967 / 1.00 to 0.933 / 0.90: an entity's own note passed the
+specific note BM25 ranks first (three queries from #1 to #2), and notes of the same kind
+found on meaning alone (other people's notes for "What does Maggie lead?") pushed notes
+that name the entity out of the top 5 (two queries). The subject rule above brings it
+to 1.00 / 1.00 and leaves LoCoMo unchanged: its notes name no entity.
 """
 
 from __future__ import annotations
@@ -250,7 +261,8 @@ class HybridRanker:
             best = lexical[0][1]
             for path, score in lexical:
                 fused[path] = score / best
-        found = self.store.search(vector, depth)
+        subject = {t.names for t in terms if t.names}  # notes the query names (docstring)
+        found = self.store.search(vector, depth) if not subject else []
         held = list(dict.fromkeys([*fused, *(p for p, _ in found)]))
         dense: dict[str, float] = {}
         for store in self._stores:  # the text side first: it says which notes count
@@ -260,7 +272,7 @@ class HybridRanker:
             for path, cosine in cosines.items():
                 dense[path] = max(dense.get(path, 0.0), worth(cosine))
         for path, score in dense.items():
-            if score > 0:
+            if score > 0 and path not in subject:
                 fused[path] = fused.get(path, 0.0) + score
         scale = lexical[0][1] if lexical else 1.0  # back on BM25's scale (module docstring)
         ranked = sorted(fused.items(), key=lambda h: (-h[1], h[0]))
