@@ -86,3 +86,10 @@ def test_the_phrase_tokens_recall_searches_with_keep_the_named_note(
     assert not words and boosts
     assert {t.names for t in boosts} == {"resources/companies/vantage-systems.md"}
     assert all(t.boost_only for t in boosts)
+
+
+def test_a_loose_match_names_no_note(vantage_ctx: EchoContext) -> None:
+    """"vantage pricing" holds half of the name "Vantage Systems": the alias comes in,
+    but the query is not taken to name the entity's note."""
+    terms = AliasExpander().expand("vantage pricing", vantage_ctx)
+    assert terms and all(t.names == "" for t in terms)

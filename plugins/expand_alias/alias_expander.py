@@ -31,9 +31,11 @@ class AliasExpander:
         "VS Corp pricing" names Vantage Systems by an alias: the phrase "vantag system" is
         added, so notes saying "Vantage Systems" count, and notes that only say "systems"
         do not come in (recall brings in a document for a phrase only when it holds the
-        whole phrase). The query's own terms are never returned. Each term ``names``
-        the entity's note (its vault path). An entity the query names by every name it
-        has adds no term, so nothing says it was named.
+        whole phrase). The query's own terms are never returned. When the query holds
+        one of the entity's names whole (match score 1), each term ``names`` the
+        entity's note (its vault path); a looser match ("app crash" and "Driver App")
+        names none. An entity the query names by every name it has adds no term, so
+        nothing says it was named.
         """
         if not query.strip() or context is None:
             return []
@@ -47,7 +49,7 @@ class AliasExpander:
             used = [n for n in every
                     if token_set_similarity(query_tokens, name_tokens(n)) >= MIN_SCORE]
             source = _source(match.entity, used)
-            named = match.entity.path
+            named = match.entity.path if match.score >= 1.0 else ""
             for name in every:
                 if name in used:
                     continue  # the name the query used: its words are already query terms

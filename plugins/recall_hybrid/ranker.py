@@ -32,7 +32,7 @@ hook's absolute floor keeps its meaning: a note found on meaning alone scores ``
 x z x best``). ``search(terms, limit)`` (no query text) is BM25's answer.
 
 A query that names an entity (an expansion's ``WeightedTerm.names``: the alias expander
-sets it to the entity's note) is about that entity, so the dense side treats it as the
+sets it to the entity's note when the query holds one of its names whole) is about it, so the dense side treats it as the
 subject, not the answer: the named note gets no dense lift (the vector of any question
 naming a thing is close to the thing's own note, whatever the question asks of it), and
 meaning alone brings in no note, so the vector search is skipped and only what BM25 found
