@@ -122,3 +122,28 @@ def test_the_cli_prints_why_under_each_hit(tmp_path: Path, monkeypatch: pytest.M
 def test_an_expansions_source_takes_no_part_in_equality() -> None:
     assert WeightedTerm("vantag system", 0.5, False, "entity X") == WeightedTerm(
         "vantag system", 0.5)
+
+
+def test_the_note_an_alias_names_is_marked_as_named_and_no_other(
+        gold: tuple[Any, dict[str, str]]) -> None:
+    ctx, paths = gold
+    found = _recall(ctx, "what discount did VSYS offer", explain=True).data.primary
+    named = {h.path: h.explain["named"] for h in found if h.explain["named"]}
+    assert list(named) == ["resources/companies/vantage-systems.md"]
+    assert "alias 'VSYS'" in named["resources/companies/vantage-systems.md"]
+    plain = _recall(ctx, QUERIES[0].query, explain=True).data.primary
+    assert plain and all(h.explain["named"] is None for h in plain)
+
+
+def test_the_cli_says_when_the_query_names_the_note(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    box = VaultBox(tmp_path).init()
+    box.capture("Vantage Systems", kind="company", aliases=("VS Corp",), body="Our hosting vendor.")
+    for key, value in box.env(ECHO_VAULT=str(box.vault), ECHO_STATE_DIR=str(box.state)).items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(SystemExit) as done:
+        main(["recall", "VS Corp", "--explain"])
+    assert done.value.code == 0
+    assert ("the query names this note: entity 'Vantage Systems', which the query names by "
+            "its alias 'VS Corp'") in capsys.readouterr().out

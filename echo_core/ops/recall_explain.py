@@ -16,6 +16,10 @@ body) and the priors of ``echo_core.scoring``. Each hit's ``explain`` (JSON-read
   on the recall's day, and their product (the factor BM25 is multiplied by);
 * ``key_fields``: the query terms and expansions the note's title or aliases hold and the
   factor recall's key-field boost multiplied the score by (``recall_fields``);
+* ``named``: when the query names this very note (an expansion's ``WeightedTerm.names``:
+  an entity whose whole name or alias the query holds), what says so, e.g. "entity
+  'Vantage Systems', which the query names by its alias 'VSYS'"; else None. A ranker may
+  treat it as the query's subject (``hybrid`` gives it no lift from meaning);
 * ``hop``: 0 for a primary hit, else the number of links followed, and ``via``.
 """
 
@@ -83,8 +87,9 @@ def _explain(ctx: EchoContext, hit: Hit, text: str | None, plain: Sequence[Weigh
         if found:
             expansions.append({"term": term.term, "words": found, "weight": term.weight,
                                "source": term.source or "an expander"})
+    named = next((t.source or "an expander" for t in extra if t.names == hit.path), None)
     return {"matched": matched, "missing": missing, "expansions": expansions,
-            "priors": _priors(hit, today),
+            "named": named, "priors": _priors(hit, today),
             "key_fields": _key_fields(ctx, hit.path, text, plain, extra)}
 
 
@@ -169,6 +174,8 @@ def explain_lines(explain: Mapping[str, Any]) -> Iterable[str]:
     for exp in explain["expansions"]:
         yield (f"     expansion {exp['term']} ({'/'.join(exp['words'])}) x{exp['weight']:g} "
                f"from {exp['source']}")
+    if explain.get("named"):
+        yield f"     the query names this note: {explain['named']}"
     keys = explain.get("key_fields") or {}
     if keys.get("boost", 1.0) > 1.0:
         yield (f"     title/alias holds {', '.join([*keys['terms'], *keys['expansions']])}: "
