@@ -126,7 +126,7 @@ def test_an_expansions_source_takes_no_part_in_equality() -> None:
 
 def test_the_note_an_alias_names_is_marked_as_named_and_no_other(
         gold: tuple[Any, dict[str, str]]) -> None:
-    ctx, paths = gold
+    ctx, _ = gold
     found = _recall(ctx, "what discount did VSYS offer", explain=True).data.primary
     named = {h.path: h.explain["named"] for h in found if h.explain["named"]}
     assert list(named) == ["resources/companies/vantage-systems.md"]

@@ -32,13 +32,13 @@ hook's absolute floor keeps its meaning: a note found on meaning alone scores ``
 x z x best``). ``search(terms, limit)`` (no query text) is BM25's answer.
 
 A query that names an entity (an expansion's ``WeightedTerm.names``: the alias expander
-sets it to the entity's note when the query holds one of its names whole) is about it, so the dense side treats it as the
-subject, not the answer: the named note gets no dense lift (the vector of any question
-naming a thing is close to the thing's own note, whatever the question asks of it), and
-meaning alone brings in no note, so the vector search is skipped and only what BM25 found
-is re-scored. Its own place comes from BM25 and the key-field boost, as with ``bm25``.
-An entity the query names by every name it has brings no expansion, so this rule does
-not see it.
+sets it to the entity's note when the query holds one of its names whole) is about it,
+so the dense side treats that note as the subject, not the answer: it gets no dense lift
+(the vector of any question naming a thing is close to the thing's own note, whatever
+the question asks of it), and meaning alone brings in no note, so the vector search is
+skipped and only what BM25 found is re-scored. The named note's place comes from BM25
+and the key-field boost, as with ``bm25``. An entity the query names by every name it
+has brings no expansion, so this rule does not see it.
 
 On the LoCoMo conversations (``bench/eval_recall.py``, layout ``turn+context``) the
 standardised fusion with lead vectors lifted hybrid R@5 / R@10 0.733 / 0.807 -> 0.737 /
@@ -101,8 +101,9 @@ def embed_text(doc: IndexDoc) -> str:
 
 def lead_text(doc: IndexDoc) -> str:
     """A note's lead: its title and the first paragraph of its body that is not a
-    heading, cut to ``LEAD_WORDS`` words (the title alone when there is none). The body is ``IndexDoc.text`` after
-    the core's title, title and aliases-and-tags lines when it starts with them."""
+    heading, cut to ``LEAD_WORDS`` words (the title alone when there is none). The body
+    is ``IndexDoc.text`` after the core's title, title and aliases-and-tags lines when it
+    starts with them."""
     text, title = doc.text, doc.title
     doubled = f"{title}\n{title}\n"
     body = text.removeprefix(doubled).partition("\n")[2] if title and text.startswith(doubled) \
