@@ -119,8 +119,13 @@ def _clock(env: Mapping[str, str]) -> Callable[[int], tuple[str, str]]:
     return real
 
 
+#: Random bytes at the end of a record id: ``record.ID_RANDOM_BYTES`` (not imported: this
+#: module runs without the package; a test keeps the two equal).
+ID_RANDOM_BYTES = 8
+
+
 def _new_id(stamp: str) -> str:
-    return f"{stamp}-{os.urandom(4).hex()}"
+    return f"{stamp}-{os.urandom(ID_RANDOM_BYTES).hex()}"
 
 
 # --- text ---------------------------------------------------------------------------
