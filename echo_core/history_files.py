@@ -26,8 +26,8 @@ from echo_core.tempfiles import sweep_stale, temp_name
 if TYPE_CHECKING:
     from echo_core.protocols import Storage
 
-__all__ = ["HISTORY_PREFIX", "HistoryFiles", "LocalHistoryFiles", "StorageHistoryFiles",
-           "history_files"]
+__all__ = ["HISTORY_PREFIX", "STAGING_DIR", "HistoryFiles", "LocalHistoryFiles",
+           "StorageHistoryFiles", "history_files"]
 
 #: The hidden folder of a shared history inside the vault's storage.
 HISTORY_PREFIX = ".echo-history"
@@ -61,11 +61,27 @@ class HistoryFiles(Protocol):
         ...
 
 
+#: The folder of a local history's temp files. One folder for every note's writes, so
+#: each write sweeps what any killed write left: a note's own folder is only written
+#: again when that note is, which may be never.
+STAGING_DIR = ".staging"
+
+
 class LocalHistoryFiles:
-    """History files in a local folder (created on first write)."""
+    """History files in a local folder (created on first write). A write goes through a
+    temp file in ``STAGING_DIR`` renamed into place; every write and append (each kept
+    version makes one, even when its blob is already there) first sweeps the temp files
+    there whose writer is gone (``tempfiles.sweep_stale``)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def _staging(self) -> Path:
+        """``STAGING_DIR``, made when missing and swept of dead writers' temp files."""
+        staging = self.root / STAGING_DIR
+        staging.mkdir(parents=True, exist_ok=True)
+        sweep_stale(staging)  # leftovers of writes killed mid-write, for any note
+        return staging
 
     def read(self, rel: str) -> bytes | None:
         try:
@@ -76,8 +92,8 @@ class LocalHistoryFiles:
     def write(self, rel: str, data: bytes) -> None:
         target = self.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        sweep_stale(target.parent)  # leftovers of rewrites killed mid-write
-        tmp = target.with_name(temp_name(target.name))
+        sweep_stale(target.parent)  # where earlier versions put their temp files
+        tmp = self._staging() / temp_name(target.name)
         try:
             tmp.write_bytes(data)
             os.replace(tmp, target)
@@ -88,6 +104,7 @@ class LocalHistoryFiles:
     def append(self, rel: str, text: str) -> None:
         target = self.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
+        self._staging()
         with open(target, "a", encoding="utf-8") as log:
             log.write(text)
 

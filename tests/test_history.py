@@ -10,6 +10,7 @@ import pytest
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.history import RING_SIZE, NoteHistory, headline
+from echo_core.history_files import STAGING_DIR
 from echo_core.ops.history import note_history, restore_note
 from echo_core.ops.notes_io import append_line, put_note, set_frontmatter
 from tests.capture_kit import VaultBox
@@ -23,6 +24,11 @@ V2 = "---\ntype: concept\n---\n# Durability v2\n\nsecond text\n"
 @pytest.fixture
 def box(tmp_path: Path) -> VaultBox:
     return VaultBox(tmp_path).init()
+
+
+def _note_folders(root: Path) -> list[Path]:
+    """The per-note folders of a local history (not its temp files' staging folder)."""
+    return [p for p in root.iterdir() if p.is_dir() and p.name != STAGING_DIR]
 
 
 def _ids(box: VaultBox, path: str = NOTE) -> list[str]:
@@ -54,7 +60,7 @@ def test_identical_content_is_stored_once(box: VaultBox) -> None:
     versions = box.ctx().history.versions(NOTE)
     assert len(versions) == 2  # V1 and V2, each once
     ring = next((box.state / "vaults").iterdir()) / "history"
-    [folder] = list(ring.iterdir())
+    [folder] = _note_folders(ring)
     assert sorted(p.name for p in folder.iterdir() if p.name != "versions.ndjson") == sorted(
         v.sha for v in versions)
     assert box.ctx().history.text(NOTE, versions[0]) == V2  # re-kept: newest again
@@ -69,7 +75,7 @@ def test_the_ring_keeps_the_newest_twenty(box: VaultBox) -> None:
     texts = [ctx.history.text(NOTE, v) for v in versions]
     assert texts == [f"# version {i}\n" for i in range(RING_SIZE + 4, 4, -1)]  # newest first
     root = ctx.history.files.root  # type: ignore[attr-defined]  # a folder vault: local
-    folder = root / next(iter(p.name for p in root.iterdir()))
+    [folder] = _note_folders(root)
     assert len(list(folder.iterdir())) == RING_SIZE + 1  # blobs + versions.ndjson
 
 
@@ -113,7 +119,7 @@ def test_entity_index_writes_are_not_versioned(box: VaultBox) -> None:
 def test_torn_lines_are_skipped_and_damaged_blobs_never_served(tmp_path: Path) -> None:
     history = NoteHistory(tmp_path)
     first = history.keep(NOTE, V1, saved_at="t1")
-    folder = next(tmp_path.iterdir())
+    [folder] = _note_folders(tmp_path)
     with open(folder / "versions.ndjson", "a", encoding="utf-8") as log:
         log.write('{"path": "torn')  # a crash mid-append
     assert history.versions(NOTE) == [first]
@@ -128,7 +134,7 @@ def test_torn_lines_are_skipped_and_damaged_blobs_never_served(tmp_path: Path) -
 def test_the_log_is_compacted_and_orphaned_blobs_removed(tmp_path: Path) -> None:
     history = NoteHistory(tmp_path, ring_size=3)
     history.keep(NOTE, "orphan", saved_at="t0")
-    folder = next(tmp_path.iterdir())
+    [folder] = _note_folders(tmp_path)
     (folder / "versions.ndjson").write_text("", "utf-8")  # its line lost, its blob left
     for i in range(7):
         history.keep(NOTE, f"text {i % 4}", saved_at=f"t{i + 1}")
@@ -235,3 +241,25 @@ def test_cli_unknown_path_or_version_exits_44(isolated_env: dict[str, str], tmp_
     out = run_cli(["restore", NOTE, "beef1234", "--yes", *base], env=isolated_env)
     assert out.returncode == 44 and "beef1234" in out.stderr
     assert (box.vault / NOTE).read_bytes() == b"# b\n"
+
+
+def test_each_kept_version_sweeps_what_a_killed_write_left_for_any_note(
+        tmp_path: Path) -> None:
+    """A temp file of a dead writer (a capture killed mid-write, whatever note it was
+    for) goes with the next version kept of any note, even one whose blob is already
+    there (no blob written); a live writer's stays; a write leaves nothing staged."""
+    from echo_core.tempfiles import host_tag, temp_name
+
+    history = NoteHistory(tmp_path)
+    history.keep("notes/a.md", V1, saved_at="t1")
+    history.keep("notes/b.md", V2, saved_at="t2")
+    staging = tmp_path / STAGING_DIR
+    assert list(staging.iterdir()) == []
+    live = staging / temp_name("x")  # this process: alive
+    live.write_bytes(b"being written")
+    for kept, text in (("notes/b.md", "a new text"), ("notes/a.md", V1)):  # V1: stored
+        dead = staging / f".{'0' * 64}.{host_tag()}-999999999-{'ab' * 6}.tmp"  # no such pid
+        dead.write_bytes(b"half a blob")
+        history.keep(kept, text, saved_at="t3")
+        assert sorted(staging.iterdir()) == [live]
+        assert history.text(kept, history.versions(kept)[0]) == text
