@@ -202,7 +202,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
     "RankerFallbackWarning": "echo_core.ranker_choice",
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget",
-                     "EntityLookup", "Expander",
+                     "ConditionalWrite", "EntityLookup", "Expander",
                      "IndexDoc", "KeyFieldRanker", "PersistentRanker", "Queue", "Ranker", "RankerFactory",
                      "RankerUnavailable", "Storage", "TextRanker",
                      "StorageFactory", "QueueFactory", "SplittableDocs",

@@ -86,6 +86,19 @@ class LockHeldError(EchoError):
     code = ExitCode.LOCK_HELD
 
 
+class EditedMeanwhile(EchoError):
+    """A note an operation was about to replace changed while it ran (a person's edit,
+    which takes no lock): nothing of the operation was written, so the edit is kept.
+    Running it again plans from the new text (exit 1). ``path``: that note."""
+
+    code = ExitCode.FAILURE
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} was edited while this operation ran; nothing was "
+                         "written, so the edit is kept. Run the operation again")
+        self.path = path
+
+
 class DuplicateGateError(EchoError):
     """A write a gate refused (exit 76). Capture reports a gate stop as an envelope
     (``action="duplicate-gate"``); this is for callers that must raise it."""

@@ -105,6 +105,20 @@ StorageFactory = Callable[[str, Mapping[str, Any]], Storage]
 
 
 @runtime_checkable
+class ConditionalWrite(Protocol):
+    """A storage that can replace a file only while it still holds what the caller
+    read, checking as late as it can (a folder: after the new text is on disk, just
+    before the rename). A person editing a note takes no lock; this keeps an operation
+    that read the note before the edit from overwriting it. Optional: without it the
+    core reads the file again just before ``write``."""
+
+    def write_unless_changed(self, path: str, text: str, expected: str | None) -> bool:
+        """``write(path, text)`` if the file still holds exactly ``expected`` (None: it
+        is still absent); False, nothing written, when it does not."""
+        ...
+
+
+@runtime_checkable
 class Tokenizer(Protocol):
     """Turns text into index terms; the same at index and query time."""
 

@@ -15,7 +15,7 @@ from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Note
 from echo_core.notes import parse_note
 from echo_core.paths import normalize_path
-from echo_core.protocols import Storage
+from echo_core.protocols import ConditionalWrite, Storage, offers
 from echo_core.routing import RoutingManifest
 
 MARKER_PATH = "_agent/echo-vault.md"
@@ -114,6 +114,25 @@ class Vault:
         note = parse_note(clean, text)
         self._on_written(note)
         return note
+
+    def replace_note(self, path: str, text: str, prior: str | None) -> bool:
+        """Write ``text`` only while the note still holds ``prior`` (None: still absent)
+        and fire ``on_written``; False, nothing written, when it changed meanwhile (a
+        person's edit takes no lock). Checked as late as the storage allows: just before
+        its rename (``ConditionalWrite``), else just before the write. Keeps no history:
+        the caller kept ``prior`` already."""
+        clean = normalize_path(path)
+        self._on_writing(clean)
+        if offers(self.storage, ConditionalWrite):
+            storage: ConditionalWrite = self.storage  # type: ignore[assignment]
+            if not storage.write_unless_changed(clean, text, prior):
+                return False
+        else:
+            if self._current_text(clean) != prior:
+                return False
+            self.storage.write(clean, text)
+        self._on_written(parse_note(clean, text))
+        return True
 
     def create_if_absent(self, path: str, text: str) -> bool:
         """Write ``text`` only when nothing is at ``path`` yet. True when created."""

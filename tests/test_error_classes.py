@@ -86,14 +86,21 @@ def test_an_outage_part_way_through_a_capture_keeps_its_intent_for_recovery(
     """A refused write rolls back what landed; an outage does not (the vault may be
     back any moment): the intent stays, and recovery meeting the outage again leaves it
     in place rather than setting it aside as unfinishable."""
-    real_write = FolderStorage.write
+    real_write, real_conditional = FolderStorage.write, FolderStorage.write_unless_changed
 
     def down_at_daily(self: FolderStorage, path: str, text: str) -> None:
         if path.startswith("journal/daily/"):
             raise BackendUnavailable("503 Service Unavailable (test)")
         real_write(self, path, text)
 
+    def down_at_daily_if_unchanged(self: FolderStorage, path: str, text: str,
+                                   expected: str | None) -> bool:
+        if path.startswith("journal/daily/"):
+            raise BackendUnavailable("503 Service Unavailable (test)")
+        return real_conditional(self, path, text, expected)
+
     monkeypatch.setattr(FolderStorage, "write", down_at_daily)
+    monkeypatch.setattr(FolderStorage, "write_unless_changed", down_at_daily_if_unchanged)
     queued = capture(ctx, CaptureRequest(title="Half Landed", kind="concept", body="kept"))
     assert queued.action == "queued", queued.message
     assert (tmp_path / "vault/resources/concepts/half-landed.md").is_file(), "rolled back"

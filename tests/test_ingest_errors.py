@@ -166,7 +166,7 @@ def test_a_kill_mid_write_leaves_the_document_whole_after_the_next_run(
         box: VaultBox, site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     from echo_core.vault import Vault
 
-    real = Vault.write_note
+    real, real_replace = Vault.write_note, Vault.replace_note
     written: list[str] = []
 
     def dying(self: Any, path: str, text: str, **kw: Any) -> None:
@@ -175,10 +175,18 @@ def test_a_kill_mid_write_leaves_the_document_whole_after_the_next_run(
         written.append(path)
         real(self, path, text, **kw)
 
+    def dying_replace(self: Any, path: str, text: str, prior: str | None) -> bool:
+        if len(written) == 2:
+            raise _Killed
+        written.append(path)
+        return real_replace(self, path, text, prior)
+
     monkeypatch.setattr(Vault, "write_note", dying)
+    monkeypatch.setattr(Vault, "replace_note", dying_replace)
     with pytest.raises(_Killed):
         ingest(box.ctx(), site.url("/articles/gear-trains.html"))
     monkeypatch.setattr(Vault, "write_note", real)
+    monkeypatch.setattr(Vault, "replace_note", real_replace)
     assert len(written) == 2  # torn: two of seven files landed
     env = ingest(box.ctx(), site.url("/articles/gear-trains.html"))
     assert env.ok and env.action == "unchanged"  # the interrupted write was finished

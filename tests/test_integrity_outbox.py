@@ -248,17 +248,25 @@ def test_a_capture_whose_later_write_is_refused_rolls_back_what_landed(
     from echo_core.errors import EchoError, usage_error
     from plugins.storage_fs.folder_storage import FolderStorage
 
-    real_write = FolderStorage.write
+    real_write, real_conditional = FolderStorage.write, FolderStorage.write_unless_changed
 
     def refuse_daily(self: FolderStorage, path: str, text: str) -> None:
         if path.startswith("journal/daily/"):
             raise usage_error("refused (test)")
         real_write(self, path, text)
 
+    def refuse_daily_if_unchanged(self: FolderStorage, path: str, text: str,
+                                  expected: str | None) -> bool:
+        if path.startswith("journal/daily/"):
+            raise usage_error("refused (test)")
+        return real_conditional(self, path, text, expected)
+
     monkeypatch.setattr(FolderStorage, "write", refuse_daily)
+    monkeypatch.setattr(FolderStorage, "write_unless_changed", refuse_daily_if_unchanged)
     with pytest.raises(EchoError):
         capture(ctx, CaptureRequest(title="Rolled Back", kind="concept", body="not half-done"))
     monkeypatch.setattr(FolderStorage, "write", real_write)
+    monkeypatch.setattr(FolderStorage, "write_unless_changed", real_conditional)
     vault = tmp_path / "vault"
     assert occurrences(vault, "not half-done") == 0
     assert list((ctx.state_dir / "pending-writes").glob("*.json")) == []

@@ -46,7 +46,7 @@ class SwitchableStorage(FolderStorage):
     down = False
 
     def __getattribute__(self, name: str) -> Any:
-        if name in {"read", "read_many", "write", "append_line", "exists", "delete", "list",
+        if name in {"read", "read_many", "write", "write_unless_changed", "append_line", "exists", "delete", "list",
                     "stat", "lock", "ping"} and type(self).down:
             def unreachable(*args: Any, **kwargs: Any) -> Any:
                 raise BackendUnavailable("connection refused (test outage)")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
-from echo_core.errors import EchoError, ExitCode, LockHeldError
+from echo_core.errors import EchoError, EditedMeanwhile, ExitCode, LockHeldError
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.ops.outbox_queue import Replay
 from echo_core.protocols import BackendUnavailable
@@ -196,6 +196,8 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
         envelope = replay(ctx, dict(record.get("args") or {}), op_id, made)
     except BackendUnavailable:
         return FlushItem(rid, op, "pending", _WENT_AWAY)
+    except EditedMeanwhile as edited:  # a person kept editing a note it writes: try later
+        return FlushItem(rid, op, "pending", f"not replayed: {edited.message}")
     except EchoError as error:
         detail = f"{error.code_name}: {error.message}"
         queue.mark(rid, "needs_attention", detail)

@@ -21,6 +21,13 @@ changed by someone else meanwhile is left as it is (and reported); then the entr
 the operation id are committed. So an operation either never happened or happens once,
 and a queued replay of one that committed is recognised by its id and skipped.
 
+A person editing a note while an operation runs takes no lock: ``commit`` writes each
+file only while it still holds the text the operation planned from
+(``Vault.replace_note``: checked just before the storage's rename where it can), and one
+that no longer does raises ``EditedMeanwhile`` after putting back what it had written,
+so the edit is never overwritten; the operation plans again from the new text
+(``capture`` does, a few times) or reports it.
+
 The intent is written without fsync: it guards against killed processes. After a power
 cut a note can survive without its intent; capture then adopts that unindexed note
 instead of creating a ``-2`` duplicate (``ops.capture``).
@@ -39,7 +46,7 @@ import attrs
 
 from echo_core import digests
 from echo_core.entities import entity_from_json, entity_to_json
-from echo_core.errors import EchoError, ExitCode, NotConfiguredError
+from echo_core.errors import EchoError, EditedMeanwhile, ExitCode, NotConfiguredError
 from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
 from echo_core.protocols import BackendUnavailable, Storage
@@ -115,12 +122,7 @@ class StagedVault:
         self.planned[path] = PlannedWrite(path, text, before, keep)
 
     def _current(self, path: str) -> str | None:
-        try:
-            return self._ctx.vault.storage.read(path)
-        except EchoError as exc:
-            if exc.code == ExitCode.NOT_FOUND:
-                return None
-            raise
+        return _current_text(self._ctx, path)
 
 
 def _intent_dir(ctx: EchoContext) -> Path:
@@ -164,11 +166,12 @@ def commit(ctx: EchoContext, stage: StagedVault, entities: Sequence[Entity], op_
     done: list[PlannedWrite] = []
     try:
         for w in writes:
-            ctx.vault.write_note(w.path, w.text, keep_history=False)
+            if not ctx.vault.replace_note(w.path, w.text, w.prior):
+                raise EditedMeanwhile(w.path)
             done.append(w)
     except BackendUnavailable:  # unreachable: the intent stays for ``recover_pending``
         raise
-    except EchoError:  # refused, not unreachable: undo what landed, so nothing half-done
+    except EchoError:  # refused or edited meanwhile: undo what landed, nothing half-done
         _roll_back(ctx, done)
         _forget(intent)
         raise
@@ -252,15 +255,20 @@ def recover_pending(ctx: EchoContext) -> Recovered:
     return Recovered(tuple(done), tuple(conflicts))
 
 
+def _current_text(ctx: EchoContext, path: str) -> str | None:
+    """The file's text now, None when absent."""
+    try:
+        return ctx.vault.storage.read(path)
+    except EchoError as exc:
+        if exc.code != ExitCode.NOT_FOUND:
+            raise
+        return None
+
+
 def _finish_writes(ctx: EchoContext, writes: Sequence[tuple[str, str, str | None]]) -> list[str]:
     conflicts = []
     for path, text, prior_sha in writes:
-        try:
-            current: str | None = ctx.vault.storage.read(path)
-        except EchoError as exc:
-            if exc.code != ExitCode.NOT_FOUND:
-                raise
-            current = None
+        current = _current_text(ctx, path)
         if current == text:
             continue
         if text_sha(current) == prior_sha:

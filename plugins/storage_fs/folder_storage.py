@@ -318,6 +318,24 @@ class FolderStorage(ChangeProbe, StorageBase):
         self._prepare_parent(rel, real)
         self._write_atomic(rel, real, text.encode("utf-8"))
 
+    def write_unless_changed(self, path: str, text: str, expected: str | None) -> bool:
+        """``write`` while the file still holds exactly ``expected`` (None: absent),
+        checked after the new text is on disk, just before the rename: a person's edit
+        saved while the caller worked is never overwritten (``ConditionalWrite``). False,
+        nothing written, when it changed."""
+        rel, real = self._target(path)
+        self._prepare_parent(rel, real)
+        wanted = None if expected is None else expected.encode("utf-8")
+
+        def unchanged() -> bool:
+            try:
+                return real.read_bytes() == wanted
+            except FileNotFoundError:
+                return wanted is None
+
+        with _path_lock(real):
+            return self._write_atomic(rel, real, text.encode("utf-8"), unchanged)
+
     def _prepare_parent(self, rel: str, real: Path) -> None:
         """Check the root and the target, and create the target's parent folders."""
         self._require_root()
@@ -352,7 +370,10 @@ class FolderStorage(ChangeProbe, StorageBase):
             self._swept_at = now
         return Path(tmp_dir) if self._temp_ok else target_folder
 
-    def _write_atomic(self, rel: str, real: Path, data: bytes) -> None:
+    def _write_atomic(self, rel: str, real: Path, data: bytes,
+                      still: Callable[[], bool] | None = None) -> bool:
+        """Replace ``real`` with ``data`` (see ``_stage_and_rename``); False when
+        ``still()`` said no just before the rename (nothing written)."""
         folder = real.parent
         try:
             mode: int | None = real.stat().st_mode & 0o7777
@@ -360,18 +381,22 @@ class FolderStorage(ChangeProbe, StorageBase):
             mode = None
         staging = self._temp_dir(folder)
         try:
-            self._stage_and_rename(staging, real, data, mode)
+            done = self._stage_and_rename(staging, real, data, mode, still)
         except OSError as exc:
             if exc.errno == errno.EXDEV and staging != folder:  # another filesystem
-                self._stage_and_rename(folder, real, data, mode)
+                done = self._stage_and_rename(folder, real, data, mode, still)
             else:
                 raise self._write_error(rel, exc) from None
-        _fsync_dir(folder)
+        if done:
+            _fsync_dir(folder)
+        return done
 
     @staticmethod
-    def _stage_and_rename(staging: Path, real: Path, data: bytes, mode: int | None) -> None:
+    def _stage_and_rename(staging: Path, real: Path, data: bytes, mode: int | None,
+                          still: Callable[[], bool] | None = None) -> bool:
         """Write ``data`` to a new owner-tagged temp file in ``staging``, fsync it and
-        rename it over ``real``; the temp file is removed on any failure."""
+        rename it over ``real`` unless ``still()`` (asked just before the rename) says
+        no: then False; the temp file is removed on any failure and on a no."""
         while True:
             tmp = staging / temp_name(real.name)
             try:
@@ -389,11 +414,15 @@ class FolderStorage(ChangeProbe, StorageBase):
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            if still is not None and not still():
+                os.unlink(tmp)
+                return False
             os.replace(tmp, real)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        return True
 
     def append_line(self, path: str, line: str) -> bool:
         """Append ``line`` as a line of the file unless an identical line is present.
