@@ -7,6 +7,7 @@ every attempt writes nothing and says so; a queued capture meeting one stays que
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,47 @@ def test_without_a_conditional_write_the_vault_reads_again_just_before_writing(
     assert vault.replace_note("notes/a.md", "v2\n", "v1\n") is True
     assert vault.replace_note("notes/b.md", "new\n", None) is True
     assert inner.read("notes/a.md") == "v2\n" and inner.read("notes/b.md") == "new\n"
+
+
+def test_recovery_of_an_interrupted_capture_leaves_a_file_edited_during_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outage after the note landed leaves the daily line for ``recover_pending``;
+    a person saving the daily note while recovery writes it keeps their text, and the
+    file is reported as a conflict."""
+    from echo_core.ops.write_intent import recover_pending
+    from echo_core.protocols import BackendUnavailable
+
+    box = VaultBox(tmp_path).init()
+    box.capture("Ada Lovelace", kind="person", body="Wrote the first program.")
+    real = FolderStorage.write_unless_changed
+
+    def down_at_daily(self: FolderStorage, path: str, text: str, expected: str | None) -> bool:
+        if path.startswith("journal/daily/"):
+            raise BackendUnavailable("503 (test)")
+        return real(self, path, text, expected)
+
+    monkeypatch.setattr(FolderStorage, "write_unless_changed", down_at_daily)
+    queued = capture(box.ctx(), CaptureRequest(title="Ada Lovelace", kind="person",
+                                               body="Worked with Babbage."))
+    assert queued.action == "queued"
+    monkeypatch.setattr(FolderStorage, "write_unless_changed", real)
+    [intent] = (box.ctx().state_dir / write_intent.INTENT_DIR).glob("*.json")
+    [daily_path] = [w["path"] for w in json.loads(intent.read_text(encoding="utf-8"))["writes"]
+                    if w["path"].startswith("journal/daily/")]
+    daily = box.vault / daily_path
+    real_fsync = os.fsync
+    edits: list[int] = []
+
+    def save_by_hand(fd: int) -> None:
+        real_fsync(fd)
+        if not edits:
+            edits.append(fd)
+            with open(daily, "a", encoding="utf-8") as note:
+                note.write(f"{HAND_LINE}\n")
+
+    monkeypatch.setattr(os, "fsync", save_by_hand)
+    recovered = recover_pending(box.ctx())
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert edits and HAND_LINE in daily.read_text(encoding="utf-8")
+    assert recovered.conflicts == (daily_path,)
+    assert not list((box.ctx().state_dir / write_intent.INTENT_DIR).glob("*.json"))

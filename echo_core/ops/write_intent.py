@@ -271,9 +271,8 @@ def _finish_writes(ctx: EchoContext, writes: Sequence[tuple[str, str, str | None
         current = _current_text(ctx, path)
         if current == text:
             continue
-        if text_sha(current) == prior_sha:
-            ctx.vault.write_note(path, text, keep_history=False)
-        else:
-            log.warning("recovering an interrupted write: %s changed meanwhile; left as is", path)
-            conflicts.append(path)
+        if text_sha(current) == prior_sha and ctx.vault.replace_note(path, text, current):
+            continue
+        log.warning("recovering an interrupted write: %s changed meanwhile; left as is", path)
+        conflicts.append(path)
     return conflicts
