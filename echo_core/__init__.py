@@ -22,6 +22,7 @@ attrs_code_cache.install()  # before any attrs class is defined (attrs imports l
 from echo_core.errors import (
     DuplicateGateError,
     EchoError,
+    EditedMeanwhile,
     ExitCode,
     LockHeldError,
     NotConfiguredError,
@@ -225,7 +226,8 @@ _EXPORTS: dict[str, str] = {
 }
 _MODULES = {"progress": "echo_core.progress"}
 
-__all__ = ["DuplicateGateError", "EchoError", "ExitCode", "LockHeldError", "NotConfiguredError",
+__all__ = ["DuplicateGateError", "EchoError", "EditedMeanwhile", "ExitCode", "LockHeldError",
+           "NotConfiguredError",
            "NotFoundError", "Register", "UnavailableError", "UsageError", "hookimpl",
            *_EXPORTS, *_MODULES]
 

@@ -200,3 +200,22 @@ def test_recovery_of_an_interrupted_capture_leaves_a_file_edited_during_it(
     assert edits and HAND_LINE in daily.read_text(encoding="utf-8")
     assert recovered.conflicts == (daily_path,)
     assert not list((box.ctx().state_dir / write_intent.INTENT_DIR).glob("*.json"))
+
+
+def test_an_append_meeting_an_edit_adds_its_line_to_the_edited_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    storage = FolderStorage(str(tmp_path))
+    storage.write("notes/a.md", "first\n")
+    real_fsync = os.fsync
+    edits: list[int] = []
+
+    def edit_during_the_write(fd: int) -> None:
+        real_fsync(fd)
+        if not edits:
+            edits.append(fd)
+            (tmp_path / "notes/a.md").write_text("first\nby hand\n", encoding="utf-8")
+
+    monkeypatch.setattr(os, "fsync", edit_during_the_write)
+    assert storage.append_line("notes/a.md", "appended") is True
+    assert storage.read("notes/a.md") == "first\nby hand\nappended\n"
+    assert not _temp_files(tmp_path)

@@ -22,6 +22,7 @@ from pathlib import Path
 from echo_core import (
     NOT_WRITABLE_ERRNOS,
     EchoError,
+    EditedMeanwhile,
     ExitCode,
     FileStat,
     StorageBase,
@@ -325,16 +326,8 @@ class FolderStorage(ChangeProbe, StorageBase):
         nothing written, when it changed."""
         rel, real = self._target(path)
         self._prepare_parent(rel, real)
-        wanted = None if expected is None else expected.encode("utf-8")
-
-        def unchanged() -> bool:
-            try:
-                return real.read_bytes() == wanted
-            except FileNotFoundError:
-                return wanted is None
-
         with _path_lock(real):
-            return self._write_atomic(rel, real, text.encode("utf-8"), unchanged)
+            return self._write_atomic(rel, real, text.encode("utf-8"), _holds(real, expected))
 
     def _prepare_parent(self, rel: str, real: Path) -> None:
         """Check the root and the target, and create the target's parent folders."""
@@ -437,12 +430,15 @@ class FolderStorage(ChangeProbe, StorageBase):
         self._prepare_parent(rel, real)
         with _path_lock(real):
             read = functools.partial(self._read_file, path, rel, str(real), verify=False)
-            current = none_if_absent(read) or ""
-            updated = with_line(current, stripped)
-            if updated is None:
-                return False
-            self._write_atomic(rel, real, updated.encode("utf-8"))
-            return True
+            for _ in range(APPEND_ATTEMPTS):  # a person saving the file meanwhile: again
+                current = none_if_absent(read)
+                updated = with_line(current or "", stripped)
+                if updated is None:
+                    return False
+                if self._write_atomic(rel, real, updated.encode("utf-8"),
+                                      _holds(real, current)):
+                    return True
+            raise EditedMeanwhile(rel)
 
     def delete(self, path: str) -> None:
         """Remove the file; 44 when absent (or when ``path`` is a folder)."""
@@ -473,3 +469,22 @@ class FolderStorage(ChangeProbe, StorageBase):
     def ping(self) -> None:
         """Return when the root folder exists, else raise ``BackendUnavailable``."""
         self._require_root()
+
+
+#: Times ``append_line`` reads and writes again when the file changed between its read
+#: and its rename (a person saving it: their text is kept, the line added to it).
+APPEND_ATTEMPTS = 3
+
+
+def _holds(real: Path, expected: str | None) -> Callable[[], bool]:
+    """Whether ``real`` holds exactly ``expected`` now (None: it is absent), asked just
+    before a rename so a person's save is never replaced."""
+    wanted = None if expected is None else expected.encode("utf-8")
+
+    def check() -> bool:
+        try:
+            return real.read_bytes() == wanted
+        except FileNotFoundError:
+            return wanted is None
+
+    return check
