@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +29,29 @@ def _temp_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*.tmp") if p.is_file()]
 
 
+def _saved_by_hand_at_first_fsync(monkeypatch: pytest.MonkeyPatch,
+                                  save: Callable[[], object]) -> list[int]:
+    """Run ``save`` (a person's save) right after the first ``fsync`` from now on: while
+    a write's temp file is on disk and not yet renamed. The list fills when it ran."""
+    real_fsync = os.fsync
+    saved: list[int] = []
+
+    def fsync_then_save(fd: int) -> None:
+        real_fsync(fd)
+        if not saved:
+            saved.append(fd)
+            save()
+
+    monkeypatch.setattr(os, "fsync", fsync_then_save)
+    return saved
+
+
 def test_a_file_changed_before_the_rename_is_not_replaced(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     storage = FolderStorage(str(tmp_path))
     storage.write("notes/a.md", "v1\n")
-    real_fsync = os.fsync
-    edits = []
-
-    def edit_during_the_write(fd: int) -> None:  # the person saves while the temp is written
-        real_fsync(fd)
-        if not edits:
-            (tmp_path / "notes/a.md").write_text("v1\nby hand\n", encoding="utf-8")
-            edits.append(fd)
-
-    monkeypatch.setattr(os, "fsync", edit_during_the_write)
+    _saved_by_hand_at_first_fsync(monkeypatch, lambda: (tmp_path / "notes/a.md").write_text(
+        "v1\nby hand\n", encoding="utf-8"))
     assert storage.write_unless_changed("notes/a.md", "v2\n", "v1\n") is False
     assert storage.read("notes/a.md") == "v1\nby hand\n"
     assert not _temp_files(tmp_path)
@@ -184,19 +194,10 @@ def test_recovery_of_an_interrupted_capture_leaves_a_file_edited_during_it(
     [daily_path] = [w["path"] for w in json.loads(intent.read_text(encoding="utf-8"))["writes"]
                     if w["path"].startswith("journal/daily/")]
     daily = box.vault / daily_path
-    real_fsync = os.fsync
-    edits: list[int] = []
-
-    def save_by_hand(fd: int) -> None:
-        real_fsync(fd)
-        if not edits:
-            edits.append(fd)
-            with open(daily, "a", encoding="utf-8") as note:
-                note.write(f"{HAND_LINE}\n")
-
-    monkeypatch.setattr(os, "fsync", save_by_hand)
+    hand_text = daily.read_text(encoding="utf-8") + f"{HAND_LINE}\n"
+    edits = _saved_by_hand_at_first_fsync(
+        monkeypatch, lambda: daily.write_text(hand_text, encoding="utf-8"))
     recovered = recover_pending(box.ctx())
-    monkeypatch.setattr(os, "fsync", real_fsync)
     assert edits and HAND_LINE in daily.read_text(encoding="utf-8")
     assert recovered.conflicts == (daily_path,)
     assert not list((box.ctx().state_dir / write_intent.INTENT_DIR).glob("*.json"))
@@ -206,16 +207,8 @@ def test_an_append_meeting_an_edit_adds_its_line_to_the_edited_text(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     storage = FolderStorage(str(tmp_path))
     storage.write("notes/a.md", "first\n")
-    real_fsync = os.fsync
-    edits: list[int] = []
-
-    def edit_during_the_write(fd: int) -> None:
-        real_fsync(fd)
-        if not edits:
-            edits.append(fd)
-            (tmp_path / "notes/a.md").write_text("first\nby hand\n", encoding="utf-8")
-
-    monkeypatch.setattr(os, "fsync", edit_during_the_write)
+    _saved_by_hand_at_first_fsync(monkeypatch, lambda: (tmp_path / "notes/a.md").write_text(
+        "first\nby hand\n", encoding="utf-8"))
     assert storage.append_line("notes/a.md", "appended") is True
     assert storage.read("notes/a.md") == "first\nby hand\nappended\n"
     assert not _temp_files(tmp_path)
