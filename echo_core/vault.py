@@ -115,6 +115,16 @@ class Vault:
         self._on_written(note)
         return note
 
+    def text_or_none(self, path: str) -> str | None:
+        """The note's exact text now, None when it is absent (any other failure raises:
+        a file that is not UTF-8 is not "absent")."""
+        try:
+            return self.storage.read(normalize_path(path))
+        except EchoError as exc:
+            if exc.code != ExitCode.NOT_FOUND:
+                raise
+            return None
+
     def replace_note(self, path: str, text: str, prior: str | None) -> bool:
         """Write ``text`` only while the note still holds ``prior`` (None: still absent)
         and fire ``on_written``; False, nothing written, when it changed meanwhile (a
@@ -128,7 +138,7 @@ class Vault:
             if not storage.write_unless_changed(clean, text, prior):
                 return False
         else:
-            if self._current_text(clean) != prior:
+            if self.text_or_none(clean) != prior:
                 return False
             self.storage.write(clean, text)
         self._on_written(parse_note(clean, text))

@@ -212,3 +212,31 @@ def test_an_append_meeting_an_edit_adds_its_line_to_the_edited_text(
     assert storage.append_line("notes/a.md", "appended") is True
     assert storage.read("notes/a.md") == "first\nby hand\nappended\n"
     assert not _temp_files(tmp_path)
+
+
+def test_a_roll_back_leaves_a_file_edited_after_the_operation_wrote_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused later write undoes what landed, except a file a person saved since:
+    their text is kept, not deleted or put back."""
+    from echo_core.errors import EchoError, usage_error
+
+    box = VaultBox(tmp_path).init()
+    real = FolderStorage.write_unless_changed
+    note = box.vault / "resources/people/grace-hopper.md"
+
+    def write_then_person_saves(self: FolderStorage, path: str, text: str,
+                                expected: str | None) -> bool:
+        if path.startswith("journal/daily/"):
+            raise usage_error("refused (test)")
+        done = real(self, path, text, expected)
+        if path.endswith("grace-hopper.md"):
+            with open(note, "a", encoding="utf-8") as saved:
+                saved.write(f"{HAND_LINE}\n")
+        return done
+
+    monkeypatch.setattr(FolderStorage, "write_unless_changed", write_then_person_saves)
+    with pytest.raises(EchoError):
+        capture(box.ctx(), CaptureRequest(title="Grace Hopper", kind="person",
+                                          body="Wrote the first compiler."))
+    assert HAND_LINE in note.read_text(encoding="utf-8")
+    assert not list((box.ctx().state_dir / write_intent.INTENT_DIR).glob("*.json"))

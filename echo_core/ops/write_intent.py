@@ -46,7 +46,7 @@ import attrs
 
 from echo_core import digests
 from echo_core.entities import entity_from_json, entity_to_json
-from echo_core.errors import EchoError, EditedMeanwhile, ExitCode, NotConfiguredError
+from echo_core.errors import EchoError, EditedMeanwhile, NotConfiguredError
 from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
 from echo_core.protocols import BackendUnavailable, Storage
@@ -122,7 +122,7 @@ class StagedVault:
         self.planned[path] = PlannedWrite(path, text, before, keep)
 
     def _current(self, path: str) -> str | None:
-        return _current_text(self._ctx, path)
+        return self._ctx.vault.text_or_none(path)
 
 
 def _intent_dir(ctx: EchoContext) -> Path:
@@ -180,11 +180,13 @@ def commit(ctx: EchoContext, stage: StagedVault, entities: Sequence[Entity], op_
 
 
 def _roll_back(ctx: EchoContext, done: Sequence[PlannedWrite]) -> None:
+    """Put back what the operation wrote, file by file, unless a person has edited the
+    file since (their text is kept; the next freshness check indexes it)."""
     for w in reversed(done):
-        if w.prior is None:
+        if w.prior is not None:
+            ctx.vault.replace_note(w.path, w.prior, w.text)
+        elif ctx.vault.text_or_none(w.path) == w.text:
             ctx.vault.delete_note(w.path)
-        else:
-            ctx.vault.write_note(w.path, w.prior, keep_history=False)
 
 
 def _forget(intent: Path) -> None:
@@ -255,20 +257,10 @@ def recover_pending(ctx: EchoContext) -> Recovered:
     return Recovered(tuple(done), tuple(conflicts))
 
 
-def _current_text(ctx: EchoContext, path: str) -> str | None:
-    """The file's text now, None when absent."""
-    try:
-        return ctx.vault.storage.read(path)
-    except EchoError as exc:
-        if exc.code != ExitCode.NOT_FOUND:
-            raise
-        return None
-
-
 def _finish_writes(ctx: EchoContext, writes: Sequence[tuple[str, str, str | None]]) -> list[str]:
     conflicts = []
     for path, text, prior_sha in writes:
-        current = _current_text(ctx, path)
+        current = ctx.vault.text_or_none(path)
         if current == text:
             continue
         if text_sha(current) == prior_sha and ctx.vault.replace_note(path, text, current):
