@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from echo_core.errors import EchoError, ExitCode
+from echo_core.edit_retry import planned_again_if_edited
+from echo_core.errors import EchoError, EditedMeanwhile, ExitCode
 from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Note
 from echo_core.notes import parse_note
@@ -131,18 +132,36 @@ class Vault:
         person's edit takes no lock). Checked as late as the storage allows: just before
         its rename (``ConditionalWrite``), else just before the write. Keeps no history:
         the caller kept ``prior`` already."""
+        return self._replaced(normalize_path(path), text, prior) is not None
+
+    def update_note(self, path: str, text: str, prior: str | None) -> Note:
+        """Replace the note the caller read as ``prior`` (None: it was absent) with
+        ``text``: ``prior`` goes to ``keep_prior`` first (the history), then the note is
+        written only while it still holds ``prior`` (``replace_note``). Raises
+        ``EditedMeanwhile``, nothing written, when a person saved it in between; the
+        caller reads and plans again (``echo_core.edit_retry``)."""
         clean = normalize_path(path)
+        if self._keep_prior is not None and prior is not None and prior != text:
+            self._keep_prior(clean, prior)
+        note = self._replaced(clean, text, prior)
+        if note is None:
+            raise EditedMeanwhile(clean)
+        return note
+
+    def _replaced(self, clean: str, text: str, prior: str | None) -> Note | None:
+        """``replace_note`` of a normalised path: the note written, None when not."""
         self._on_writing(clean)
         if offers(self.storage, ConditionalWrite):
             storage: ConditionalWrite = self.storage  # type: ignore[assignment]
             if not storage.write_unless_changed(clean, text, prior):
-                return False
+                return None
         else:
             if self.text_or_none(clean) != prior:
-                return False
+                return None
             self.storage.write(clean, text)
-        self._on_written(parse_note(clean, text))
-        return True
+        note = parse_note(clean, text)
+        self._on_written(note)
+        return note
 
     def create_if_absent(self, path: str, text: str) -> bool:
         """Write ``text`` only when nothing is at ``path`` yet. True when created."""
@@ -162,14 +181,20 @@ class Vault:
         return changed
 
     def set_frontmatter(self, path: str, key: str, value: Any) -> bool:
-        """Surgically set one frontmatter key. True when the file changed."""
+        """Surgically set one frontmatter key. True when the file changed. Written only
+        while the note holds the text the key was set in (``update_note``): read and set
+        again when a person saved it meanwhile (``edit_retry``)."""
         clean = normalize_path(path)
-        before = self.storage.read(clean)
-        after = set_frontmatter_key(before, key, value)
-        if after == before:
-            return False
-        self.write_note(clean, after, prior=before)
-        return True
+
+        def set_key() -> bool:
+            before = self.storage.read(clean)
+            after = set_frontmatter_key(before, key, value)
+            if after == before:
+                return False
+            self.update_note(clean, after, before)
+            return True
+
+        return planned_again_if_edited(set_key)
 
     def delete_note(self, path: str) -> None:
         """Delete the note (its text goes to ``keep_prior`` first) and fire ``on_deleted``."""

@@ -8,8 +8,6 @@ every attempt writes nothing and says so; a queued capture meeting one stays que
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from echo_core.ops import write_intent
 from echo_core.ops.capture import EDIT_ATTEMPTS, capture
 from plugins.storage_fs.folder_storage import FolderStorage
 from tests.capture_kit import VaultBox
+from tests.hand_edit_kit import saved_by_hand_at_first_fsync
 
 HAND_LINE = "- added by hand while the capture ran"
 
@@ -29,28 +28,11 @@ def _temp_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*.tmp") if p.is_file()]
 
 
-def _saved_by_hand_at_first_fsync(monkeypatch: pytest.MonkeyPatch,
-                                  save: Callable[[], object]) -> list[int]:
-    """Run ``save`` (a person's save) right after the first ``fsync`` from now on: while
-    a write's temp file is on disk and not yet renamed. The list fills when it ran."""
-    real_fsync = os.fsync
-    saved: list[int] = []
-
-    def fsync_then_save(fd: int) -> None:
-        real_fsync(fd)
-        if not saved:
-            saved.append(fd)
-            save()
-
-    monkeypatch.setattr(os, "fsync", fsync_then_save)
-    return saved
-
-
 def test_a_file_changed_before_the_rename_is_not_replaced(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     storage = FolderStorage(str(tmp_path))
     storage.write("notes/a.md", "v1\n")
-    _saved_by_hand_at_first_fsync(monkeypatch, lambda: (tmp_path / "notes/a.md").write_text(
+    saved_by_hand_at_first_fsync(monkeypatch, lambda: (tmp_path / "notes/a.md").write_text(
         "v1\nby hand\n", encoding="utf-8"))
     assert storage.write_unless_changed("notes/a.md", "v2\n", "v1\n") is False
     assert storage.read("notes/a.md") == "v1\nby hand\n"
@@ -195,7 +177,7 @@ def test_recovery_of_an_interrupted_capture_leaves_a_file_edited_during_it(
                     if w["path"].startswith("journal/daily/")]
     daily = box.vault / daily_path
     hand_text = daily.read_text(encoding="utf-8") + f"{HAND_LINE}\n"
-    edits = _saved_by_hand_at_first_fsync(
+    edits = saved_by_hand_at_first_fsync(
         monkeypatch, lambda: daily.write_text(hand_text, encoding="utf-8"))
     recovered = recover_pending(box.ctx())
     assert edits and HAND_LINE in daily.read_text(encoding="utf-8")
@@ -207,7 +189,7 @@ def test_an_append_meeting_an_edit_adds_its_line_to_the_edited_text(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     storage = FolderStorage(str(tmp_path))
     storage.write("notes/a.md", "first\n")
-    _saved_by_hand_at_first_fsync(monkeypatch, lambda: (tmp_path / "notes/a.md").write_text(
+    saved_by_hand_at_first_fsync(monkeypatch, lambda: (tmp_path / "notes/a.md").write_text(
         "first\nby hand\n", encoding="utf-8"))
     assert storage.append_line("notes/a.md", "appended") is True
     assert storage.read("notes/a.md") == "first\nby hand\nappended\n"

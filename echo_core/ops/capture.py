@@ -10,7 +10,8 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.entities import Match, content_hash
-from echo_core.errors import EditedMeanwhile, not_found
+from echo_core.edit_retry import EDIT_ATTEMPTS, planned_again_if_edited
+from echo_core.errors import not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
@@ -47,12 +48,8 @@ NEAR_DUPLICATE_SCORE = 0.5
 #: A title merged into an entity at least this similar to one of its names is another
 #: spelling of it (the duplicate gate's threshold, SPEC §2.2): learned as an alias at once.
 SAME_NAME_SCORE = 0.8
-#: Plans an update or a creation makes when the notes it would replace keep being edited
-#: by hand while it runs (each plan starts from their new texts).
-EDIT_ATTEMPTS = 3
 
-
-__all__ = ["CaptureResult", "capture", "gate_message", "require_initialised"]
+__all__ = ["EDIT_ATTEMPTS", "CaptureResult", "capture", "gate_message", "require_initialised"]
 
 
 def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = None,
@@ -151,25 +148,10 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
             record_resolve_event(ctx, {"event": "merge_into", "mention": req.title,
                                        "slug": target.slug})
         found = target
-        return _planned_again_if_edited(
+        return planned_again_if_edited(
             lambda: _update(ctx, req, route, index, found, near, op_id, today, old))
-    return _planned_again_if_edited(
+    return planned_again_if_edited(
         lambda: _create(ctx, req, route, index, near, op_id, today, old))
-
-
-def _planned_again_if_edited(plan: Callable[[], Envelope[CaptureResult]]
-                             ) -> Envelope[CaptureResult]:
-    """``plan()``, planned again from the notes' new texts when a note it would replace
-    was edited by hand while it ran (``EditedMeanwhile`` from ``write_intent.commit``:
-    nothing written), at most ``EDIT_ATTEMPTS`` times; then the conflict is raised, still
-    nothing written."""
-    for attempt in range(1, EDIT_ATTEMPTS + 1):
-        try:
-            return plan()
-        except EditedMeanwhile:
-            if attempt == EDIT_ATTEMPTS:
-                raise
-    raise AssertionError("unreachable")
 
 
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,

@@ -151,16 +151,16 @@ def heat(ctx: EchoContext, *, apply: bool = False) -> Envelope[HeatResult]:
         done_promote, done_demote, left = [], [], []
         for change in result.promote:
             try:
-                ctx.vault.write_note(change.path, set_frontmatter_key(
-                    texts[change.path], KEY, True), prior=texts[change.path])
+                ctx.vault.update_note(change.path, set_frontmatter_key(
+                    texts[change.path], KEY, True), texts[change.path])
                 done_promote.append(change)
             except EchoError as exc:
                 left.append(attrs.evolve(change, reason=f"{change.reason}; not set: "
                                          f"{exc.message}"))
         for change in result.demote:
             try:
-                ctx.vault.write_note(change.path, remove_frontmatter_key(
-                    texts[change.path], KEY), prior=texts[change.path])
+                ctx.vault.update_note(change.path, remove_frontmatter_key(
+                    texts[change.path], KEY), texts[change.path])
                 done_demote.append(change)
             except EchoError as exc:
                 left.append(attrs.evolve(change, reason=f"{change.reason}; not cleared: "

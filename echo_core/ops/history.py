@@ -16,6 +16,7 @@ import attrs
 
 from echo_core import digests
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.entities import content_hash
 from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
@@ -132,13 +133,18 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
     clean = require_note_path(path) if confirm else normalize_path(path)
     version = _chosen(ctx, clean, version_id)
     text = ctx.history.text(clean, version)
-    with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
+    def restore_once() -> str | None:
         current = _current(ctx, clean)
+        if confirm and current != text:  # a person's save meanwhile: kept, then restored
+            ctx.vault.update_note(clean, text, current)
+        return current
+
+    with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
+        current = planned_again_if_edited(restore_once)
         diff = unified_diff(clean, current, version, text)
         write = confirm and current != text
         warnings: tuple[str, ...] = ()
         if write:
-            ctx.vault.write_note(clean, text, prior=current)
             warnings = reindex_entity(ctx, clean, text)
     result = RestoreResult(clean, version.version_id, version.saved_at, diff, write)
     which = f"version {version.version_id} ({version.saved_at})"

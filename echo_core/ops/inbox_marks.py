@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import EchoError, ExitCode
 from echo_core.vault import INBOX_PATH
 
@@ -108,17 +109,23 @@ def mark_inbox(ctx: EchoContext, marks: Mapping[str, str]) -> int:
     """Strike the waiting lines named by ``marks`` (stripped original -> struck line) in
     the inbox; returns how many lines changed. Call it holding the vault lock: it
     re-reads the inbox first, so a line appended meanwhile is kept. The prior text goes
-    to the note history like any overwrite (SPEC §5.6). A missing inbox changes nothing."""
+    to the note history like any overwrite (SPEC §5.6). A missing inbox changes nothing.
+    A person's save while it writes is kept: the marks are made again on it
+    (``edit_retry``)."""
     if not marks:
         return 0
-    before = read_optional(ctx, INBOX_PATH)
-    after = strike(before, marks)
-    if after == before:
-        return 0
-    changed = sum(1 for a, b in zip(before.splitlines(), after.splitlines(), strict=True)
-                  if a != b)
-    ctx.vault.write_note(INBOX_PATH, after, prior=before)
-    return changed
+
+    def mark_once() -> int:
+        before = read_optional(ctx, INBOX_PATH)
+        after = strike(before, marks)
+        if after == before:
+            return 0
+        changed = sum(1 for a, b in zip(before.splitlines(), after.splitlines(), strict=True)
+                      if a != b)
+        ctx.vault.update_note(INBOX_PATH, after, before)
+        return changed
+
+    return planned_again_if_edited(mark_once)
 
 
 def routed_targets(audit_lines: Iterable[str]) -> dict[str, str]:

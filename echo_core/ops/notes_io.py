@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Envelope
 from echo_core.notes import get_section, headings, truncate
@@ -88,12 +89,21 @@ def put_note(ctx: EchoContext, path: str, text: str, *,
 
 
 def _put(ctx: EchoContext, clean: str, text: str) -> Envelope[WriteResult]:
-    storage = ctx.vault.storage
-    with storage.lock():
-        current = storage.read(clean) if storage.exists(clean) else None
+    """The write of ``put_note``: the text it replaces goes to the history, and a
+    person's save that lands while it writes is not lost (it goes to the history on the
+    next attempt: ``edit_retry``)."""
+
+    def put_once() -> bool:
+        current = ctx.vault.text_or_none(clean)
         if current == text:
-            return Envelope(True, Action.UNCHANGED, f"{clean} unchanged", WriteResult(clean, False, len(text)))
-        ctx.vault.write_note(clean, text, prior=current)
+            return False
+        ctx.vault.update_note(clean, text, current)
+        return True
+
+    with ctx.vault.storage.lock():
+        changed = planned_again_if_edited(put_once)
+    if not changed:
+        return Envelope(True, Action.UNCHANGED, f"{clean} unchanged", WriteResult(clean, False, len(text)))
     return Envelope(True, Action.WRITTEN, f"wrote {clean} ({len(text)} chars)", WriteResult(clean, True, len(text)))
 
 

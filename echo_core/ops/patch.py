@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import usage_error
 from echo_core.frontmatter import split_frontmatter
 from echo_core.models import Envelope
@@ -104,13 +105,18 @@ def patch_note(ctx: EchoContext, path: str, operation: PatchOperation,
     clean = require_note_path(path)  # a dry run too: it says what a real run would do
     require_text(content, "content")
     require_text(target, "target")
-    with contextlib.nullcontext() if dry_run else ctx.vault.storage.lock():
+    def patch_once() -> tuple[str, str]:
         before = ctx.vault.storage.read(clean)
         after = patched_text(clean, before, operation, target_type, target, content)
+        if after != before and not dry_run:  # a person's save meanwhile: patch it again
+            ctx.vault.update_note(clean, after, before)
+        return before, after
+
+    with contextlib.nullcontext() if dry_run else ctx.vault.storage.lock():
+        before, after = planned_again_if_edited(patch_once)
         changed = after != before
         warnings: tuple[str, ...] = ()
         if changed and not dry_run:
-            ctx.vault.write_note(clean, after, prior=before)
             warnings = reindex_entity(ctx, clean, after)
     diff = note_diff(clean, before, after)
     result = PatchResult(clean, operation, target_type, target, changed, dry_run, diff)

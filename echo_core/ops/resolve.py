@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.entities import content_hash
 from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.models import Entity, Envelope
 from echo_core.names import slugify
 from echo_core.ops.links import link_reciprocally
 from echo_core.ops.telemetry import record_resolve_event
+from echo_core.ops.write_intent import StagedVault, commit, new_op_id
 from echo_core.protocols import EntityLookup
 from echo_core.write_scope import require_note_path
 
@@ -103,6 +105,22 @@ def _locate(ctx: EchoContext, index: EntityLookup, ref: str) -> str:
     return entity.path
 
 
+def _linked(ctx: EchoContext, index: EntityLookup, path_a: str, path_b: str) -> bool:
+    """Add the links of ``link`` to both notes as one operation (``write_intent``: both
+    written or neither, each only while it holds what was read, so a person's save
+    meanwhile raises ``EditedMeanwhile`` with nothing written); False when both already
+    link to each other."""
+    stage = StagedVault(ctx)
+    text_a, changed = link_reciprocally(stage, path_a, stage.storage.read(path_a), path_b)
+    if not changed:
+        return False
+    stage.write_note(path_a, text_a)
+    refreshed = [attrs.evolve(entity, h=content_hash(stage.storage.read(path)))
+                 for path in (path_a, path_b) if (entity := index.by_path(path)) is not None]
+    commit(ctx, stage, refreshed, new_op_id())
+    return True
+
+
 def link(ctx: EchoContext, a: str, b: str) -> Envelope[LinkResult]:
     """Add reciprocal ``## Related`` links between two notes (paths or names)."""
     with ctx.vault.storage.lock(), ctx.entity_names.one_snapshot():
@@ -110,16 +128,7 @@ def link(ctx: EchoContext, a: str, b: str) -> Envelope[LinkResult]:
         path_a, path_b = _locate(ctx, index, a), _locate(ctx, index, b)
         if path_a == path_b:
             raise usage_error(f"cannot link {path_a} to itself")
-        text_a, changed = link_reciprocally(ctx.vault, path_a, ctx.vault.storage.read(path_a), path_b)
-        if changed:
-            ctx.vault.write_note(path_a, text_a)
-            refreshed = []
-            for path in (path_a, path_b):
-                entity = index.by_path(path)
-                if entity is not None:
-                    refreshed.append(attrs.evolve(entity, h=content_hash(ctx.vault.storage.read(path))))
-            if refreshed:
-                ctx.entities.record(puts=refreshed)
+        changed = planned_again_if_edited(lambda: _linked(ctx, index, path_a, path_b))
     message = f"linked {path_a} <-> {path_b}" if changed else f"{path_a} and {path_b} already linked"
     return Envelope(True, Action.LINKED if changed else Action.UNCHANGED, message,
                     LinkResult(path_a, path_b, changed))

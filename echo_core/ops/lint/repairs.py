@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from echo_core.errors import EchoError
+from echo_core.errors import EchoError, EditedMeanwhile
 from echo_core.ops.frontmatter_backfill import backfill_frontmatter
 from echo_core.ops.index_sync import sync_paths
 from echo_core.ops.lint.model import Repair
@@ -46,7 +46,11 @@ def _write_frontmatter(ctx: EchoContext, snap: VaultSnapshot, path: str,
             log.info("lint: %s not repaired: %s", path, exc.message)
             return False
         if after != current:
-            ctx.vault.write_note(path, after, prior=current)
+            try:
+                ctx.vault.update_note(path, after, current)
+            except EditedMeanwhile:
+                log.info("lint: %s was edited while it was repaired; not repaired", path)
+                return False
     return True
 
 

@@ -21,7 +21,7 @@ import attrs
 
 from echo_core.corpus import index_doc
 from echo_core.entities import EntityIndex
-from echo_core.errors import EchoError
+from echo_core.errors import EchoError, EditedMeanwhile
 from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Entity
 from echo_core.names import name_key
@@ -96,12 +96,15 @@ def alias_proposals(ctx: EchoContext, entities: Sequence[Entity]) -> tuple[Alias
     return tuple(proposals.values())
 
 
-def apply_aliases(ctx: EchoContext, plan: SweepPlan,
-                  proposals: Sequence[AliasProposal]) -> SweepPlan:
-    """Add each proposed alias to its note's frontmatter ``aliases`` and return the plan
-    with those entities (and recall documents) re-derived from the new texts."""
+def apply_aliases(ctx: EchoContext, plan: SweepPlan, proposals: Sequence[AliasProposal]
+                  ) -> tuple[SweepPlan, tuple[AliasProposal, ...]]:
+    """Add each proposed alias to its note's frontmatter ``aliases``; return the plan
+    with those entities (and recall documents) re-derived from the new texts, and the
+    proposals applied. A note whose frontmatter cannot be edited line-wise, or that a
+    person saved while it was written (``Vault.update_note``), keeps its text: its
+    proposals are not applied and stay in the log for the next sweep."""
     if not proposals:
-        return plan
+        return plan, ()
     by_path: dict[str, list[str]] = defaultdict(list)
     for proposal in proposals:
         by_path[proposal.path].append(proposal.alias)
@@ -109,6 +112,7 @@ def apply_aliases(ctx: EchoContext, plan: SweepPlan,
     changed: dict[str, Entity] = {}
     docs = {d.path: d for d in plan.docs}
     slugs = {e.path: e.slug for e in plan.entities.entities}
+    written: set[str] = set()
     for path, aliases in sorted(by_path.items()):
         before = ctx.vault.storage.read(path)
         current = note_aliases(parse_note(path, before).frontmatter)
@@ -116,16 +120,21 @@ def apply_aliases(ctx: EchoContext, plan: SweepPlan,
             text = set_frontmatter_key(before, "aliases", [*current, *aliases])
         except EchoError:
             continue  # a block it cannot edit line-wise: the proposal stays in the log
-        ctx.vault.write_note(path, text, prior=before)
+        try:
+            ctx.vault.update_note(path, text, before)
+        except EditedMeanwhile:
+            continue  # a person saved it meanwhile: their text is kept, the proposal too
         entity = entity_of_text(path, text, slugs[path], folders, ctx.manifest)
         if entity is not None:
             changed[path] = entity
         doc = index_doc(parse_note(path, text))
         if doc is not None:
             docs[path] = doc
+        written.add(path)
     entities = tuple(changed.get(e.path, e) for e in plan.entities.entities)
-    return attrs.evolve(plan, entities=attrs.evolve(plan.entities, entities=entities),
-                        docs=tuple(docs.values()))
+    return (attrs.evolve(plan, entities=attrs.evolve(plan.entities, entities=entities),
+                         docs=tuple(docs.values())),
+            tuple(p for p in proposals if p.path in written))
 
 
 def consume_misses(ctx: EchoContext, proposals: Sequence[AliasProposal]) -> None:

@@ -96,7 +96,7 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
         if apply:
             write_marker(ctx, marker)
             write_notes(ctx, plan)
-            plan = apply_aliases(ctx, plan, aliases)
+            plan, aliases = apply_aliases(ctx, plan, aliases)  # those applied
             written = time.perf_counter()
             if aliases or entity_changes(plan) or not old.clean:
                 write_entity_index(ctx, plan, aside)

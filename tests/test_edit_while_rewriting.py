@@ -1,0 +1,200 @@
+"""Verbs that rewrite a note from the text they read (``put``, ``patch``, ``restore``,
+``set-frontmatter``, the inbox marks, ``heat``, lint's repairs, sweep's aliases) while
+a person saves that note (SPEC §1.3: an edit takes no lock). The person's save is never
+lost: a verb that plans from the text plans again on top of it, a verb that replaces the
+whole text keeps the save in the note history first, and a verb that cannot plan again
+leaves the note as the person saved it and says so. The save lands at the worst instant:
+the verb's new text fsynced in its temp file, not yet renamed (``hand_edit_kit``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from echo_core.edit_retry import EDIT_ATTEMPTS
+from echo_core.entities import content_hash
+from echo_core.errors import EditedMeanwhile
+from echo_core.ops.heat import PROMOTE_MIN_HITS, heat
+from echo_core.ops.history import restore_note
+from echo_core.ops.inbox_marks import mark_inbox
+from echo_core.ops.notes_io import put_note, set_frontmatter
+from echo_core.ops.patch import patch_note
+from echo_core.ops.sweep.full import full_sweep
+from echo_core.ops.telemetry import MISSES_FILE
+from echo_core.vault import INBOX_PATH
+from tests.capture_kit import VaultBox
+from tests.hand_edit_kit import saved_by_hand_at_first_fsync
+
+NOTE = "resources/concepts/durability.md"
+BEFORE = "---\ntype: concept\n---\n# Durability\n\nfirst text\n\n## Log\n- one\n"
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> VaultBox:
+    return VaultBox(tmp_path).init()
+
+
+def _hand_line(n: int) -> str:
+    return f"- added by hand ({n})\n"
+
+
+def _saves_by_hand(box: VaultBox, path: str, monkeypatch: pytest.MonkeyPatch,
+                   times: int = 1) -> list[int]:
+    """A person appends a numbered line to ``path`` while each of the next ``times``
+    writes of it sits in its temp file."""
+    made: list[int] = []
+
+    def save() -> None:
+        made.append(len(made) + 1)
+        with open(box.vault / path, "a", encoding="utf-8") as note:
+            note.write(_hand_line(len(made)))
+
+    saved_by_hand_at_first_fsync(monkeypatch, save, temp_of=Path(path).name, times=times)
+    return made
+
+
+def _kept(box: VaultBox, path: str) -> list[str]:
+    """The texts the note history keeps for ``path``."""
+    ctx = box.ctx()
+    return [ctx.history.text(path, v) for v in ctx.history.versions(path)]
+
+
+def test_a_put_meeting_a_hand_save_keeps_that_save_in_the_history(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    put_note(box.ctx(), NOTE, BEFORE)
+    saves = _saves_by_hand(box, NOTE, monkeypatch)
+    done = put_note(box.ctx(), NOTE, "# Durability\n\nthe agent's text\n")
+    assert done.action == "written" and saves == [1]
+    assert box.read(NOTE) == "# Durability\n\nthe agent's text\n"
+    kept = _kept(box, NOTE)
+    assert BEFORE + _hand_line(1) in kept  # the person's save, restorable
+    assert BEFORE in kept and len(kept) == 2
+
+
+def test_a_patch_meeting_a_hand_save_is_made_on_top_of_it(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    put_note(box.ctx(), NOTE, BEFORE)
+    _saves_by_hand(box, NOTE, monkeypatch)
+    done = patch_note(box.ctx(), NOTE, "append", "heading", "Log", "- two")
+    assert done.action == "updated"
+    text = box.read(NOTE)
+    assert _hand_line(1) in text and text.count("- two") == 1
+    assert "- one" in done.data.diff and _hand_line(1).strip() in done.data.diff
+
+
+def test_a_restore_meeting_a_hand_save_keeps_that_save_in_the_history(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    put_note(box.ctx(), NOTE, BEFORE)
+    put_note(box.ctx(), NOTE, "# Durability\n\nsecond text\n")
+    _saves_by_hand(box, NOTE, monkeypatch)
+    done = restore_note(box.ctx(), NOTE, "previous", confirm=True)
+    assert done.action == "restored" and box.read(NOTE) == BEFORE
+    assert "# Durability\n\nsecond text\n" + _hand_line(1) in _kept(box, NOTE)
+
+
+def test_a_frontmatter_key_set_during_a_hand_save_is_set_on_the_saved_text(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    put_note(box.ctx(), NOTE, BEFORE)
+    _saves_by_hand(box, NOTE, monkeypatch)
+    assert set_frontmatter(box.ctx(), NOTE, "status", "active").ok
+    text = box.read(NOTE)
+    assert "status: active" in text and text.endswith(_hand_line(1))
+
+
+def test_inbox_marks_made_during_a_hand_save_keep_the_line_the_person_added(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    waiting = "- 2026-03-01: call the bank"
+    put_note(box.ctx(), INBOX_PATH, f"# Inbox\n\n{waiting}\n")
+    _saves_by_hand(box, INBOX_PATH, monkeypatch)
+    ctx = box.ctx()
+    with ctx.vault.storage.lock():
+        assert mark_inbox(ctx, {waiting: f"- ~~{waiting[2:]}~~ → done"}) == 1
+    assert box.read(INBOX_PATH) == (f"# Inbox\n\n- ~~{waiting[2:]}~~ → done\n"
+                                    + _hand_line(1))
+
+
+def test_a_verb_meeting_a_hand_save_on_every_attempt_writes_nothing_and_keeps_each_save(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    put_note(box.ctx(), NOTE, BEFORE)
+    _saves_by_hand(box, NOTE, monkeypatch, times=EDIT_ATTEMPTS)
+    with pytest.raises(EditedMeanwhile) as refused:
+        put_note(box.ctx(), NOTE, "the agent's text\n")
+    assert NOTE in refused.value.message and "Run the operation again" in refused.value.message
+    last = BEFORE + "".join(_hand_line(n) for n in range(1, EDIT_ATTEMPTS + 1))
+    assert box.read(NOTE) == last  # the person's latest save stands
+    kept = _kept(box, NOTE)  # and each earlier one is in the history
+    assert all(BEFORE + "".join(_hand_line(n) for n in range(1, k)) in kept
+               for k in range(1, EDIT_ATTEMPTS + 1))
+    assert put_note(box.ctx(), NOTE, "the agent's text\n").action == "written"
+    assert last in _kept(box, NOTE)
+
+
+def test_heat_leaves_a_note_saved_by_hand_as_it_was_saved_and_says_so(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.operations.invoke import invoke
+
+    made = box.capture("Ada Lovelace", kind="person", body="Wrote the first program.")
+    path = made.data.path
+    for _ in range(PROMOTE_MIN_HITS):
+        assert invoke(box.ctx(), "recall", {"query": "first program", "limit": 1}).ok
+    _saves_by_hand(box, path, monkeypatch)
+    done = heat(box.ctx(), apply=True)
+    assert done.action == "unchanged" and not done.data.promote
+    [left] = done.data.skipped
+    assert left.path == path and "was edited while this operation ran" in left.reason
+    text = box.read(path)
+    assert text.endswith(_hand_line(1)) and "always_load" not in text
+
+
+def test_sweep_keeps_the_alias_proposal_of_a_note_saved_by_hand_for_the_next_sweep(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = box.capture("Vantage Systems", kind="company").data.path
+    log = box.ctx().state_dir / MISSES_FILE
+    line = json.dumps({"event": "merge_into", "mention": "VS Corp", "slug": "vantage-systems"})
+    log.write_text(f"{line}\n{line}\n", encoding="utf-8")
+    _saves_by_hand(box, path, monkeypatch)
+    done = full_sweep(box.ctx(), apply=True)
+    assert done.ok and not done.data.aliases
+    assert "VS Corp" not in box.read(path) and box.read(path).endswith(_hand_line(1))
+    assert log.read_text(encoding="utf-8").splitlines() == [line, line]  # not consumed
+    monkeypatch.undo()
+    again = full_sweep(box.ctx(), apply=True)
+    assert [a.alias for a in again.data.aliases] == ["VS Corp"]
+    text = box.read(path)
+    assert "VS Corp" in text and _hand_line(1) in text
+
+
+def test_lint_leaves_a_note_saved_by_hand_while_it_is_repaired_unrepaired(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops.lint.run import lint
+    from tests.lint_kit import PLANTED, box_like
+
+    planted = box_like("planted", tmp_path, tmp_path_factory)
+    babbage = PLANTED["incomplete-frontmatter"]
+    _saves_by_hand(planted, babbage, monkeypatch)
+    done = lint(planted.ctx(), fix=True, apply=True)
+    assert [r.applied for r in done.data.repairs if r.path == babbage] == [False]
+    assert planted.read(babbage).endswith(_hand_line(1))
+    assert "status: active" not in planted.read(babbage)
+    monkeypatch.undo()
+    again = lint(planted.ctx(), fix=True, apply=True)
+    assert [r.applied for r in again.data.repairs if r.path == babbage] == [True]
+    assert planted.read(babbage).endswith(_hand_line(1))
+
+
+def test_a_link_meeting_a_hand_save_links_both_notes_on_top_of_it(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops.resolve import link
+
+    ada = box.capture("Ada Lovelace", kind="person", body="Wrote the first program.").data.path
+    grace = box.capture("Grace Hopper", kind="person", body="Built a compiler.").data.path
+    saves = _saves_by_hand(box, grace, monkeypatch)
+    done = link(box.ctx(), "ada-lovelace", "grace-hopper")
+    assert done.action == "linked" and saves == [1]
+    assert _hand_line(1) in box.read(grace)
+    assert box.read(grace).count("[[ada-lovelace]]") == 1
+    assert box.read(ada).count("[[grace-hopper]]") == 1
+    assert box.entity("grace-hopper").h == content_hash(box.read(grace))
