@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from echo_core.actions import Action
-from echo_core.entities import Match, content_hash
 from echo_core.edit_retry import EDIT_ATTEMPTS, planned_again_if_edited
+from echo_core.entities import Match, content_hash
 from echo_core.errors import not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
@@ -39,7 +39,6 @@ from echo_core.vault_seen import require_initialised
 from echo_core.write_scope import require_note_path
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from echo_core.context import EchoContext
     from echo_core.ops.contradiction_check import Contradiction
