@@ -39,7 +39,6 @@ from echo_core.vault_seen import require_initialised
 from echo_core.write_scope import require_note_path
 
 if TYPE_CHECKING:
-
     from echo_core.context import EchoContext
     from echo_core.ops.contradiction_check import Contradiction
 
