@@ -42,6 +42,9 @@ class NoteWriter(Protocol):
     def write_note(self, path: str, text: str, *, prior: str | None = None,
                    keep_history: bool = True) -> object: ...
 
+    def update_note(self, path: str, text: str, prior: str | None, *,
+                    keep_history: bool = True) -> object: ...
+
 
 def _ignore_written(note: Note) -> None:
     return None
@@ -134,14 +137,17 @@ class Vault:
         the caller kept ``prior`` already."""
         return self._replaced(normalize_path(path), text, prior) is not None
 
-    def update_note(self, path: str, text: str, prior: str | None) -> Note:
+    def update_note(self, path: str, text: str, prior: str | None, *,
+                    keep_history: bool = True) -> Note:
         """Replace the note the caller read as ``prior`` (None: it was absent) with
-        ``text``: ``prior`` goes to ``keep_prior`` first (the history), then the note is
-        written only while it still holds ``prior`` (``replace_note``). Raises
-        ``EditedMeanwhile``, nothing written, when a person saved it in between; the
-        caller reads and plans again (``echo_core.edit_retry``)."""
+        ``text``: ``prior`` goes to ``keep_prior`` first (the history; not with
+        ``keep_history=False``, as ``write_note``), then the note is written only while
+        it still holds ``prior`` (``replace_note``). Raises ``EditedMeanwhile``, nothing
+        written, when a person saved it in between; the caller reads and plans again
+        (``echo_core.edit_retry``)."""
         clean = normalize_path(path)
-        if self._keep_prior is not None and prior is not None and prior != text:
+        if (self._keep_prior is not None and keep_history and prior is not None
+                and prior != text):
             self._keep_prior(clean, prior)
         note = self._replaced(clean, text, prior)
         if note is None:

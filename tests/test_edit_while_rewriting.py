@@ -198,3 +198,63 @@ def test_a_link_meeting_a_hand_save_links_both_notes_on_top_of_it(
     assert box.read(grace).count("[[ada-lovelace]]") == 1
     assert box.read(ada).count("[[grace-hopper]]") == 1
     assert box.entity("grace-hopper").h == content_hash(box.read(grace))
+
+
+def test_a_scope_set_during_a_hand_save_of_the_context_note_is_set_on_top_of_it(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops.scope import CONTEXT_PATH, set_scope
+
+    set_scope(box.ctx(), "ship the importer")
+    _saves_by_hand(box, CONTEXT_PATH, monkeypatch)
+    done = set_scope(box.ctx(), "harden the importer")
+    assert done.action == "updated" and done.data.previous == "ship the importer"
+    text = box.read(CONTEXT_PATH)
+    assert "harden the importer" in text and text.endswith(_hand_line(1))
+    assert "ship the importer" in text  # moved to the Scope History
+
+
+def test_an_agent_log_line_added_during_a_hand_save_of_the_daily_note_keeps_it(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime as _dt
+
+    from echo_core.ops.daily import append_agent_log, daily_note_path
+
+    day = _dt.date(2026, 3, 1)
+    ctx = box.ctx()
+    assert append_agent_log(ctx.vault, day, "- 2026-03-01: first")
+    path = daily_note_path(day)
+    _saves_by_hand(box, path, monkeypatch)
+    assert append_agent_log(box.ctx().vault, day, "- 2026-03-01: second")
+    text = box.read(path)
+    assert _hand_line(1) in text and text.count("- 2026-03-01: second") == 1
+    assert box.ctx().history.versions(path) == []  # agent-log lines keep no history
+
+
+def test_evolve_meeting_a_hand_save_archives_the_saved_text(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops.evolve import ARCHIVE_FOLDER, evolve_note
+
+    put_note(box.ctx(), NOTE, BEFORE)
+    _saves_by_hand(box, NOTE, monkeypatch)
+    done = evolve_note(box.ctx(), NOTE, "the team moved to Postgres",
+                       "# Durability\n\nnow on Postgres\n")
+    assert done.action == "written" and done.data.archive is not None
+    assert "now on Postgres" in box.read(NOTE)
+    assert _hand_line(1) in box.read(done.data.archive)
+    assert len(list((box.vault / ARCHIVE_FOLDER).rglob("durability--*.md"))) == 1  # one, not two
+
+
+def test_a_full_sweep_leaves_a_note_saved_by_hand_while_it_writes_it_and_says_so(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare = "resources/concepts/bare.md"
+    (box.vault / bare).parent.mkdir(parents=True, exist_ok=True)
+    (box.vault / bare).write_text("# Bare\n\nBody.\n", encoding="utf-8")
+    _saves_by_hand(box, bare, monkeypatch)
+    done = full_sweep(box.ctx(), apply=True)
+    assert done.ok and any(bare in w and "edited while the sweep" in w for w in done.warnings)
+    assert box.read(bare) == "# Bare\n\nBody.\n" + _hand_line(1)
+    monkeypatch.undo()
+    again = full_sweep(box.ctx(), apply=True)
+    assert not again.warnings
+    text = box.read(bare)
+    assert text.startswith("---\n") and text.endswith("# Bare\n\nBody.\n" + _hand_line(1))

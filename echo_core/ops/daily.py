@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.notes import append_under_heading
 from echo_core.templates import render_template
 from echo_core.vault import NoteWriter
@@ -30,11 +31,14 @@ def append_agent_log(vault: NoteWriter, day: _dt.date, line: str, *,
     operation that already logged (a session-end bundle applied again): then a line
     already present is not added twice."""
     path = daily_note_path(day)
-    if vault.storage.exists(path):
-        text = vault.storage.read(path)
-    else:
-        text = render_template("daily", date=day.isoformat(), title=day.isoformat())
-    new_text, changed = append_under_heading(text, AGENT_LOG_HEADING, [line], once=rerun)
-    if changed:
-        vault.write_note(path, new_text, keep_history=False)
-    return changed
+
+    def append_once() -> bool:
+        prior = vault.storage.read(path) if vault.storage.exists(path) else None
+        text = prior if prior is not None else render_template(
+            "daily", date=day.isoformat(), title=day.isoformat())
+        new_text, changed = append_under_heading(text, AGENT_LOG_HEADING, [line], once=rerun)
+        if changed:  # the daily note is a person's too: their save meanwhile is kept
+            vault.update_note(path, new_text, prior, keep_history=False)
+        return changed
+
+    return planned_again_if_edited(append_once)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import not_found, usage_error
 from echo_core.frontmatter import remove_frontmatter_key, set_frontmatter_key
 from echo_core.models import Entity, Envelope
@@ -99,27 +100,36 @@ def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
     if not text.strip():
         raise usage_error("text: the new version is empty; give the note's whole new text")
     require_initialised(ctx)
-    storage = ctx.vault.storage
-    with storage.lock():
+    with ctx.vault.storage.lock():
         recover_pending(ctx)
-        if not storage.exists(clean):
-            raise not_found(f"{clean}: no such note to evolve; `echo-memory ls` lists the notes")
-        old = storage.read(clean)
-        day = ctx.today()
-        archive = archive_path(storage, clean, day.isoformat())
-        new = set_frontmatter_key(mark_superseding(text, archive), "updated", day)
-        if _already_evolved(old, text):
-            return Envelope(True, Action.UNCHANGED, f"{clean} already holds this version",
-                            EvolveResult(clean, None, changed=False))
-        if dry_run:
-            return Envelope(True, Action.DRY_RUN,
-                            f"would archive {clean} as {archive} and write the new version",
-                            EvolveResult(clean, archive, changed=False))
-        vault = StagedVault(ctx)
-        vault.write_note(archive, archived_version(old, clean, why, day))
-        vault.write_note(clean, new, prior=old)
-        entity = _entity(ctx, clean, new)
-        commit(ctx, vault, [entity] if entity else [], op_id or new_op_id())
+        return planned_again_if_edited(
+            lambda: _evolved(ctx, clean, why, text, dry_run=dry_run, op_id=op_id))
+
+
+def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool,
+             op_id: str | None) -> Envelope[EvolveResult]:
+    """``evolve_note`` under the vault lock: the archive and the new version committed
+    together, the note only while it holds the text archived (``write_intent``: a
+    person's save meanwhile raises ``EditedMeanwhile``, nothing written)."""
+    storage = ctx.vault.storage
+    if not storage.exists(clean):
+        raise not_found(f"{clean}: no such note to evolve; `echo-memory ls` lists the notes")
+    old = storage.read(clean)
+    day = ctx.today()
+    archive = archive_path(storage, clean, day.isoformat())
+    new = set_frontmatter_key(mark_superseding(text, archive), "updated", day)
+    if _already_evolved(old, text):
+        return Envelope(True, Action.UNCHANGED, f"{clean} already holds this version",
+                        EvolveResult(clean, None, changed=False))
+    if dry_run:
+        return Envelope(True, Action.DRY_RUN,
+                        f"would archive {clean} as {archive} and write the new version",
+                        EvolveResult(clean, archive, changed=False))
+    vault = StagedVault(ctx)
+    vault.write_note(archive, archived_version(old, clean, why, day))
+    vault.write_note(clean, new, prior=old)
+    entity = _entity(ctx, clean, new)
+    commit(ctx, vault, [entity] if entity else [], op_id or new_op_id())
     return Envelope(True, Action.WRITTEN, f"evolved {clean}; the old version is {archive}",
                     EvolveResult(clean, archive))
 

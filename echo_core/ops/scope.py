@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import usage_error
 from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Envelope
@@ -154,6 +155,31 @@ def _history_line(day: str, scope: str) -> str:
     return f"- {day}: " + " / ".join(line.strip() for line in scope.splitlines() if line.strip())
 
 
+def _scope_written(ctx: EchoContext, scope: str
+                   ) -> ScopeResult | tuple[ScopeResult, _dt.datetime]:
+    """Write ``scope`` into the context note, written only while the note holds the text
+    read (``Vault.update_note``: a person's save meanwhile raises ``EditedMeanwhile``,
+    nothing written); the scope before and the stamp, or the current scope when it is
+    already ``scope``."""
+    prior = ctx.vault.text_or_none(CONTEXT_PATH)
+    text = _read_context(ctx) if prior is None else prior
+    before = read_scope(ctx, text)
+    if before.scope == scope:
+        return before
+    day = ctx.today()
+    stamp = _dt.datetime.combine(day, ctx.now().time().replace(microsecond=0))
+    today = day.isoformat()
+    if before.scope and before.scope != PLACEHOLDER:
+        history = section_body(text, "Scope History") or ""
+        entry = _history_line(before.scope_updated[:10] or today, before.scope)
+        text = replace_section_body(text, "Scope History",
+                                    entry + ("\n" + history if history else ""))
+    text = replace_section_body(text, "Scope", scope)
+    text = set_frontmatter_key(text, "scope_updated", stamp)
+    ctx.vault.update_note(CONTEXT_PATH, text, prior)
+    return before, stamp
+
+
 def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
     """Replace the scope; the prior one goes (dated by its ``scope_updated``) to the top
     of Scope History. The same scope again changes nothing. Errors: 2 for an empty or
@@ -164,21 +190,10 @@ def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
     if len(scope) > MAX_SCOPE:
         raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
     with ctx.vault.storage.lock():
-        text = _read_context(ctx)
-        before = read_scope(ctx, text)
-        if before.scope == scope:
-            return Envelope(True, Action.UNCHANGED, "scope unchanged", before)
-        day = ctx.today()
-        stamp = _dt.datetime.combine(day, ctx.now().time().replace(microsecond=0))
-        today = day.isoformat()
-        if before.scope and before.scope != PLACEHOLDER:
-            history = section_body(text, "Scope History") or ""
-            entry = _history_line(before.scope_updated[:10] or today, before.scope)
-            text = replace_section_body(text, "Scope History",
-                                        entry + ("\n" + history if history else ""))
-        text = replace_section_body(text, "Scope", scope)
-        text = set_frontmatter_key(text, "scope_updated", stamp)
-        ctx.vault.write_note(CONTEXT_PATH, text)
+        planned = planned_again_if_edited(lambda: _scope_written(ctx, scope))
+    if isinstance(planned, ScopeResult):
+        return Envelope(True, Action.UNCHANGED, "scope unchanged", planned)
+    before, stamp = planned
     updated = stamp.isoformat()
     result = ScopeResult(scope=scope, scope_updated=updated,
                          sessions_since=sessions_since(ctx, updated),

@@ -121,6 +121,13 @@ class StagedVault:
             keep = keep_history
         self.planned[path] = PlannedWrite(path, text, before, keep)
 
+    def update_note(self, path: str, text: str, prior: str | None, *,
+                    keep_history: bool = True) -> None:
+        """``write_note`` with the text the caller read: ``commit`` writes it only while
+        the note still holds what was first read of it (so a staged update never raises
+        ``EditedMeanwhile`` here; ``commit`` does)."""
+        self.write_note(path, text, prior=prior, keep_history=keep_history)
+
     def _current(self, path: str) -> str | None:
         return self._ctx.vault.text_or_none(path)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from echo_core.entities import EntityIndex
-from echo_core.errors import EchoError
+from echo_core.errors import EchoError, EditedMeanwhile
 from echo_core.ops.sweep.index_files import OldIndex, aside_path, set_aside
 from echo_core.ops.sweep.marker import MarkerPlan
 from echo_core.ops.sweep.model import SetAside
@@ -33,12 +33,20 @@ def write_marker(ctx: EchoContext, marker: MarkerPlan) -> None:
         ctx.vault.write_note(MARKER_PATH, marker.new_text, prior=marker.current)
 
 
-def write_notes(ctx: EchoContext, plan: SweepPlan) -> None:
-    """Rewrite every note the plan changes. The recall index is not told of each one
-    (``EchoContext.vault_for_rebuild``): the sweep rebuilds it from the plan next."""
+def write_notes(ctx: EchoContext, plan: SweepPlan) -> tuple[str, ...]:
+    """Rewrite every note the plan changes, each only while it holds the text the plan
+    was made from (``Vault.update_note``); the paths a person saved meanwhile, left as
+    they saved them (the next sweep plans them again: their stamps changed). The recall
+    index is not told of each one (``EchoContext.vault_for_rebuild``): the sweep
+    rebuilds it from the plan next."""
     vault = ctx.vault_for_rebuild()
+    left: list[str] = []
     for write in plan.writes:
-        vault.write_note(write.path, write.text, prior=write.prior)
+        try:
+            vault.update_note(write.path, write.text, write.prior)
+        except EditedMeanwhile:
+            left.append(write.path)
+    return tuple(left)
 
 
 def write_entity_index(ctx: EchoContext, plan: SweepPlan, aside: tuple[SetAside, ...]) -> None:

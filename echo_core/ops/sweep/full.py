@@ -93,9 +93,10 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
         planned = time.perf_counter()
         phases = SweepPhases(scan=scanned - start, plan=planned - scanned)
         indexed = len(plan.docs)
+        edited: tuple[str, ...] = ()
         if apply:
             write_marker(ctx, marker)
-            write_notes(ctx, plan)
+            edited = write_notes(ctx, plan)
             plan, aliases = apply_aliases(ctx, plan, aliases)  # those applied
             written = time.perf_counter()
             if aliases or entity_changes(plan) or not old.clean:
@@ -120,7 +121,9 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
         recall_indexed=indexed, unreadable=facts.unreadable,
         seconds=time.perf_counter() - start, phases=phases, decay=decayed)
     return Envelope(True, _action(result), _message(result), result,
-                    tuple(f"could not read {p}: left as it is" for p in facts.unreadable))
+                    tuple(f"could not read {p}: left as it is" for p in facts.unreadable)
+                    + tuple(f"{p} was edited while the sweep wrote it: left as saved; the "
+                            "next sweep plans it again" for p in edited))
 
 
 def _final_digests(facts: VaultFacts, plan: SweepPlan) -> dict[str, str]:
