@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.corpus import index_doc as index_doc
     from echo_core.digests import blake2b as blake2b
     from echo_core.digests import sha256 as sha256
+    from echo_core.edit_retry import EDIT_ATTEMPTS as EDIT_ATTEMPTS
+    from echo_core.edit_retry import planned_again_if_edited as planned_again_if_edited
     from echo_core.entities import Match as Match
     from echo_core.entities import entity_names as entity_names
     from echo_core.errors import CODE_NAMES as CODE_NAMES
@@ -220,6 +222,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ForkedWork", "start_forked"), "echo_core.forked_work"),
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",
+    **dict.fromkeys(("EDIT_ATTEMPTS", "planned_again_if_edited"), "echo_core.edit_retry"),
     **dict.fromkeys(("cached_output", "remember_output"), "echo_core.output_cache"),
     "lazy_logger": "echo_core.lazy_log",
     "collector_paused": "echo_core.bulk_work",

@@ -218,3 +218,18 @@ def test_mcp_digest(box: VaultBox) -> None:
         with_client(server, body)
     finally:
         server.runner.close()
+
+
+def test_a_person_saving_the_digest_while_it_is_rewritten_finds_that_save_in_the_history(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.hand_edit_kit import saved_by_hand_at_first_fsync
+
+    write_digest(ctx_of(box), box.ctx().today())
+    flag_turn(ctx_of(box), "s-errors", "1", "read the config first")
+    mine = box.read(NOTE) + "- my own note on today\n"
+    saved_by_hand_at_first_fsync(monkeypatch, lambda: (box.vault / NOTE).write_text(
+        mine, encoding="utf-8"), temp_of=Path(NOTE).name)
+    later = write_digest(ctx_of(box, "2026-03-01T19:00:00"), box.ctx().today())
+    assert later.action == "written" and "flagged x1" in box.read(NOTE)
+    ctx = box.ctx()
+    assert mine in [ctx.history.text(NOTE, v) for v in ctx.history.versions(NOTE)]

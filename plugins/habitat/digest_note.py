@@ -155,7 +155,7 @@ def _related(storage: Any, day: _dt.date) -> tuple[str, ...]:
 
 def write_digest(ctx: Any, day: _dt.date, *, dry_run: bool = False) -> Envelope[DigestResult]:
     """Compose, render and (unless ``dry_run``) write ``day``'s digest note."""
-    from echo_core import sync_paths
+    from echo_core import planned_again_if_edited, sync_paths
     from plugins.habitat.paths import habitat_dir
     from plugins.habitat.patterns_scan import scan
 
@@ -163,12 +163,15 @@ def write_digest(ctx: Any, day: _dt.date, *, dry_run: bool = False) -> Envelope[
     digest = compose(ctx, day)
     path = digest_path(digest.date)
     storage = ctx.vault.storage
-    with storage.lock():
+    def write_once() -> tuple[str, bool]:  # a person's save meanwhile: history, then again
         text = render_note(digest, ctx.today(), _related(storage, day))
         current = storage.read(path) if storage.exists(path) else None
-        changed = current != text
-        if changed and not dry_run:
-            ctx.vault.write_note(path, text, prior=current)
+        if current != text and not dry_run:
+            ctx.vault.update_note(path, text, current)
+        return text, current != text
+
+    with storage.lock():
+        text, changed = planned_again_if_edited(write_once)
     if changed and not dry_run:
         sync_paths(ctx, [path], recall=False)
     if not dry_run:
