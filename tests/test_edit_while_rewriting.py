@@ -258,3 +258,39 @@ def test_a_full_sweep_leaves_a_note_saved_by_hand_while_it_writes_it_and_says_so
     assert not again.warnings
     text = box.read(bare)
     assert text.startswith("---\n") and text.endswith("# Bare\n\nBody.\n" + _hand_line(1))
+
+
+def test_decay_rewrites_the_links_of_a_note_saved_by_hand_on_top_of_that_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_sweep_decay import PLAN, _vault
+
+    decaying = _vault(tmp_path)
+    _saves_by_hand(decaying, PLAN, monkeypatch)
+    done = full_sweep(decaying.ctx(), apply=True, decay=True, projects=("website-redesign",))
+    assert done.ok and not done.warnings
+    plan = decaying.read(PLAN)
+    assert plan.endswith(_hand_line(1)) and "[[projects/on-hold/website-redesign]]" in plan
+    assert "projects/active/website-redesign" not in plan
+
+
+def test_decay_leaves_the_preferences_saved_by_hand_and_the_next_run_doubles_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops.sweep.decay_observations import PREFERENCES_PATH
+    from tests.test_sweep_decay import ARCHIVE_2025, _vault
+
+    decaying = _vault(tmp_path)
+    _saves_by_hand(decaying, PREFERENCES_PATH, monkeypatch)
+    done = full_sweep(decaying.ctx(), apply=True, decay=True)
+    assert any(PREFERENCES_PATH in w and "edited while" in w for w in done.warnings)
+    kept = decaying.read(PREFERENCES_PATH)
+    assert kept.endswith(_hand_line(1)) and "observation number 0\n" in kept
+    archived = decaying.read(ARCHIVE_2025)
+    monkeypatch.undo()
+    again = full_sweep(decaying.ctx(), apply=True, decay=True)
+    assert again.ok and not again.warnings
+    now = decaying.read(ARCHIVE_2025)  # the hand line is one more observation: one more
+    assert now.startswith(archived)    # goes, and none is archived twice
+    items = [line for line in now.splitlines() if line.startswith("- ")]
+    assert len(items) == len(set(items))
+    assert "observation number 0\n" not in decaying.read(PREFERENCES_PATH)
+    assert _hand_line(1) in decaying.read(PREFERENCES_PATH)

@@ -23,13 +23,15 @@ is at its new path. A second run finds nothing to do.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
-from echo_core.errors import EchoError
-from echo_core.ops.sweep.decay_model import DecayReport, LinkRewrite
+from echo_core.edit_retry import planned_again_if_edited
+from echo_core.errors import EchoError, EditedMeanwhile
+from echo_core.ops.sweep.decay_model import DecayReport, LinkRewrite, ProjectMove
 from echo_core.ops.sweep.decay_observations import (
     PREFERENCES_PATH,
     ObservationsPlan,
@@ -53,6 +55,7 @@ from echo_core.storage_base import none_if_absent
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
     from echo_core.protocols import Storage
+    from echo_core.vault import Vault
 
 BATCH = 512
 
@@ -132,24 +135,56 @@ def plan_decay(ctx: EchoContext, confirm: Sequence[str] = ()) -> DecayPlan:
     return DecayPlan(observations, tuple(working), projects, links, report)
 
 
-def apply_decay(ctx: EchoContext, plan: DecayPlan) -> DecayReport:
+def apply_decay(ctx: EchoContext, plan: DecayPlan) -> tuple[DecayReport, tuple[str, ...]]:
     """Write ``plan`` (caller holds the vault lock): archives, then the preferences note;
     the working notes; each moved project at its new path, the rewritten links, then the
-    old paths deleted. Returns the plan's report."""
+    old paths deleted. Returns the plan's report and the notes a person saved while
+    decay wrote them (``Vault.update_note``), left as saved: an archive or the
+    preferences note (then the observations stay in the preferences for the next run,
+    which writes no line twice), a working note. A note whose links are rewritten is
+    read and rewritten again instead. A moved project's old text goes to the history
+    when its old path is deleted, whoever saved it last."""
     vault = ctx.vault_for_rebuild()
+    edited: list[str] = []
     obs = plan.observations
     for archive in obs.archives:
-        vault.write_note(archive.path, archive.text, prior=archive.prior)
-    if obs.preferences is not None and obs.preferences != obs.preferences_prior:
-        vault.write_note(PREFERENCES_PATH, obs.preferences, prior=obs.preferences_prior)
+        if not _updated(vault, archive.path, archive.text, archive.prior, edited):
+            break  # its observations must stay in the preferences
+    else:
+        if obs.preferences is not None and obs.preferences != obs.preferences_prior:
+            _updated(vault, PREFERENCES_PATH, obs.preferences, obs.preferences_prior, edited)
     for working in plan.working:
-        vault.write_note(working.archived.path, working.text, prior=working.prior)
+        _updated(vault, working.archived.path, working.text, working.prior, edited)
     moving = [w for w in plan.projects.moves if blocked(w) is None]
     for write in moving:
         if not finishes_move(write):
             vault.write_note(write.move.to, write.text, prior=write.existing)
-    for path, (prior, text, _rewrites) in sorted(plan.links.items()):
-        vault.write_note(path, text, prior=prior)
+    moves = [w.move for w in moving]
+    for path in sorted(plan.links):
+        planned_again_if_edited(functools.partial(_relinked, vault, path, moves))
     for write in moving:
         vault.delete_note(write.move.path)
-    return plan.report
+    return plan.report, tuple(edited)
+
+
+def _updated(vault: Vault, path: str, text: str, prior: str | None,
+             edited: list[str]) -> bool:
+    """``vault.update_note``; False, with ``path`` added to ``edited``, when a person
+    saved the note meanwhile (nothing written)."""
+    try:
+        vault.update_note(path, text, prior)
+    except EditedMeanwhile:
+        edited.append(path)
+        return False
+    return True
+
+
+def _relinked(vault: Vault, path: str, moves: Sequence[ProjectMove]) -> None:
+    """Point ``path``'s links to the moved notes at their new paths, from its text now
+    (``Vault.update_note``: a person's save meanwhile raises ``EditedMeanwhile``)."""
+    before = none_if_absent(lambda: vault.storage.read(path))
+    if before is None:
+        return
+    after, _changed = rewrite_links(before, moves)
+    if after != before:
+        vault.update_note(path, after, before)

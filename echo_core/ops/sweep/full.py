@@ -81,9 +81,11 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
     with lock:
         marker = plan_marker(storage, ctx.manifest.schema_version, ctx.today())
         decayed = None
+        edited: tuple[str, ...] = ()
         if decay:
             decay_plan = plan_decay(ctx, projects)
-            decayed = apply_decay(ctx, decay_plan) if apply else decay_plan.report
+            decayed, edited = apply_decay(ctx, decay_plan) if apply else (
+                decay_plan.report, ())
         facts = read_vault(ctx)
         old = read_old_index(storage)
         scanned = time.perf_counter()
@@ -93,10 +95,9 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
         planned = time.perf_counter()
         phases = SweepPhases(scan=scanned - start, plan=planned - scanned)
         indexed = len(plan.docs)
-        edited: tuple[str, ...] = ()
         if apply:
             write_marker(ctx, marker)
-            edited = write_notes(ctx, plan)
+            edited += write_notes(ctx, plan)
             plan, aliases = apply_aliases(ctx, plan, aliases)  # those applied
             written = time.perf_counter()
             if aliases or entity_changes(plan) or not old.clean:
@@ -123,7 +124,7 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
     return Envelope(True, _action(result), _message(result), result,
                     tuple(f"could not read {p}: left as it is" for p in facts.unreadable)
                     + tuple(f"{p} was edited while the sweep wrote it: left as saved; the "
-                            "next sweep plans it again" for p in edited))
+                            "next sweep plans it again" for p in dict.fromkeys(edited)))
 
 
 def _final_digests(facts: VaultFacts, plan: SweepPlan) -> dict[str, str]:
