@@ -294,3 +294,28 @@ def test_decay_leaves_the_preferences_saved_by_hand_and_the_next_run_doubles_not
     assert len(items) == len(set(items))
     assert "observation number 0\n" not in decaying.read(PREFERENCES_PATH)
     assert _hand_line(1) in decaying.read(PREFERENCES_PATH)
+
+
+def test_a_daily_note_a_person_creates_while_a_capture_logs_to_it_is_kept(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime as _dt
+
+    from echo_core.ops import daily
+
+    path = box.vault / daily.daily_note_path(_dt.date(2026, 3, 1))
+    real = daily.render_template
+    made: list[str] = []
+
+    def created_by_hand_meanwhile(name: str, **values: str) -> str:
+        text = real(name, **values)
+        if not made:  # the capture found no daily note; the person saves one now
+            made.append(str(path))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("# My own day\n\n- written by hand\n", encoding="utf-8")
+        return text
+
+    monkeypatch.setattr(daily, "render_template", created_by_hand_meanwhile)
+    assert box.capture("Ada Lovelace", kind="person", body="Wrote the first program.").ok
+    text = path.read_text(encoding="utf-8")
+    assert made and text.startswith("# My own day\n\n- written by hand\n")
+    assert text.count("ada-lovelace") == 1  # the agent log line, added once on top

@@ -113,20 +113,20 @@ class StagedVault:
                    keep_history: bool = True) -> None:
         """Stage ``text`` for ``path``; ``prior`` is the current text when the caller read
         it (otherwise it is read here, once per path)."""
-        earlier = self.planned.get(path)
-        if earlier is not None:
-            before, keep = earlier.prior, earlier.keep_history or keep_history
-        else:
-            before = prior if prior is not None else self._current(path)
-            keep = keep_history
-        self.planned[path] = PlannedWrite(path, text, before, keep)
+        if path not in self.planned and prior is None:
+            prior = self._current(path)
+        self.update_note(path, text, prior, keep_history=keep_history)
 
     def update_note(self, path: str, text: str, prior: str | None, *,
                     keep_history: bool = True) -> None:
-        """``write_note`` with the text the caller read: ``commit`` writes it only while
-        the note still holds what was first read of it (so a staged update never raises
-        ``EditedMeanwhile`` here; ``commit`` does)."""
-        self.write_note(path, text, prior=prior, keep_history=keep_history)
+        """Stage ``text`` for ``path``, read as ``prior`` (None: absent) when the stage
+        holds nothing for it yet: ``commit`` writes it only while the note still holds
+        what was first read of it (so a staged update never raises ``EditedMeanwhile``
+        here; ``commit`` does)."""
+        earlier = self.planned.get(path)
+        if earlier is not None:
+            prior, keep_history = earlier.prior, earlier.keep_history or keep_history
+        self.planned[path] = PlannedWrite(path, text, prior, keep_history)
 
     def _current(self, path: str) -> str | None:
         return self._ctx.vault.text_or_none(path)
