@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -319,3 +320,30 @@ def test_a_daily_note_a_person_creates_while_a_capture_logs_to_it_is_kept(
     text = path.read_text(encoding="utf-8")
     assert made and text.startswith("# My own day\n\n- written by hand\n")
     assert text.count("ada-lovelace") == 1  # the agent log line, added once on top
+
+
+def test_a_note_a_person_saves_where_a_capture_is_creating_one_is_kept(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops import capture as capture_op
+
+    real = capture_op._new_note_text
+    made: list[Path] = []
+
+    def saved_by_hand_there(ctx: Any, req: Any, route: Any, today: Any) -> str:
+        text = real(ctx, req, route, today)
+        if not made:  # the capture chose its path; the person saves a note there now
+            made.append(box.vault / "resources/people/ada-lovelace.md")
+            made[0].parent.mkdir(parents=True, exist_ok=True)
+            made[0].write_text("# Ada Lovelace\n\nMy own note on her.\n", encoding="utf-8")
+        return text
+
+    monkeypatch.setattr(capture_op, "_new_note_text", saved_by_hand_there)
+    done = box.capture("Ada Lovelace", kind="person", body="Wrote the first program.")
+    assert done.ok and made
+    kept = made[0].read_text(encoding="utf-8")
+    assert "My own note on her." in kept
+    notes = [p for p in (box.vault / "resources/people").glob("*.md")
+             if "Wrote the first program." in p.read_text(encoding="utf-8")]
+    assert len(notes) == 1  # the capture landed once, beside the person's note: it had
+    # resolved the title before that note existed (a second note, where the old code
+    # overwrote the person's)

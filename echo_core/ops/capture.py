@@ -393,7 +393,7 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
 
         text, old_entry = supersede_note(vault, old, path, text, today)
         refreshed += [old_entry] if old_entry else []
-    vault.write_note(path, text)
+    vault.update_note(path, text, None)  # written only while still absent (commit)
     entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,
                     aliases=req.aliases, h=content_hash(text))
     append_agent_log(vault, today, f"- {today.isoformat()}: created {route.kind} "
