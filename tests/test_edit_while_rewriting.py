@@ -347,3 +347,26 @@ def test_a_note_a_person_saves_where_a_capture_is_creating_one_is_kept(
     assert len(notes) == 1  # the capture landed once, beside the person's note: it had
     # resolved the title before that note existed (a second note, where the old code
     # overwrote the person's)
+
+
+def test_a_note_a_link_reads_and_a_person_saves_before_it_is_staged_keeps_the_save(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from echo_core.ops import links
+    from echo_core.ops.resolve import link
+
+    box.capture("Ada Lovelace", kind="person", body="Wrote the first program.")
+    grace = box.capture("Grace Hopper", kind="person", body="Built a compiler.").data.path
+    real = links.add_related
+    saves: list[int] = []
+
+    def saved_by_hand_first(text: str, target: str) -> tuple[str, bool]:
+        if not saves and target.startswith("resources/people/ada"):  # grace's new text
+            saves.append(1)
+            with open(box.vault / grace, "a", encoding="utf-8") as note:
+                note.write(_hand_line(1))
+        return real(text, target)
+
+    monkeypatch.setattr(links, "add_related", saved_by_hand_first)
+    assert link(box.ctx(), "ada-lovelace", "grace-hopper").action == "linked" and saves
+    text = box.read(grace)
+    assert _hand_line(1) in text and text.count("[[ada-lovelace]]") == 1

@@ -126,7 +126,7 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
                         f"would archive {clean} as {archive} and write the new version",
                         EvolveResult(clean, archive, changed=False))
     vault = StagedVault(ctx)
-    vault.write_note(archive, archived_version(old, clean, why, day))
+    vault.update_note(archive, archived_version(old, clean, why, day), None)  # a new file
     vault.write_note(clean, new, prior=old)
     entity = _entity(ctx, clean, new)
     commit(ctx, vault, [entity] if entity else [], op_id or new_op_id())

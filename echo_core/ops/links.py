@@ -104,5 +104,5 @@ def _link(vault: NoteWriter, a_path: str, a_text: str, b_path: str, *,
     new_a, changed_a = (a_text, False) if b_expires and not a_expires else add_related(a_text, b_path)
     new_b, changed_b = (b_text, False) if a_expires and not b_expires else add_related(b_text, a_path)
     if changed_b:
-        vault.write_note(b_path, new_b)
+        vault.update_note(b_path, new_b, b_text)
     return new_a, changed_a or changed_b
