@@ -18,9 +18,9 @@ from tests.conftest import REPO
 BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
 
-def _child(code: str) -> subprocess.CompletedProcess[str]:
+def _child(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False, cwd=REPO, timeout=60, env=BUFFERED)
+                          check=False, cwd=REPO, timeout=timeout, env=BUFFERED)
 
 
 @pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (3, 3), (78, 78),
@@ -41,6 +41,17 @@ def test_pending_output_atexit_handlers_and_threads_all_finish_before_the_exit()
     assert done.returncode == 7
     assert done.stdout.startswith("x" * 100000) and done.stdout.endswith("thread done\n")
     assert done.stderr == "to stderratexit ran\n"
+
+
+def test_a_thread_pool_nobody_shut_down_does_not_keep_the_process_alive() -> None:
+    done = _child(
+        "import concurrent.futures, time\n"
+        "from plugins.transport_cli.process_exit import exit_now\n"
+        "pool = concurrent.futures.ThreadPoolExecutor(2)\n"
+        "pool.submit(time.sleep, 0.1).result()\n"
+        "pool.submit(print, 'last task')\n"
+        "exit_now(0)\n", timeout=20)
+    assert done.returncode == 0 and done.stdout == "last task\n"
 
 
 def test_a_message_exit_prints_it_and_exits_1() -> None:
