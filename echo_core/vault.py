@@ -102,7 +102,9 @@ class Vault:
 
     def write_note(self, path: str, text: str, *, prior: str | None = None,
                    keep_history: bool = True) -> Note:
-        """Atomically write the whole note and fire ``on_written``.
+        """Atomically write the whole note and fire ``on_written``, whatever the note
+        holds now: a write planned from the note's text goes through ``update_note``
+        instead, so a person's save made since the read is not replaced.
 
         ``prior``: the note's current text when the caller has just read it (under the
         vault lock); it saves the read ``keep_prior`` needs. None: read it here.
