@@ -16,6 +16,10 @@ run builds), and the median wall time and the largest peak RSS are reported:
   process, is waited for, untimed, before the next command runs);
 * ``echo-memory capture`` of a new title (create) and of one title again (update).
 
+A kept vault is the same at the start of every run: the day's note and the note the
+update row updates are written anew (``TYPICAL_DAY``: a dozen captures logged;
+``UPDATED_TEXT``: five facts), so neither grows with the runs made before.
+
 The commands run as an installed package does, with bytecode (``PYTHONDONTWRITEBYTECODE``
 is dropped from their environment, so the warm-up run writes what a source checkout
 lacks). By default they are the ``echo-memory`` on PATH and this interpreter: in a
@@ -140,6 +144,22 @@ def on_path() -> tuple[str, str]:
     return sys.executable, exe
 
 
+#: The day's note every run starts from (the SessionStart brief shows its agent log): a
+#: working day's dozen captures and a session, not the thousands of lines that the
+#: captures of every earlier run of this bench would otherwise pile up in it.
+DAILY_NOTE = "journal/daily/2026-03-01.md"
+TYPICAL_DAY = ("---\ntype: daily\ncreated: \"2026-03-01\"\ntags: [daily]\n---\n# 2026-03-01\n\n"
+               "## Agent Log\n"
+               + "".join(f"- 2026-03-01: {'created' if n % 3 else 'updated'} concept "
+                         f"[[bench-day-note-{n}]]\n" for n in range(12))
+               + "- 2026-03-01: session [[_agent/sessions/2026-03-01-0900]]\n")
+#: The note the update row updates, as every run starts from it (five facts so far).
+UPDATED_NOTE = "resources/concepts/cold-bench-updated.md"
+UPDATED_TEXT = ("---\ntype: concept\nstatus: active\ncreated: 2026-03-01\nupdated: 2026-03-01\n"
+                "tags: [concept]\n---\n# Cold Bench Updated\n\nFact number 0.\n\n## Notes\n"
+                + "".join(f"- 2026-03-01: Fact number {n}.\n" for n in range(1, 6)))
+
+
 def measure_size(size: int, work: Path, runs: int,
                  programs: tuple[str, str]) -> dict[str, dict[str, float | None]]:
     python, exe = programs
@@ -159,6 +179,10 @@ def measure_size(size: int, work: Path, runs: int,
     # lacks; with PYTHONDONTWRITEBYTECODE every run would compile the sources again)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     queries = draw_queries(recall_sampler(), runs + 2)
+    # the same day for every run of this bench: the captures of earlier runs logged to it
+    for path, text in ((DAILY_NOTE, TYPICAL_DAY), (UPDATED_NOTE, UPDATED_TEXT)):
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text, encoding="utf-8")
     # the first cold run builds the indexes and the manifest: not what a user meets each time
     began = time.perf_counter()
     subprocess.run([exe, "sweep", "--fast"], env=env, capture_output=True, check=True)
