@@ -172,12 +172,13 @@ class Vault:
         return note
 
     def create_if_absent(self, path: str, text: str) -> bool:
-        """Write ``text`` only when nothing is at ``path`` yet. True when created."""
+        """Write ``text`` only when nothing is at ``path`` yet, checked as late as the
+        storage allows (``replace_note``: a note a person saves there meanwhile is kept).
+        True when created."""
         clean = normalize_path(path)
         if self.storage.exists(clean):
             return False
-        self.write_note(clean, text)
-        return True
+        return self.replace_note(clean, text, None)
 
     def append_line(self, path: str, line: str) -> bool:
         """Idempotently append one line; fires ``on_written`` only when appended."""

@@ -370,3 +370,13 @@ def test_a_note_a_link_reads_and_a_person_saves_before_it_is_staged_keeps_the_sa
     assert link(box.ctx(), "ada-lovelace", "grace-hopper").action == "linked" and saves
     text = box.read(grace)
     assert _hand_line(1) in text and text.count("[[ada-lovelace]]") == 1
+
+
+def test_a_file_a_person_saves_where_one_is_created_if_absent_is_kept(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = "inbox/processing-log-2026-03-01.md"
+    saved_by_hand_at_first_fsync(monkeypatch, lambda: (box.vault / path).write_text(
+        "# My log\n", encoding="utf-8"), temp_of=Path(path).name)
+    assert box.ctx().vault.create_if_absent(path, "# Processing log\n") is False
+    assert box.read(path) == "# My log\n"
+    assert box.ctx().vault.create_if_absent(path, "# Processing log\n") is False
