@@ -322,7 +322,7 @@ def test_a_daily_note_a_person_creates_while_a_capture_logs_to_it_is_kept(
     assert text.count("ada-lovelace") == 1  # the agent log line, added once on top
 
 
-def test_a_note_a_person_saves_where_a_capture_is_creating_one_is_kept(
+def test_a_note_a_person_saves_where_a_capture_is_creating_one_is_kept_and_updated(
         box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
     from echo_core.ops import capture as capture_op
 
@@ -339,14 +339,11 @@ def test_a_note_a_person_saves_where_a_capture_is_creating_one_is_kept(
 
     monkeypatch.setattr(capture_op, "_new_note_text", saved_by_hand_there)
     done = box.capture("Ada Lovelace", kind="person", body="Wrote the first program.")
-    assert done.ok and made
+    assert done.ok and made and done.action == "updated"  # resolved again: that note
     kept = made[0].read_text(encoding="utf-8")
-    assert "My own note on her." in kept
-    notes = [p for p in (box.vault / "resources/people").glob("*.md")
-             if "Wrote the first program." in p.read_text(encoding="utf-8")]
-    assert len(notes) == 1  # the capture landed once, beside the person's note: it had
-    # resolved the title before that note existed (a second note, where the old code
-    # overwrote the person's)
+    assert "My own note on her." in kept and kept.count("Wrote the first program.") == 1
+    assert [p.name for p in made[0].parent.glob("ada-lovelace*.md")] == ["ada-lovelace.md"]
+    assert box.entity("ada-lovelace").path == "resources/people/ada-lovelace.md"
 
 
 def test_a_note_a_link_reads_and_a_person_saves_before_it_is_staged_keeps_the_save(

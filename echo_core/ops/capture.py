@@ -11,7 +11,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.edit_retry import EDIT_ATTEMPTS, planned_again_if_edited
 from echo_core.entities import Match, content_hash
-from echo_core.errors import not_found
+from echo_core.errors import EditedMeanwhile, not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
@@ -22,6 +22,7 @@ from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.capture_result import CaptureResult
 from echo_core.ops.daily import append_agent_log
+from echo_core.ops.index_sync import sync_paths
 from echo_core.ops.links import (
     RELATED_HEADING,
     link_mentioned,
@@ -89,8 +90,24 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
         # the name cache, synced once under the lock: as current as a fresh load of the
         # entity store, without building every entity (SPEC §2.1 at any vault size)
         index = ctx.entity_names
-        with index.one_snapshot():
-            return _capture_locked(ctx, req, route, index, op_id, today)
+        for _attempt in range(EDIT_ATTEMPTS):
+            with index.one_snapshot():
+                try:
+                    return _capture_locked(ctx, req, route, index, op_id, today)
+                except _NoteAppeared as appeared:  # index it, then resolve the title again
+                    sync_paths(ctx, [appeared.path])
+                    taken = appeared.path
+        raise EditedMeanwhile(taken)
+
+
+class _NoteAppeared(Exception):
+    """A note a person saved at the path a capture was creating its note at (nothing
+    written): ``_capture_valid`` indexes it and resolves the capture again, so the
+    capture updates that note when it is the same entity instead of landing beside it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
 
 
 def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
@@ -398,7 +415,12 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                     aliases=req.aliases, h=content_hash(text))
     append_agent_log(vault, today, f"- {today.isoformat()}: created {route.kind} "
                                    f"[[{link_target(path)}]]")
-    commit(ctx, vault, [*refreshed, entity], op_id)
+    try:
+        commit(ctx, vault, [*refreshed, entity], op_id)
+    except EditedMeanwhile as edited:
+        if edited.path == path:  # a person saved a note where this one was to go
+            raise _NoteAppeared(path) from None
+        raise
     also = f"; {old.path} is superseded by it" if old is not None else ""
     return Envelope(True, Action.CREATED, f"created {path}{also}",
                     CaptureResult(path=path, slug=slug, kind=route.kind, links_added=links,
