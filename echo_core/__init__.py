@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.hook_views import EventContext as EventContext
     from echo_core.hook_views import ExpandContext as ExpandContext
     from echo_core.lazy_log import lazy_logger as lazy_logger
+    from echo_core.lazy_pattern import LazyPattern as LazyPattern
     from echo_core.locking import ProcessRegistry as ProcessRegistry
     from echo_core.locking import ReentrantHold as ReentrantHold
     from echo_core.locking import StaleLockWarning as StaleLockWarning
@@ -225,6 +226,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("EDIT_ATTEMPTS", "planned_again_if_edited"), "echo_core.edit_retry"),
     **dict.fromkeys(("cached_output", "remember_output"), "echo_core.output_cache"),
     "lazy_logger": "echo_core.lazy_log",
+    "LazyPattern": "echo_core.lazy_pattern",
     "collector_paused": "echo_core.bulk_work",
 }
 _MODULES = {"progress": "echo_core.progress"}

@@ -11,15 +11,15 @@ the agent wrote itself (a session-end ``agent_log_line``) is content like any ot
 
 from __future__ import annotations
 
-import re
+from echo_core.lazy_pattern import LazyPattern
 
 DAILY_PREFIX = "journal/daily/"
 
 #: ``- <stamp>: created|updated <kind> [[<note>]]``; the stamp is a date, maybe a time.
-_CAPTURE_LINE = re.compile(r"[-*][ \t]+[^\[\]\n]*?:[ \t]+(?P<verb>created|updated)[ \t]+"
+_CAPTURE_LINE = LazyPattern(r"[-*][ \t]+[^\[\]\n]*?:[ \t]+(?P<verb>created|updated)[ \t]+"
                            r"[^\s\[\]]+[ \t]+\[\[(?P<target>[^\[\]\n]+)\]\][ \t]*")
 #: ``- <stamp>: session [[<log>]]`` (session-end's default line).
-_SESSION_LINE = re.compile(r"[-*][ \t]+[^\[\]\n]*?:[ \t]+session[ \t]+\[\[[^\[\]\n]+\]\][ \t]*")
+_SESSION_LINE = LazyPattern(r"[-*][ \t]+[^\[\]\n]*?:[ \t]+session[ \t]+\[\[[^\[\]\n]+\]\][ \t]*")
 
 
 def is_daily_note(path: str) -> bool:

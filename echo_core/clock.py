@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 from collections.abc import Mapping
 
 from echo_core.errors import usage_error
+from echo_core.lazy_pattern import LazyPattern
 
 
 def now(env: Mapping[str, str] | None = None) -> _dt.datetime:
@@ -48,7 +48,7 @@ def today(env: Mapping[str, str] | None = None) -> _dt.date:
     return now(env).date()
 
 
-_TIME_OF_DAY = re.compile(r"^([01]?\d|2[0-3]):?([0-5]\d)$")
+_TIME_OF_DAY = LazyPattern(r"^([01]?\d|2[0-3]):?([0-5]\d)$")
 
 
 def _time_of_day(raw: str) -> _dt.time | None:

@@ -22,12 +22,13 @@ from echo_core.errors import EchoError, usage_error
 from echo_core.frontmatter_fast import YAML_UNSAFE_RE as _YAML_UNSAFE_RE
 from echo_core.frontmatter_fast import fast_load as _fast_load
 from echo_core.frontmatter_fast import yaml_safe
+from echo_core.lazy_pattern import LazyPattern
 from echo_core.yaml_bounded import MAX_DEPTH, load_block, size_refusal
 
 BOM = "\ufeff"
-_OPEN_RE = re.compile(r"---[ \t]*(?:\r?\n|\r?\Z)")  # the first line, ended or not
-_CLOSE_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
-_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_OPEN_RE = LazyPattern(r"---[ \t]*(?:\r?\n|\r?\Z)")  # the first line, ended or not
+_CLOSE_RE = LazyPattern(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_LINE_RE = LazyPattern(r"[^\n]*\n|[^\n]+\Z")
 _STR_TAG = "tag:yaml.org,2002:str"
 _PLAIN_FIRST_BAD = set("-?:,[]{}#&*!|>'\"%@`")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
@@ -143,7 +144,7 @@ def _std_resolver() -> Any:
 #: bool or null spellings below (every int, float, timestamp, merge and value form starts
 #: with a digit, a sign, a dot, ``<`` or ``=``). Known without importing yaml, which
 #: costs a one-shot capture ~10 ms; ``_plain_ok`` asks the resolver for anything else.
-_WORDS_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+)*")
+_WORDS_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+)*")
 _YAML11_WORDS = frozenset(
     f(word) for word in ("yes", "no", "true", "false", "on", "off", "null")
     for f in (str.lower, str.capitalize, str.upper))

@@ -33,12 +33,12 @@ def yaml_safe(text: str) -> bool:
 #: A ``key: value`` line anywhere in a block; the value keeps its trailing spaces, which
 #: are stripped after (no lazy group before ``" *$"``: it backtracked quadratically on
 #: a long run of inner spaces).
-_BLOCK_LINE_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*))?$", re.MULTILINE)
+_BLOCK_LINE_RE = LazyPattern(r"^([A-Za-z0-9_][A-Za-z0-9_-]*):(?: +(.*))?$", re.MULTILINE)
 #: A plain scalar read as a string: a letter first, then no indicator that could matter
 #: anywhere ('#', ':', flow brackets, ',', quotes, '&*!|>%@`' and tabs left to PyYAML).
-_FAST_WORDS_RE = re.compile(r"[A-Za-z][^:#\[\]{},\t\"'&*!|>%@`]*")
-_FAST_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # a string (no timestamp resolver)
-_FAST_INT_RE = re.compile(r"0|[1-9][0-9]{0,17}")
+_FAST_WORDS_RE = LazyPattern(r"[A-Za-z][^:#\[\]{},\t\"'&*!|>%@`]*")
+_FAST_DATE_RE = LazyPattern(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # a string (no timestamp resolver)
+_FAST_INT_RE = LazyPattern(r"0|[1-9][0-9]{0,17}")
 _FAST_SPECIAL: dict[str, Any] = {
     **dict.fromkeys(("~", "null", "Null", "NULL"), None),
     **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),

@@ -5,17 +5,17 @@ Transports render them: ``to_dict()`` gives plain JSON-ready data, never live ob
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
 import attrs
 
 from echo_core.actions import Action
+from echo_core.lazy_pattern import LazyPattern
 
 #: Every character ``str.splitlines`` ends a line at.
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_LINE_BREAK_RE = re.compile(f"[{_LINE_BREAKS}]")
+_LINE_BREAK_RE = LazyPattern(f"[{_LINE_BREAKS}]")
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 

@@ -7,13 +7,13 @@ byte outside the inserted lines.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 import attrs
 
 from echo_core.errors import usage_error
 from echo_core.frontmatter import line_ending, parse_frontmatter, split_frontmatter
+from echo_core.lazy_pattern import LazyPattern
 from echo_core.models import Note
 
 __all__ = [
@@ -30,12 +30,12 @@ __all__ = [
     "wikilinks",
 ]
 
-_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_HEADING_START_RE = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
-_HEADING_ARG_RE = re.compile(r"(#{1,6})[ \t]+(.+)")
-_WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
-_INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
-_TARGET_END_RE = re.compile(r"[|#]")
+_FENCE_RE = LazyPattern(r" {0,3}(`{3,}|~{3,})(.*)")
+_HEADING_START_RE = LazyPattern(r" {0,3}(#{1,6})(?=[ \t]|$)")
+_HEADING_ARG_RE = LazyPattern(r"(#{1,6})[ \t]+(.+)")
+_WIKILINK_RE = LazyPattern(r"\[\[([^\[\]\n]+?)\]\]")
+_INLINE_CODE_RE = LazyPattern(r"`[^`\n]*`")
+_TARGET_END_RE = LazyPattern(r"[|#]")
 
 
 @attrs.frozen

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from pathlib import Path
 
+from echo_core.lazy_pattern import LazyPattern
 from echo_core.locking import pid_alive
 
 #: Temp files older than this are stale whoever made them (an hour: no write takes that).
 STALE_AFTER = 3600.0
 
-_TEMP = re.compile(r"\..+\.([0-9a-f]{8})-(\d+)-[0-9a-f]+\.tmp")
+_TEMP = LazyPattern(r"\..+\.([0-9a-f]{8})-(\d+)-[0-9a-f]+\.tmp")
 
 
 @functools.cache

@@ -107,3 +107,60 @@ def test_main_called_in_process_leaves_the_collector_alone(tmp_path: Path,
         gc.set_threshold(*threshold)
         gc.callbacks.remove(watch)
     assert seen and gc.isenabled()
+
+
+#: Run in a child through the console script's entry (``plugins.cli_start``): counts the
+#: collector's passes from the call of ``run`` to the exit (gen-0 threshold 1, as above)
+#: and reports whether the collector was on at the exit. ``argv[2]`` == "off": the
+#: collector is turned off before ``run``, as a caller may.
+SCRIPT_CHILD = """
+import atexit, gc, json, sys
+from plugins.cli_start import run
+passes = []
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(1))
+sys.argv = ["echo-memory", *json.loads(sys.argv[1])]
+started = []
+atexit.register(lambda: sys.stderr.write(json.dumps(
+    {"passes": len(passes) - started[0], "enabled": gc.isenabled()}) + "\\n"))
+gc.collect()
+if sys.argv.pop() == "off":
+    gc.disable()
+gc.set_threshold(1)
+started.append(len(passes))
+run()
+"""
+
+
+def _script_passes(tmp_path: Path, args: list[str], collector: str = "on"
+                   ) -> dict[str, object]:
+    box = seeded_box(tmp_path)
+    done = subprocess.run([sys.executable, "-c", SCRIPT_CHILD, json.dumps([*args, collector])],
+                          env=box_env(box, ECHO_VAULT=str(box.vault),
+                                      ECHO_STATE_DIR=str(box.state)),
+                          cwd=REPO, capture_output=True, text=True,
+                          check=False, timeout=120)
+    found: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    return found
+
+
+def test_the_console_script_imports_the_cli_with_the_collector_paused(tmp_path: Path) -> None:
+    found = _script_passes(tmp_path, ["recall", "analytical engine", "--json"])
+    assert found == {"passes": 0, "enabled": False}
+
+
+def test_the_console_script_runs_a_click_line_with_the_collector_on(tmp_path: Path) -> None:
+    found = _script_passes(tmp_path, ["plugins", "--json"])
+    assert found["enabled"] is True and isinstance(found["passes"], int)
+    assert found["passes"] > 0
+
+
+def test_the_console_script_leaves_a_collector_it_found_off_off(tmp_path: Path) -> None:
+    found = _script_passes(tmp_path, ["plugins", "--json"], collector="off")
+    assert found == {"passes": 0, "enabled": False}
+
+
+def test_the_installed_console_script_is_the_paused_entry() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"]["echo-memory"] == "plugins.cli_start:run"

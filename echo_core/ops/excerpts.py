@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
 from echo_core.frontmatter import split_frontmatter
+from echo_core.lazy_pattern import LazyPattern
 from echo_core.models import Hit
 from echo_core.protocols import Tokenizer
 
-_LINK_ONLY = re.compile(r"[-*]?\s*(\[\[[^\]]+\]\][\s,]*)+")
+_LINK_ONLY = LazyPattern(r"[-*]?\s*(\[\[[^\]]+\]\][\s,]*)+")
 EXCERPT_CHARS = 320
 MIN_PIECE = 40
 TRUNCATION_MARK = "…"

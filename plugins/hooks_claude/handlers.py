@@ -10,11 +10,12 @@ Heavy modules are imported inside the handlers, so each event pays only for its 
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from echo_core import LazyPattern
 
 Payload = dict[str, Any]
 Output = dict[str, Any]
@@ -25,13 +26,13 @@ Handler = Callable[[Payload, Callable[[], Any]], "Output | None"]
 DIGEST_SOURCES = frozenset({"startup", "clear", "compact"})
 
 #: load's message when the vault is unreachable and nothing is cached.
-_UNREACHABLE = re.compile(r"vault unreachable; proceed without memory \((.*)\)")
+_UNREACHABLE = LazyPattern(r"vault unreachable; proceed without memory \((.*)\)")
 #: The most of a checkpoint shown after a compaction.
 CHECKPOINT_CHARS = 3000
 #: Plugins' session contexts are asked for only while this much room is left.
 MIN_CONTEXT_ROOM = 200
 #: A wikilink's target: the entities the brief names.
-_LINK = re.compile(r"\[\[([^\]|#\n]{1,200})")
+_LINK = LazyPattern(r"\[\[([^\]|#\n]{1,200})")
 
 SESSION_HEADER = ("echo-memory brief (persistent memory for this agent; search it with "
                   "`echo-memory recall`, save to it with `echo-memory capture`):\n\n")

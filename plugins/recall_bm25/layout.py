@@ -18,14 +18,16 @@ import os
 import re
 from pathlib import Path
 
+from echo_core import LazyPattern
+
 __all__ = ["CorruptIndex", "StateLayout", "fsync_dir", "fsync_file"]
 
 CURRENT_NAME = "CURRENT"
 GEN_PREFIX = "base-"
 TMP_PREFIX = "tmp-"
 _GEN_RE = re.compile(r"base-(\d{1,12})")
-_TMP_RE = re.compile(r"tmp-(\d+)-[0-9a-f]+")
-_CURRENT_TMP_RE = re.compile(r"CURRENT\.(\d+)\.[0-9a-f]+")
+_TMP_RE = LazyPattern(r"tmp-(\d+)-[0-9a-f]+")
+_CURRENT_TMP_RE = LazyPattern(r"CURRENT\.(\d+)\.[0-9a-f]+")
 
 
 class CorruptIndex(Exception):

@@ -10,12 +10,12 @@ done in C (``map``); only new words go through ``stem``. Other text: NFKC, then 
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from echo_core import LazyPattern
 from plugins.stem_porterlite.irregular import IRREGULAR_FORMS
 from plugins.stem_porterlite.stemmer import EXCEPTIONS, stem
 from plugins.stem_porterlite.stopwords import STOPWORDS
@@ -24,7 +24,7 @@ __all__ = ["PorterLiteTokenizer"]
 
 #: A word: a run of letters or digits in any script (``\w`` without the underscore), so
 #: hyphens, underscores, slashes and punctuation split words ("follow-up" -> follow, up).
-_WORD = re.compile(r"[^\W_]+")
+_WORD = LazyPattern(r"[^\W_]+")
 #: ASCII bytes -> lowercase letters and digits kept, every other byte a space (so "_",
 #: "-" and punctuation split words, exactly like ``_WORD`` on ASCII text).
 _ASCII_TABLE = bytes(

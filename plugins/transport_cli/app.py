@@ -56,7 +56,7 @@ def _as_reported(error: EchoError) -> EchoError:
     return error
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None) -> None:
     """Run the CLI; exits with the stable codes of DESIGN §3.
 
     A command line a plugin answers without click (``run_direct``: ``hook EVENT``) runs
@@ -74,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     collector still paused: turned on again, it would run one pass over everything the
     command allocated (5-9 ms at 100k notes, measured with ``gc.callbacks``) just before
     the exit frees it all anyway. A line that goes to click (``serve`` may run for days)
-    runs with the collector on.
+    runs with the collector on, unless it was off when the process started:
+    ``collector_on`` is that state when a caller paused the collector before this (the
+    console script, ``plugins.cli_start``, pauses it for its imports); None reads it now.
     """
     own_process = argv is None
     if own_process:
@@ -83,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     as_json = "--json" in args
     try:
         with clean_warnings():
-            with _paused_when_own_process(own_process) as resume:
+            with _paused_when_own_process(own_process, collector_on) as resume:
                 host = _startup_host()
                 state = AppState(host)
                 code = _run_direct(host, args, state)
@@ -107,13 +109,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(code)
 
 
-def run() -> NoReturn:
-    """The ``echo-memory`` console script: ``main`` in a process of its own, ended
-    without the interpreter's teardown once it has answered (``process_exit.exit_now``:
-    the freeing of every module and object costs 3-4 ms of a cold recall at 100k notes,
-    for memory the system takes back anyway). The exit status is ``main``'s."""
+def run(*, collector_on: bool | None = None) -> NoReturn:
+    """``main`` in a process of its own (what the console script, ``plugins.cli_start``,
+    calls), ended without the interpreter's teardown once it has answered
+    (``process_exit.exit_now``: the freeing of every module and object costs 3-4 ms of a
+    cold recall at 100k notes, for memory the system takes back anyway). The exit status
+    is ``main``'s; ``collector_on`` is passed to it."""
     try:
-        main()
+        main(collector_on=collector_on)
     except SystemExit as done:
         from plugins.transport_cli.process_exit import exit_now
 
@@ -122,15 +125,17 @@ def run() -> NoReturn:
 
 
 @contextlib.contextmanager
-def _paused_when_own_process(own_process: bool) -> Iterator[Callable[[], None]]:
+def _paused_when_own_process(own_process: bool, collector_on: bool | None = None
+                             ) -> Iterator[Callable[[], None]]:
     """For a process of its own: the collector paused while the block runs and left
     paused after it (the process is about to exit; ``main``) unless the block calls the
-    ``resume`` it is given, which turns it on again at once. Else nothing: ``main``
-    called in-process, as tests do, leaves the host's collector alone."""
+    ``resume`` it is given, which turns it on again at once if it was on
+    (``collector_on``, else as found). Else nothing: ``main`` called in-process, as tests
+    do, leaves the host's collector alone."""
     if not own_process:
         yield lambda: None
         return
-    was_enabled = gc.isenabled()
+    was_enabled = gc.isenabled() if collector_on is None else collector_on
     gc.disable()
     resumed = False
 
