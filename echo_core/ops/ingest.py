@@ -14,6 +14,12 @@ redaction rule applies; issue 17 item 5).
    vault as it was), each note in the entity index; then delete surplus parts of an
    earlier, longer version (a killed delete is finished by the next ingest).
 
+A person may save a note while it runs (their edits take no lock): each note is written,
+and each surplus part deleted, only while it holds the text the plan was made from. A
+note saved in between is seen by planning again (``edit_retry``, at most
+``EDIT_ATTEMPTS`` times) and so kept as edited by hand; a surplus part saved after the
+writes is kept and reported with them.
+
 Dry run: steps 1-4, the planned paths and sizes, nothing written.
 Errors (nothing written): 2 bad source, refused scheme, non-text content, nothing
 extracted; 44 HTTP 404/410; 69 unreachable; 75 lock held; 78 vault not initialised.
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from echo_core.actions import Action
+from echo_core.edit_retry import planned_again_if_edited
 from echo_core.entities import content_hash
 from echo_core.models import Entity, Envelope
 from echo_core.note_entities import entity_of_text, kind_folders, unique_slug
@@ -90,12 +97,18 @@ def ingest(ctx: EchoContext, source: str, *, dry_run: bool = False,
     if dry_run:
         plan = plan_ingest(storage, _taken(ctx), doc, fetched_at, today)
         return _envelope(plan, doc, fetched.kind, redacted, written=False, dry_run=True)
+    operation = op_id or new_op_id()
+
+    def planned_and_written() -> tuple[IngestPlan, tuple[str, ...]]:
+        plan = plan_ingest(storage, _taken(ctx), doc, fetched_at, today)
+        kept = _carry_out(ctx, plan, today, operation) if plan.changes else ()
+        return plan, kept
+
     with storage.lock():
         recover_pending(ctx)
-        plan = plan_ingest(storage, _taken(ctx), doc, fetched_at, today)
-        if plan.changes:
-            _carry_out(ctx, plan, today, op_id or new_op_id())
-    return _envelope(plan, doc, fetched.kind, redacted, written=plan.changes, dry_run=False)
+        plan, kept = planned_again_if_edited(planned_and_written)
+    return _envelope(plan, doc, fetched.kind, redacted, written=plan.changes, dry_run=False,
+                     kept_meanwhile=kept)
 
 
 def _taken(ctx: EchoContext, claimed: set[str] | None = None) -> Callable[[str], bool]:
@@ -105,8 +118,12 @@ def _taken(ctx: EchoContext, claimed: set[str] | None = None) -> Callable[[str],
     return lambda slug: slug in mine or names.get(slug) is not None
 
 
-def _carry_out(ctx: EchoContext, plan: IngestPlan, today: _dt.date, op_id: str) -> None:
-    """Write ``plan`` (caller holds the vault lock), then delete its surplus parts."""
+def _carry_out(ctx: EchoContext, plan: IngestPlan, today: _dt.date,
+               op_id: str) -> tuple[str, ...]:
+    """Write ``plan`` (caller holds the vault lock), each note only while it holds the
+    text it was planned from (else ``EditedMeanwhile``, nothing written), then delete its
+    surplus parts that still hold theirs; returns the surplus parts kept because they
+    were saved meanwhile."""
     vault = StagedVault(ctx)
     folders = kind_folders(ctx.manifest)
     names = ctx.entity_names
@@ -115,7 +132,7 @@ def _carry_out(ctx: EchoContext, plan: IngestPlan, today: _dt.date, op_id: str) 
     entities: list[Entity] = []
     for path in sorted(plan.writes):
         text = plan.writes[path]
-        vault.write_note(path, text)
+        vault.update_note(path, text, plan.read.get(path))
         known = names.by_path(path)
         slug = known.slug if known is not None else unique_slug(path, taken)
         claimed.add(slug)
@@ -129,22 +146,32 @@ def _carry_out(ctx: EchoContext, plan: IngestPlan, today: _dt.date, op_id: str) 
                                        f"[[{link_target(plan.document.path)}]] ({count} parts)")
         commit(ctx, vault, entities, op_id)
     gone: list[str] = []
+    kept: list[str] = []
     for path in plan.removes:
+        if ctx.vault.text_or_none(path) != plan.read.get(path):
+            kept.append(path)  # saved since the plan: a person's text is not deleted
+            continue
         known = names.by_path(path)
         ctx.vault.delete_note(path)
         if known is not None:
             gone.append(known.slug)
     if gone:
         ctx.entities.record(deletes=gone)
+    return tuple(kept)
 
 
 def _envelope(plan: IngestPlan, doc: IngestDocument, kind: str, redacted: tuple[str, ...],
-              *, written: bool, dry_run: bool) -> Envelope[IngestResult]:
+              *, written: bool, dry_run: bool,
+              kept_meanwhile: tuple[str, ...] = ()) -> Envelope[IngestResult]:
+    parts = tuple(attrs.evolve(p, step="kept-surplus") if p.path in kept_meanwhile else p
+                  for p in plan.parts)
+    removed = tuple(p for p in plan.removes if p not in kept_meanwhile) if written else ()
+    kept = (*plan.kept, *kept_meanwhile)
     result = IngestResult(
         path=plan.document.path, title=doc.title, source=doc.location, source_type=kind,
         content_hash=markdown_hash(doc.markdown), chars=len(doc.markdown),
-        document=plan.document, parts=plan.parts, kept_edited=plan.kept,
-        removed=plan.removes if written else (), redacted=redacted, changed=written)
+        document=plan.document, parts=parts, kept_edited=kept,
+        removed=removed, redacted=redacted, changed=written)
     count = sum(1 for p in plan.parts if p.step not in ("remove", "kept-surplus"))
     if dry_run:
         what = ("unchanged: nothing would be written" if not plan.changes
@@ -156,7 +183,7 @@ def _envelope(plan: IngestPlan, doc: IngestDocument, kind: str, redacted: tuple[
         return Envelope(True, Action.UNCHANGED, f"{plan.document.path} is up to date "
                         f"({count} parts); nothing written", result)
     verb = "created" if plan.document.step == "create" else "updated"
-    extra = f"; kept {len(plan.kept)} note(s) edited by hand" if plan.kept else ""
+    extra = f"; kept {len(kept)} note(s) edited by hand" if kept else ""
     action = Action.CREATED if verb == "created" else Action.UPDATED
     return Envelope(True, action, f"{verb} {plan.document.path} with {count} parts{extra}",
                     result)

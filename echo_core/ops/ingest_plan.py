@@ -14,6 +14,10 @@ written (so a dry run reports exactly what the write does). Reads only.
    ``## Related`` section; one edited by hand is kept as it is (``kept-edited``); for the
    document itself then only ``content_hash``, ``fetched_at``, ``parts`` and
    ``updated`` change. Parts beyond the new count are removed, unless edited by hand.
+
+The plan keeps the text each write and removal was decided from (``read``), so the
+write lands only while the note still holds it: a person's save in between is seen by
+planning again (``ops.ingest``), and then kept as edited by hand.
 """
 
 from __future__ import annotations
@@ -68,14 +72,16 @@ class PlannedNote:
 
 @attrs.frozen
 class IngestPlan:
-    """The document's ``slug``, its note and parts, the texts to write (path -> text)
-    and the paths to delete."""
+    """The document's ``slug``, its note and parts, the texts to write (path -> text),
+    the paths to delete, and the text each of those was decided from (``read``: path ->
+    text, None for a note that was absent)."""
 
     slug: str
     document: PlannedNote
     parts: tuple[PlannedNote, ...]
     writes: dict[str, str]
     removes: tuple[str, ...]
+    read: dict[str, str | None] = attrs.field(factory=dict)
 
     @property
     def changes(self) -> bool:
@@ -126,11 +132,12 @@ def _surplus(storage: Storage, slug: str, count: int) -> list[str]:
             if p.startswith(prefix) and p.endswith(".md") and p not in wanted]
 
 
-def _removal(storage: Storage, path: str) -> PlannedNote:
-    text = _read(storage, path) or ""
-    fm, _, _ = parse_frontmatter(text)
-    action = "kept-surplus" if edited_by_hand(text, fm.get(HASH_KEY)) else "remove"
-    return PlannedNote(path, str(fm.get("part_of") or path), len(text), action)
+def _removal(storage: Storage, path: str, read: dict[str, str | None]) -> PlannedNote:
+    text = _read(storage, path)
+    read[path] = text
+    fm, _, _ = parse_frontmatter(text or "")
+    action = "kept-surplus" if edited_by_hand(text or "", fm.get(HASH_KEY)) else "remove"
+    return PlannedNote(path, str(fm.get("part_of") or path), len(text or ""), action)
 
 
 def plan_ingest(storage: Storage, taken: Callable[[str], bool], doc: IngestDocument,
@@ -145,12 +152,13 @@ def plan_ingest(storage: Storage, taken: Callable[[str], bool], doc: IngestDocum
         if fm.get("content_hash") == digest:
             stored = fm.get("parts")
             count = stored if isinstance(stored, int) else 0
-            stale = [_removal(storage, p) for p in _surplus(storage, slug, count)]
+            read: dict[str, str | None] = {}
+            stale = [_removal(storage, p, read) for p in _surplus(storage, slug, count)]
             parts = tuple(PlannedNote(part_path(slug, n), "", 0, "unchanged")
                           for n in range(1, count + 1))
             return IngestPlan(slug, PlannedNote(path, doc.title, len(old_doc), "unchanged"),
                               parts + tuple(stale), {},
-                              tuple(n.path for n in stale if n.step == "remove"))
+                              tuple(n.path for n in stale if n.step == "remove"), read)
     else:
         slug, old_doc = _new_slug(storage, doc.title, taken), None
     return _render_all(storage, slug, old_doc, doc, fetched_at, today)
@@ -161,10 +169,11 @@ def _render_all(storage: Storage, slug: str, old_doc: str | None, doc: IngestDoc
     chunks = split_chunks(doc.markdown)
     titles = [part_title(doc.title, n, c) for n, c in enumerate(chunks, 1)]
     writes: dict[str, str] = {}
+    read: dict[str, str | None] = {doc_path(slug): old_doc}
     parts: list[PlannedNote] = []
     for n, (chunk, title) in enumerate(zip(chunks, titles, strict=True), 1):
         path = part_path(slug, n)
-        old = _read(storage, path)
+        old = read[path] = _read(storage, path)
 
         def render(day: _dt.date, n: int = n, chunk: Chunk = chunk, title: str = title,
                    old: str | None = old) -> str:
@@ -187,9 +196,9 @@ def _render_all(storage: Storage, slug: str, old_doc: str | None, doc: IngestDoc
                            ("updated", today)):
             kept = set_frontmatter_key(kept, key, value)
         writes[path] = kept
-    stale = [_removal(storage, p) for p in _surplus(storage, slug, len(chunks))]
+    stale = [_removal(storage, p, read) for p in _surplus(storage, slug, len(chunks))]
     return IngestPlan(slug, document, (*parts, *stale), writes,
-                      tuple(n.path for n in stale if n.step == "remove"))
+                      tuple(n.path for n in stale if n.step == "remove"), read)
 
 
 def _created(old: str | None) -> str | None:
