@@ -274,6 +274,33 @@ def test_decay_rewrites_the_links_of_a_note_saved_by_hand_on_top_of_that_save(
     assert "projects/active/website-redesign" not in plan
 
 
+def test_a_project_saved_by_hand_while_decay_moves_it_moves_with_that_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_sweep_decay import STALE, _vault
+
+    decaying = _vault(tmp_path)
+    moved = "projects/on-hold/website-redesign.md"
+    made: list[int] = []
+
+    def save_old_path() -> None:  # while the new path's text sits in its temp file
+        made.append(1)
+        with open(decaying.vault / STALE, "a", encoding="utf-8") as note:
+            note.write(_hand_line(1))
+
+    saved_by_hand_at_first_fsync(monkeypatch, save_old_path, temp_of="website-redesign.md")
+    done = full_sweep(decaying.ctx(), apply=True, decay=True, projects=("website-redesign",))
+    assert done.ok and made == [1]
+    assert not (decaying.vault / STALE).exists()
+    text = decaying.read(moved)
+    assert text.endswith(_hand_line(1)) and "status: on-hold" in text
+    assert decaying.frontmatter(moved)["status"] == "on-hold"
+    copies = sorted(p.name for p in (decaying.vault / "projects").rglob("website-redesign*"))
+    assert copies == ["website-redesign.md"]  # one note, not one per folder
+    monkeypatch.undo()
+    again = full_sweep(decaying.ctx(), apply=True, decay=True, projects=("website-redesign",))
+    assert again.ok and decaying.read(moved) == text  # nothing moved or doubled later
+
+
 def test_decay_leaves_the_preferences_saved_by_hand_and_the_next_run_doubles_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from echo_core.ops.sweep.decay_observations import PREFERENCES_PATH

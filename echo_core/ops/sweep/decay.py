@@ -23,6 +23,7 @@ is at its new path. A second run finds nothing to do.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ import attrs
 
 from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import EchoError, EditedMeanwhile
+from echo_core.frontmatter import set_frontmatter_key
 from echo_core.ops.sweep.decay_model import DecayReport, LinkRewrite, ProjectMove
 from echo_core.ops.sweep.decay_observations import (
     PREFERENCES_PATH,
@@ -142,8 +144,8 @@ def apply_decay(ctx: EchoContext, plan: DecayPlan) -> tuple[DecayReport, tuple[s
     decay wrote them (``Vault.update_note``), left as saved: an archive or the
     preferences note (then the observations stay in the preferences for the next run,
     which writes no line twice), a working note. A note whose links are rewritten is
-    read and rewritten again instead. A moved project's old text goes to the history
-    when its old path is deleted, whoever saved it last."""
+    read and rewritten again instead, and a moved project saved at its old path is moved
+    again with that save (``_old_path_deleted``)."""
     vault = ctx.vault_for_rebuild()
     edited: list[str] = []
     obs = plan.observations
@@ -163,8 +165,24 @@ def apply_decay(ctx: EchoContext, plan: DecayPlan) -> tuple[DecayReport, tuple[s
     for path in sorted(plan.links):
         planned_again_if_edited(functools.partial(_relinked, vault, path, moves))
     for write in moving:
-        vault.delete_note(write.move.path)
+        planned_again_if_edited(functools.partial(_old_path_deleted, vault, write))
     return plan.report, tuple(edited)
+
+
+def _old_path_deleted(vault: Vault, write: MoveWrite) -> None:
+    """Delete a moved project's old path. A person's save there since the plan moves
+    with the note: the new path gets their text first (with the move's status line set
+    again), only while it still holds what the move wrote (``Vault.update_note``)."""
+    now = vault.text_or_none(write.move.path)
+    if now is None:
+        return
+    if now != write.prior:
+        carried = now
+        if write.text != write.prior:  # the move set the status line: set it again
+            with contextlib.suppress(EchoError):
+                carried = set_frontmatter_key(now, "status", write.move.status)
+        vault.update_note(write.move.to, carried, vault.text_or_none(write.move.to))
+    vault.delete_note(write.move.path)
 
 
 def _updated(vault: Vault, path: str, text: str, prior: str | None,

@@ -13,7 +13,8 @@ A project note lives in ``projects/<status>/`` for status ``active``, ``on-hold`
 A move writes the note at its new path first, then rewrites path-style links to it in
 other notes (``[[projects/active/x]]``, ``[[projects/active/x.md|...]]``,
 ``](projects/active/x.md)``; links by name, ``[[x]]``, resolve wherever the note is and
-are left alone), then deletes the old path (its text kept in the note history). Killed
+are left alone), then deletes the old path (its text kept in the note history; a save a
+person made there since the plan is carried to the new path first, so it moves too). Killed
 half-way, the next run finds the note at both paths: the new one holding the text the
 move writes, so it only finishes the move. A note already at the destination with other
 text is left alone and reported. The entity index and the recall index follow from the
