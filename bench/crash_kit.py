@@ -32,7 +32,7 @@ from echo_core.context import EchoContext, create_context
 from echo_core.ops.init import init_vault
 
 REPO = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()"]
+CLI = [sys.executable, "-c", "from plugins.cli_start import run; run()"]
 TODAY = "2026-03-01"
 NOW = "2026-03-01T09:30:00"
 

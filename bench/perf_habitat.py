@@ -54,7 +54,7 @@ from bench.serve_kit import start_serve
 
 TOKEN = "bench-token-" + "1" * 20
 TODAY = "2026-03-01"
-CLI = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()"]
+CLI = [sys.executable, "-c", "from plugins.cli_start import run; run()"]
 ROUTES = {"plain": "POST /call/echo_habitat_record (plain JSON)",
           "mcp": "POST /mcp tools/call echo_habitat_record (MCP)"}
 GOALS = {"records_per_s": (2000.0, ">="), "hook_ms": (20.0, "<="), "ask_ms": (50.0, "<=")}

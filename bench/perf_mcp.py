@@ -53,7 +53,7 @@ TODAY = "2026-03-01"
 TOKEN = "bench-token-" + "0" * 20
 GOALS = {"calls_per_s": (500.0, ">="), "p99_ms": (50.0, "<="), "errors": (0, "<=")}
 WARMUP_S = 2.0
-CLI = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()"]
+CLI = [sys.executable, "-c", "from plugins.cli_start import run; run()"]
 
 
 def _stat(pid: int) -> list[str]:

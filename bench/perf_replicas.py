@@ -58,7 +58,7 @@ from bench.postgres_kit import (
 from bench.serve_kit import start_serve
 
 TOKEN = "bench-token-" + "7" * 20
-CLI = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()"]
+CLI = [sys.executable, "-c", "from plugins.cli_start import run; run()"]
 WORDS = ("amber", "basalt", "cedar", "delta", "ember", "falcon", "garnet", "harbor",
          "indigo", "juniper", "kestrel", "lagoon", "marble", "nectar", "orchid",
          "pewter", "quartz", "raven", "saffron", "tundra", "umber", "velvet", "willow",

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 _REPORTING_CLI = [sys.executable, "-c", (
     "import atexit, sys\n"
     "atexit.register(lambda: print('numpy' in sys.modules, file=sys.stderr))\n"
-    "from plugins.transport_cli.app import run\nrun()\n")]
+    "from plugins.cli_start import run\nrun()\n")]
 
 
 def cold_env(tmp_path: Path) -> dict[str, str]:

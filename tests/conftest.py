@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 # every subprocess inherits it; a test wanting more sets ECHO_PLUGIN_DISTS itself.
 PLUGIN_DISTS = "ECHO_PLUGIN_DISTS"
 os.environ.setdefault(PLUGIN_DISTS, "echo-memory")
-CLI = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()"]
+CLI = [sys.executable, "-c", "from plugins.cli_start import run; run()"]
 
 # Hermetic caches: the plugin list cache (``echo_core.entry_point_cache``) of every test
 # and subprocess goes to a folder of this run, never the user's ~/.cache; removed at exit.

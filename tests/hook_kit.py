@@ -23,7 +23,7 @@ NOW = "2026-03-01T09:30:00"
 BIN_DIR = Path(sys.executable).parent
 #: The installed console script (None when the tests run outside an installed env).
 ECHO_BIN = shutil.which("echo-memory", path=str(BIN_DIR))
-FALLBACK_CLI = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()"]
+FALLBACK_CLI = [sys.executable, "-c", "from plugins.cli_start import run; run()"]
 MAX_HOOK_OUTPUT = 10_000
 
 NOTES = (

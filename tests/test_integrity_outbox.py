@@ -109,7 +109,7 @@ def test_two_flushes_at_once_land_every_queued_capture_exactly_once(
     titles = [f"Topic {i % 8}" for i in range(40)]
     queue_offline(tmp_path, env, [CaptureRequest(title=t, kind="concept", body=f"unique fact {i}")
                                   for i, t in enumerate(titles)])
-    command = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()",
+    command = [sys.executable, "-c", "from plugins.cli_start import run; run()",
                "flush", "--vault", str(tmp_path / "vault"), "--state-dir",
                str(tmp_path / "state"), "--json"]
     procs = [subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE,
@@ -197,7 +197,7 @@ def test_a_hand_made_note_at_the_title_path_is_adopted_not_duplicated(
 
 def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c",
-                           "from plugins.transport_cli.app import run; run()", *args],
+                           "from plugins.cli_start import run; run()", *args],
                           env=env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -222,7 +222,7 @@ def test_nothing_is_queued_for_a_folder_that_never_was_a_vault(
     for args in (["capture", "Ada", "-k", "person", "--body", "x"],
                  ["put", "notes/x.md", "-"], ["append", "notes/x.md", "a line"]):
         out = subprocess.run(
-            [sys.executable, "-c", "from plugins.transport_cli.app import run; run()", *args,
+            [sys.executable, "-c", "from plugins.cli_start import run; run()", *args,
              "--vault", str(tmp_path / "never"), "--state-dir", str(state)],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=60, input="# X\n",
             check=False)

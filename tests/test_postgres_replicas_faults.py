@@ -65,7 +65,7 @@ class Replica:
         self.state = state
         self._log = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from plugins.transport_cli.app import run; run()",
+            [sys.executable, "-c", "from plugins.cli_start import run; run()",
              "serve", "--port", str(self.port), "--vault", vault, "--state-dir", str(state)],
             env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO)
         self.log = log

@@ -252,7 +252,7 @@ def test_two_session_starts_at_once_index_each_edit_once(box: VaultBox, tmp_path
     fast_sweep(box.ctx())
     _edit_in_place(box, paths[5], "twiceish")
     journal_before = len((box.vault / JOURNAL_PATH).read_text("utf-8").splitlines())
-    command = [sys.executable, "-c", "from plugins.transport_cli.app import run; run()",
+    command = [sys.executable, "-c", "from plugins.cli_start import run; run()",
                "hook", "SessionStart"]
     asked = time.time_ns()
     with _pass_lock_held(box):
