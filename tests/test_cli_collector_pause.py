@@ -53,15 +53,21 @@ sys.stderr.write(json.dumps({"code": code, "steps": steps, "after": after,
 """
 
 
-def _passes(tmp_path: Path, args: list[str]) -> dict[str, object]:
+def _child_report(tmp_path: Path, child: str, args: list[str]) -> dict[str, object]:
+    """Run ``child`` on a seeded vault with ``args`` (JSON) and return the JSON object it
+    writes last to stderr."""
     box = seeded_box(tmp_path)
-    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)],
+    done = subprocess.run([sys.executable, "-c", child, json.dumps(args)],
                           env=box_env(box, ECHO_VAULT=str(box.vault),
                                       ECHO_STATE_DIR=str(box.state)),
                           cwd=REPO, capture_output=True, text=True,
                           check=False, timeout=120)
     found: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
     return found
+
+
+def _passes(tmp_path: Path, args: list[str]) -> dict[str, object]:
+    return _child_report(tmp_path, CHILD, args)
 
 
 def test_a_direct_line_runs_and_exits_with_the_collector_paused(tmp_path: Path) -> None:
@@ -133,14 +139,7 @@ run()
 
 def _script_passes(tmp_path: Path, args: list[str], collector: str = "on"
                    ) -> dict[str, object]:
-    box = seeded_box(tmp_path)
-    done = subprocess.run([sys.executable, "-c", SCRIPT_CHILD, json.dumps([*args, collector])],
-                          env=box_env(box, ECHO_VAULT=str(box.vault),
-                                      ECHO_STATE_DIR=str(box.state)),
-                          cwd=REPO, capture_output=True, text=True,
-                          check=False, timeout=120)
-    found: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
-    return found
+    return _child_report(tmp_path, SCRIPT_CHILD, [*args, collector])
 
 
 def test_the_console_script_imports_the_cli_with_the_collector_paused(tmp_path: Path) -> None:
