@@ -11,7 +11,9 @@ up once (``echo_core.catch_up``: what changed while nobody listened), calls
 was away land once it is back), sets ``ready``, then catches up after each
 notification. A lost connection (``wait`` or a catch-up
 raising) clears ``ready`` and reconnects after a back-off (``first_backoff_s``, doubling
-to ``MAX_BACKOFF_S``), catching up again once it listens. Each catch-up runs holding
+to ``MAX_BACKOFF_S``), catching up again once it listens; a failure is logged as a
+warning once, and again only when it changes (its repeats while the database stays away
+are debug lines). Each catch-up runs holding
 ``serial`` (shared with the scheduled jobs, as the folder watcher's batches are).
 
 While ``ready`` is set the server's contexts skip their per-call check (``LiveFlag``);
@@ -31,7 +33,12 @@ from plugins.transport_mcp.background import BackgroundThread
 log = logging.getLogger("echo_memory.mcp")
 #: Seconds one wait for a notification lasts (how soon ``stop()`` is noticed).
 WAIT_S = 0.25
-MAX_BACKOFF_S = 30.0
+#: The longest wait between two attempts to reconnect: how long a replica may take to
+#: notice the database is back, and so to start replaying the captures it queued
+#: meanwhile (``on_connect``). It was 30 s, which after a long outage added up to 30 s
+#: before the first queued capture landed; an attempt costs one refused connection, so
+#: one every few seconds is cheap (and its repeats are logged at debug level).
+MAX_BACKOFF_S = 4.0
 
 
 def can_follow(storage: Any) -> bool:
@@ -70,6 +77,7 @@ class ChangeFollower(BackgroundThread):
     def run(self) -> None:
         """The thread: listen, catch up, reconnect after a failure (module docstring)."""
         backoff = self._first_backoff
+        reported = ""  # the failure last logged as a warning; its repeats are debug lines
         while not self.stopping.is_set():
             listener = None
             try:
@@ -80,14 +88,17 @@ class ChangeFollower(BackgroundThread):
                     self._on_connect()
                 self.ready.set()
                 log.info("change feed: following %s", getattr(listener, "channel", "changes"))
-                backoff = self._first_backoff
+                backoff, reported = self._first_backoff, ""
                 while not self.stopping.is_set():
                     if listener.wait(self._wait) is not None:
                         self._caught_up()
             except Exception as exc:  # noqa: BLE001 - the follower never takes the server down
                 self.ready.clear()
-                log.warning("change feed: interrupted (%s: %s); following again in %.1f s",
-                            type(exc).__name__, getattr(exc, "message", exc), backoff)
+                problem = f"{type(exc).__name__}: {getattr(exc, 'message', exc)}"
+                log.log(logging.DEBUG if problem == reported else logging.WARNING,
+                        "change feed: interrupted (%s); following again in %.1f s",
+                        problem, backoff)
+                reported = problem
                 if self.stopping.wait(backoff):
                     return
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
