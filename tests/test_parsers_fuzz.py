@@ -46,3 +46,12 @@ def test_seeded_bench_run_has_no_failures() -> None:
     assert tally.inputs == 300 and tally.failures == [], tally.failures
     assert not [kind for kind in tally.raised if "EchoError" not in kind], tally.raised
     assert tally.calls["append_under_heading"] > 300  # twice per input unless refused
+
+
+def test_a_removed_key_whose_span_ends_in_blank_lines_is_judged_by_its_spans() -> None:
+    """Seed 2026120703, input 142561: two ``tags`` keys, the second followed by comment
+    and blank lines. The removal drops both spans whole; a check that matched the kept
+    blank line only from the start saw a run that began mid-span."""
+    tally = run(seed=2026120703, start=142561, n=1)
+    assert tally.inputs == 1 and tally.failures == [], tally.failures
+    assert tally.calls["remove_frontmatter_key"] >= 1
