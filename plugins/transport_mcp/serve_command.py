@@ -6,7 +6,7 @@ import os
 
 import click
 
-from echo_core import CliState
+from echo_core import CliState, EchoError, ExitCode
 
 
 @click.command("serve")
@@ -47,7 +47,10 @@ def serve(host: str, port: int, workers: int, stdio: bool) -> None:
       echo-memory serve --stdio              one client on stdin/stdout
       claude mcp add echo -- echo-memory serve --stdio
     """
-    from plugins.transport_mcp.serving import serve_http, serve_stdio
+    try:
+        from plugins.transport_mcp.serving import serve_http, serve_stdio
+    except ModuleNotFoundError as missing:
+        raise _without_the_extra(missing) from None
 
     state: CliState = click.get_current_context().obj
     as_json = state.as_json
@@ -58,3 +61,15 @@ def serve(host: str, port: int, workers: int, stdio: bool) -> None:
     else:
         serve_http(state.host, os.environ, host=host, port=port, vault=state.vault,
                    state_dir=state.state_dir, as_json=as_json, workers=workers)
+
+
+def _without_the_extra(missing: ModuleNotFoundError) -> BaseException:
+    """What to raise when importing the server found a module absent: exit 78 naming the
+    ``mcp`` extra when the module is a third-party one (the SDK and the server's packages
+    are that extra), else the error itself (a module of ours missing is a broken install,
+    not a missing extra)."""
+    top = (missing.name or "").split(".", 1)[0]
+    if not top or top in ("plugins", "echo_core"):
+        return missing
+    return EchoError(f"the MCP server needs the MCP SDK and its server packages (no module "
+                     f"named {top!r}): pip install 'echo-memory[mcp]'", ExitCode.NOT_CONFIGURED)

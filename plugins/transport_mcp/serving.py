@@ -28,7 +28,6 @@ from echo_core import (
     BackendUnavailable,
     EchoContext,
     EchoError,
-    ExitCode,
     PluginHost,
     create_context,
     resolve_config,
@@ -161,11 +160,6 @@ def _print(lines: list[str], payload: dict[str, Any], as_json: bool) -> None:
 
 def _server(plugin_host: PluginHost, env: Mapping[str, str], vault: str | None,
             state_dir: str | None, live: LiveFlag | None = None) -> EchoMcpServer:
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        raise EchoError("the MCP server needs the MCP SDK: pip install 'echo-memory[mcp]'",
-                        ExitCode.NOT_CONFIGURED) from None
     runner = make_runner(plugin_host, env, vault, state_dir, live)
     try:
         return build_server(plugin_host, runner, env=env)
