@@ -368,3 +368,50 @@ def test_mcp_tools_say_not_a_vault_like_the_cli(tmp_path: Path) -> None:
     finally:
         runner.close()
     assert got == dict.fromkeys(MCP_CALLS, expected)
+
+
+def test_notes_are_found_again_when_a_vault_gone_missing_is_back(
+        tmp_path: Path, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every verb run while the folder is away (each checks for hand edits first) leaves
+    the indexes as they were: seeing every note gone is the vault missing, not the notes
+    deleted, so recall and resolve find them as soon as the folder is back."""
+    box = VaultBox(tmp_path).init()
+    assert _run(box, str(box.vault), ("capture", "Grace Hopper", "--kind", "person", "--body",
+                                      "Wrote the first compiler."), b"", capsys,
+                monkeypatch).code == 0
+    box.vault.rename(tmp_path / "unmounted")
+    for args, stdin in VAULT_VERBS:
+        _run(box, str(box.vault), args, stdin, capsys, monkeypatch)
+    (tmp_path / "unmounted").rename(box.vault)
+    found = _run(box, str(box.vault), ("recall", "compiler", "--json"), b"", capsys, monkeypatch)
+    assert [h["path"] for h in json.loads(found.out)["primary"]] == [
+        "resources/people/grace-hopper.md"]
+    named = _run(box, str(box.vault), ("resolve", "grace hopper", "--json"), b"", capsys,
+                 monkeypatch)
+    assert json.loads(named.out)["slug"] == "grace-hopper"
+
+
+def test_a_mount_point_left_empty_drops_nothing_from_the_indexes(
+        tmp_path: Path, isolated_env: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder is there but empty (a drive not mounted on its mount point): the check
+    for hand edits keeps every note; a note really deleted is still dropped."""
+    from echo_core.ops.freshness import freshen
+    from echo_core.ops.recall import recall
+
+    box = VaultBox(tmp_path).init()
+    for title in ("Grace Hopper", "Ada Lovelace"):
+        assert _run(box, str(box.vault), ("capture", title, "--kind", "person", "--body",
+                                          "compiler pioneer"), b"", capsys, monkeypatch).code == 0
+    box.vault.rename(tmp_path / "drive")
+    box.vault.mkdir()
+    assert freshen(box.ctx(), budget=None) is None
+    box.vault.rmdir()
+    (tmp_path / "drive").rename(box.vault)
+    ctx = box.ctx()
+    assert {h.path for h in recall(ctx, "compiler pioneer").data.primary} == {
+        "resources/people/grace-hopper.md", "resources/people/ada-lovelace.md"}
+    (box.vault / "resources/people/ada-lovelace.md").unlink()
+    changes = freshen(box.ctx(), budget=None)
+    assert changes is not None and changes.gone == ("resources/people/ada-lovelace.md",)

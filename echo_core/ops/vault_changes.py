@@ -23,6 +23,7 @@ import attrs
 
 from echo_core.corpus import EXCLUDED_FILES, EXCLUDED_PREFIXES, in_corpus, index_doc
 from echo_core.entities import content_hash
+from echo_core.errors import EchoError, ExitCode
 from echo_core.lazy_log import lazy_logger
 from echo_core.models import TreeScan
 from echo_core.note_entities import folder_kind, kind_folders
@@ -30,6 +31,8 @@ from echo_core.notes import parse_note
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
+from echo_core.protocols import VaultMissing
+from echo_core.vault import MARKER_PATH
 from echo_core.vault_manifest import RecordedNotes, Row, VaultManifest
 from echo_core.vault_scan import file_digests, file_stamps, folder_stamps, scan_tree
 
@@ -154,6 +157,8 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
             new.append(path)
         elif (stamp[0], stamp[1]) != (row[0], row[1]) or not row[2]:
             moved.append(path)
+    if gone or any(m is None for m in (folders or {}).values()):
+        require_vault_present(ctx.vault.storage)
     checks = sorted({*new, *moved, *_differing(ctx, verify, recorded, gone, new, moved)})
     texts, bad = _read(ctx, checks)
     changed: list[str] = []
@@ -191,6 +196,24 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
     return Changes(tuple(p for p in changed if p in new_set),
                    tuple(p for p in changed if p not in new_set), tuple(sorted(gone)),
                    touched, len(set(verify)), tuple(bad), sync)
+
+
+def require_vault_present(storage: Storage) -> None:
+    """Raise ``VaultMissing`` unless the vault is still there: its folder, and in it the
+    marker or any of echo-memory's own files under ``_agent/``. Checked before notes seen
+    gone are dropped from the indexes: a vault folder unmounted or moved away (or a mount
+    point left empty without its drive) shows every note gone, and dropping them would
+    leave recall answering nothing once the vault is back, with no check noticing."""
+    try:
+        if storage.exists(MARKER_PATH) or storage.list("_agent"):
+            return
+    except EchoError as exc:
+        if isinstance(exc, VaultMissing) or exc.code == ExitCode.UNAVAILABLE:
+            raise
+        raise VaultMissing(f"could not look for the vault marker ({exc})") from exc
+    raise VaultMissing(f"the vault holds neither its marker {MARKER_PATH} nor anything "
+                       "under _agent/ (a mount point without its drive?); notes seen "
+                       "gone are kept in the indexes until it is back")
 
 
 def _differing(ctx: EchoContext, verify: Iterable[str], recorded: Mapping[str, Row],
