@@ -267,11 +267,12 @@ def test_merge_into_with_another_kind_logs_under_the_entity_kind_heading(box: Va
 
 # --- inbox ----------------------------------------------------------------------------
 
-def test_capture_without_kind_appends_one_inbox_line(box: VaultBox) -> None:
-    env = box.capture("call the bank", body="about the loan\nsecond line ignored")
+def test_capture_without_kind_appends_one_inbox_line_holding_the_whole_body(
+        box: VaultBox) -> None:
+    env = box.capture("call the bank", body="about the loan\n\n  second line kept  \n- third")
     assert env.ok and env.action == "inbox" and env.data.path == "inbox/captures/inbox.md"
     lines = box.read("inbox/captures/inbox.md").splitlines()
-    assert lines[-1] == "- 2026-03-01: call the bank — about the loan"
+    assert lines[-1] == "- 2026-03-01: call the bank — about the loan / second line kept / - third"
     assert box.entity_notes() == set() and box.captured() == {}
 
 

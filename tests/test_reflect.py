@@ -94,7 +94,7 @@ def test_reflect_apply_routes_through_capture_and_reports_the_gated_as_data(
     note = box.read("_agent/memory/semantic/deploys-go-through-the-staging-branch.md")
     assert "Merge to staging first" in note and "deploy" in box.frontmatter(
         "_agent/memory/semantic/deploys-go-through-the-staging-branch.md")["tags"]
-    assert f"- {TODAY}: Try a faster linter — Idea from the review." in box.read(
+    assert f"- {TODAY}: Try a faster linter — Idea from the review. / Maybe ruff." in box.read(
         "inbox/captures/inbox.md").splitlines()
     assert "Asked about the engine." in box.read("resources/people/ada-lovelace.md")
     assert "ada-lovelase" not in " ".join(box.files())

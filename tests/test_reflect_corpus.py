@@ -273,7 +273,7 @@ def test_apply_routes_by_confidence_and_a_second_apply_writes_nothing(
     assert note.startswith("_agent/memory/semantic/")
     inbox = box.read("inbox/captures/inbox.md")
     assert [line for line in inbox.splitlines() if "cache the parsed index" in line] == [
-        f"- 2026-03-01: {idea} — {idea}"]
+        f"- 2026-03-01: {idea} — {idea} / > {IDEA}"]  # the whole body: its quoted source too
     before = box.tree_digest()
     again = corpus_reflect(box.ctx(), str(small), apply=True)
     assert {i.outcome for i in again.data.items} == {"already"}

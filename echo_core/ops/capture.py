@@ -169,10 +169,17 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
         lambda: _create(ctx, req, route, index, near, op_id, today, old))
 
 
+def inbox_entry(title: str, body: str) -> str:
+    """The text of the inbox item for ``title`` and ``body``: the title, then `` — `` and
+    every non-blank line of the body, stripped and joined with `` / `` (an inbox item is
+    one line; none of the body is left out)."""
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    return title + (" — " + " / ".join(lines) if lines else "")
+
+
 def _capture_inbox(ctx: EchoContext, req: CaptureRequest,
                    today: _dt.date) -> Envelope[CaptureResult]:
-    first = req.body.split("\n", 1)[0].strip() if req.body else ""
-    line = f"- {today.isoformat()}: {req.title}" + (f" — {first}" if first else "")
+    line = f"- {today.isoformat()}: {inbox_entry(req.title, req.body or '')}"
     if req.dry_run:
         return Envelope(True, Action.DRY_RUN_INBOX, f"would append to {INBOX_PATH}: {line}",
                         CaptureResult(path=INBOX_PATH, changed=False))

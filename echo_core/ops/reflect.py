@@ -40,7 +40,7 @@ from echo_core.actions import Action
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
-from echo_core.ops.capture import capture, require_initialised
+from echo_core.ops.capture import capture, inbox_entry, require_initialised
 from echo_core.ops.proposals import (
     PROPOSAL_KEYS,
     Proposal,
@@ -146,8 +146,7 @@ def proposal_op_id(proposal: Proposal) -> str:
 
 
 def _inbox_entry(proposal: Proposal) -> str:
-    first = proposal.body.split("\n", 1)[0].strip()
-    return proposal.title + (f" — {first}" if first else "")
+    return inbox_entry(proposal.title, proposal.body)
 
 
 def _in_inbox(ctx: EchoContext, proposal: Proposal) -> bool:
@@ -195,8 +194,12 @@ def _already(ctx: EchoContext, proposal: Proposal) -> str:
     return ""
 
 
-def _one(ctx: EchoContext, proposal: Proposal, origin: ProposalOrigin | None,
-         apply: bool) -> ReflectItem:
+def reflect_proposal(ctx: EchoContext, proposal: Proposal, *, apply: bool,
+                     origin: ProposalOrigin | None = None) -> ReflectItem:
+    """One validated proposal classified (preview) or captured (``apply``), as ``reflect``
+    does it (module docstring): idempotent, so the same proposal again is ``unchanged``.
+    ``session-end`` captures its ``reflect`` list through it too. Errors propagate
+    (``reflect`` turns a proposal's own 2 / 44 into an ``error`` item)."""
     already = _already(ctx, proposal)
     if already:
         return _item(proposal, "unchanged", None, origin, already)
@@ -221,7 +224,7 @@ def _one(ctx: EchoContext, proposal: Proposal, origin: ProposalOrigin | None,
 def _guarded(ctx: EchoContext, proposal: Proposal, origin: ProposalOrigin | None,
              apply: bool) -> ReflectItem:
     try:
-        return _one(ctx, proposal, origin, apply)
+        return reflect_proposal(ctx, proposal, apply=apply, origin=origin)
     except EchoError as exc:
         if exc.code not in _ITEM_ERRORS:
             raise

@@ -201,7 +201,8 @@ Examples:
   echo-memory capture "Vantage Systems" -k company - < notes.txt
   echo-memory capture "call the bank"         # no --kind: goes to the inbox
 
-An existing entity (same name, alias or slug) gets a dated bullet with the whole body.
+Without --kind the capture is one inbox line: the title, then the body's lines joined
+with " / ". An existing entity (same name, alias or slug) gets a dated bullet with the whole body.
 A new name too close to an existing one of the same kind (the same words, or a name
 misspelt by a letter) stops at the duplicate gate (exit 76): re-run with --merge-into
 SLUG to update it, or --force to create anyway."""),
