@@ -69,6 +69,21 @@ def test_an_evolved_note_answers_with_its_version_of_then(box: VaultBox) -> None
     assert now[0].path == note and "Argo CD" in now[0].excerpt
 
 
+def test_a_note_evolved_twice_on_one_day_answers_with_the_version_before_both(
+        box: VaultBox) -> None:
+    assert box.capture("Deploy Process", kind="concept", today="2026-01-02",
+                       body="Deploys run from Jenkins.").ok
+    note = "resources/concepts/deploy-process.md"
+    for old, new in (("Jenkins", "Argo CD"), ("Argo CD", "Flux")):
+        text = box.read(note).replace(old, new)
+        assert evolve_note(box.ctx(ECHO_TODAY="2026-03-09"), note, "moved", text).ok
+    then = _primary(box, "2026-02-01", "deploys run")
+    assert then[0].path == "_agent/archive/resources/concepts/deploy-process--2026-03-09.md"
+    assert "Jenkins" in then[0].excerpt and then[0].validity == "current"
+    now = _primary(box, "2026-03-10", "deploys run")
+    assert now[0].path == note and "Flux" in now[0].excerpt
+
+
 def test_as_of_from_the_cli(box: VaultBox, capsys: pytest.CaptureFixture[str],
                             monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in box.env(ECHO_TODAY="2026-03-20").items():

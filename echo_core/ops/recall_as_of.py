@@ -11,7 +11,8 @@ frontmatter:
   with ``superseded_at`` on or before DATE it is ``superseded`` (by ``superseded_by``);
 * a note rewritten by ``evolve`` after DATE (``supersedes`` names an archived version
   whose ``superseded_at`` is after DATE) is answered by that archived version, the
-  earliest one written after DATE: what the note said then.
+  earliest one written after DATE: what the note said then (of versions archived on the
+  same day, the one that supersedes none of the others).
 
 Every hit carries ``validity`` (``current`` | ``superseded``) and, when superseded,
 ``superseded_by``. Linked notes are judged the same way.
@@ -89,14 +90,32 @@ def _archived_then(ctx: EchoContext, fm: dict[str, Any], day: _dt.date) -> tuple
         found += [p for p in ctx.vault.storage.list("_agent/archive")
                   if p.endswith(".md") and p.rsplit("/", 1)[-1][:-3] in wanted]
     texts = ctx.vault.storage.read_many(sorted(set(found)))
-    best: tuple[_dt.date, str, str] | None = None
+    later: list[tuple[_dt.date, str, str, set[str]]] = []
     for path, text in texts.items():
         if text is None:
             continue
-        at = as_date(parse_frontmatter(text)[0].get("superseded_at"))
-        if at is not None and at > day and (best is None or at < best[0]):
-            best = (at, path, text)
-    return (best[1], best[2]) if best else None
+        archived_fm = parse_frontmatter(text)[0]
+        at = as_date(archived_fm.get("superseded_at"))
+        if at is not None and at > day:
+            later.append((at, path, text, _stems_named(archived_fm.get("supersedes"))))
+    if not later:
+        return None
+    first = min(at for at, *_ in later)
+    tied = [entry for entry in later if entry[0] == first]
+    tied_stems = {_stem(path) for _, path, _, _ in tied}
+    # evolved twice on one day: the oldest of them names none of the others as superseded
+    oldest = min(tied, key=lambda e: (bool(e[3] & (tied_stems - {_stem(e[1])})), e[1]))
+    return oldest[1], oldest[2]
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _stems_named(raw: Any) -> set[str]:
+    """The file stems a ``supersedes`` value links to (one link or a list of them)."""
+    values = raw if isinstance(raw, list) else [raw] if raw else []
+    return {_stem(_link_target(v)) for v in values}
 
 
 def _judge(ctx: EchoContext, path: str, score: float, text: str,
