@@ -171,6 +171,18 @@ def find_section(text: str, heading: str) -> tuple[int, int] | None:
     return _find(text, *_parse_heading(heading))
 
 
+def before_trailing_related(text: str, line: str) -> str | None:
+    """``text`` with ``line`` added as the last line of its content when the note ends
+    with a ``## Related`` section (the links echo-memory keeps there stay last and apart):
+    right after the last line before that heading, the heading's blank line kept. None
+    when the note has no trailing ``## Related`` (append at the end as usual)."""
+    span = find_section(text, "## Related")
+    if span is None or span[1] != len(text) or not text[:span[0]].strip():
+        return None
+    eol = "\r\n" if "\r\n" in text else "\n"
+    return text[:span[0]].rstrip("\r\n") + eol + line + eol + eol + text[span[0]:]
+
+
 def get_section(text: str, heading: str) -> str | None:
     """The text of the section titled ``heading`` (heading line included), else None."""
     span = find_section(text, heading)

@@ -120,6 +120,23 @@ def test_append_is_idempotent(isolated_env: dict[str, str], vault_dir: Path) -> 
     assert (vault_dir / "inbox/x.md").read_text().count("hello") == 1
 
 
+def test_append_lands_before_a_trailing_related_section_and_keeps_crlf(
+        isolated_env: dict[str, str], vault_dir: Path) -> None:
+    """What a person appends is content: it goes before the ``## Related`` links that end
+    the note (so a later link or ingest never takes it for one of them), not under them."""
+    _mark_as_vault(vault_dir)
+    (vault_dir / "n.md").write_bytes(b"# N\r\n\r\nBody.\r\n\r\n## Related\r\n- [[a]]\r\n")
+    (vault_dir / "m.md").write_bytes(b"# M\n\n## Related\n- [[a]]\n\n## Later\ntext\n")
+    for path in ("n.md", "m.md", "n.md"):
+        out = run_cli(["append", path, "- Navy admiral", "--vault", str(vault_dir)],
+                      env=isolated_env)
+        assert out.returncode == 0, out.stderr
+    assert (vault_dir / "n.md").read_bytes() == (
+        b"# N\r\n\r\nBody.\r\n- Navy admiral\r\n\r\n## Related\r\n- [[a]]\r\n")
+    assert (vault_dir / "m.md").read_text() == (
+        "# M\n\n## Related\n- [[a]]\n\n## Later\ntext\n- Navy admiral\n")
+
+
 def test_fm_changes_one_line_only(isolated_env: dict[str, str], vault_dir: Path) -> None:
     _mark_as_vault(vault_dir)
     original = "---\r\n# keep me\r\nzeta: 'quoted'\r\nstatus: active\r\nalpha: [a, b]\r\n---\r\nbody\r\n"

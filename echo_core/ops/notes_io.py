@@ -15,7 +15,7 @@ from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import not_found, usage_error
 from echo_core.models import Envelope
-from echo_core.notes import get_section, headings, truncate
+from echo_core.notes import before_trailing_related, get_section, headings, truncate
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_or_raise
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
@@ -119,12 +119,25 @@ def append_line(ctx: EchoContext, path: str, line: str, *,
     require_text(line, "line")
     try:
         with ctx.vault.storage.lock():
-            changed = ctx.vault.append_line(clean, line)
+            changed = planned_again_if_edited(lambda: _append_once(ctx, clean, line))
     except BackendUnavailable as down:
         return queue_or_raise(ctx, "append", {"path": clean, "line": line}, down,
                               replay=replay)
     message = f"appended to {clean}" if changed else f"{clean} already has that line"
     return Envelope(True, Action.APPENDED if changed else Action.UNCHANGED, message, WriteResult(clean, changed))
+
+
+def _append_once(ctx: EchoContext, path: str, line: str) -> bool:
+    """Add ``line`` to the note unless an identical line is there: before a ``## Related``
+    section that ends the note (``notes.before_trailing_related``: what a person appends
+    is content, not one of the links echo-memory keeps there), else at its end."""
+    current = ctx.vault.text_or_none(path)
+    if current is not None and line not in (kept.rstrip("\r") for kept in current.split("\n")):
+        placed = before_trailing_related(current, line)
+        if placed is not None:
+            ctx.vault.update_note(path, placed, current)
+            return True
+    return ctx.vault.append_line(path, line)
 
 
 def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any, *,
