@@ -214,7 +214,8 @@ def _outbox_check(ctx: EchoContext) -> Check:
                      f"{len(records)} waiting, {len(attention)} need attention (first: "
                      f"{first.get('op', '?')} {first.get('id', '')}: {first.get('detail', '')})",
                      "run `echo-memory flush` to see each; re-capture a gated one with "
-                     "--merge-into or --force")
+                     "--merge-into or --force (or decide against it), then `echo-memory "
+                     "flush --dismiss ID`")
     if records:
         return Check("outbox", "warn", f"{len(records)} write(s) waiting",
                      "run `echo-memory flush` once the vault is reachable (load also does)")

@@ -4,8 +4,11 @@ vault was unreachable (``ops.outbox_queue`` queues them).
 A capture queues as ONE semantic record (all its arguments + the day it was made) and
 replays through capture, so routing and the gate re-run against the index as it is then;
 raw writes (append, put, fm) queue too. A gate stop on replay flags the record
-``needs_attention`` and does not block later records. Identical offline writes share an
-idempotency key and queue once.
+``needs_attention`` and does not block later records; every flush tries it again, and
+flags it again only when the reason changed (no state line per flush). A person settles
+it (captures it again with ``--merge-into``/``--force``, or decides against it) and
+dismisses it: ``flush(dismiss=[id])`` marks it done without replaying it, the reason kept
+in its state line. Identical offline writes share an idempotency key and queue once.
 
 Exactly once: a queued capture carries its operation id (``op_id``); the replay passes it
 to capture, which skips an operation the entity index has already committed — one that
@@ -23,14 +26,21 @@ import datetime as _dt
 import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
-from echo_core.errors import EchoError, EditedMeanwhile, ExitCode, LockHeldError
+from echo_core.errors import (
+    EchoError,
+    EditedMeanwhile,
+    ExitCode,
+    LockHeldError,
+    not_found,
+    usage_error,
+)
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.ops.outbox_queue import Replay
 from echo_core.protocols import BackendUnavailable
@@ -87,20 +97,21 @@ class FlushItem:
 
     id: str
     op: str
-    outcome: str  # synced | needs_attention | pending
+    outcome: str  # synced | needs_attention | pending | dismissed
     detail: str = ""
     path: str | None = None
 
 
 @attrs.frozen
 class FlushResult:
-    """Synced, still pending and needing attention."""
+    """Synced, still pending, needing attention and (``flush --dismiss``) dismissed."""
 
     synced: int
     pending: int
     needs_attention: int
     items: tuple[FlushItem, ...] = ()
     reachable: bool = True
+    dismissed: int = 0
 
 
 class FlushBusy(LockHeldError):
@@ -132,21 +143,33 @@ def flush_lock(ctx: EchoContext, wait: float) -> Iterator[None]:
         os.close(fd)
 
 
-def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT) -> Envelope[FlushResult]:
+def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT,
+          dismiss: Sequence[str] = ()) -> Envelope[FlushResult]:
     """Replay every pending record, oldest first, exactly once (see module docstring).
     Records already flagged ``needs_attention`` are retried too (they may pass now).
     Stops at the first sign the vault is down again; everything not replayed stays
-    queued. Errors: 75 (``FlushBusy``) when another flush holds the lock beyond ``wait``."""
+    queued.
+
+    ``dismiss``: ids of records flagged ``needs_attention`` to mark done first, without
+    replaying them (their state line says so); the rest then replays as usual. Every id is
+    checked before any is dismissed: 44 (not found) for an id no waiting record has, 2
+    (usage) for a record that is not flagged. Errors: 75 (``FlushBusy``) when another
+    flush holds the lock beyond ``wait``."""
     queue = ctx.queue
     if queue is None:
+        if dismiss:
+            raise not_found(f"no outbox record {dismiss[0]!r}: no outbox plugin is "
+                            "installed, so nothing is ever queued")
         return Envelope(True, Action.FLUSHED, "no outbox plugin installed; nothing to flush",
                         FlushResult(0, 0, 0))
-    if not queue.pending():
+    if not dismiss and not queue.pending():
         return _flush_result([], reachable=True, note="")
     with flush_lock(ctx, wait):
         records = list(queue.pending())  # re-read: a flush that held the lock replayed some
+        items = _dismiss(ctx, queue, records, dismiss)
+        dismissed = {item.id for item in items}
+        records = [record for record in records if str(record["id"]) not in dismissed]
         reachable, note = _vault_ready(ctx) if records else (True, "")
-        items: list[FlushItem] = []
         for record in records:
             if reachable:
                 items.append(_replay(ctx, queue, record))
@@ -155,6 +178,35 @@ def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT) -> Envelope[FlushResult
                 items.append(FlushItem(str(record["id"]), str(record.get("op")), "pending",
                                        str(record.get("detail", ""))))
     return _flush_result(items, reachable=reachable, note=note)
+
+
+def _dismiss(ctx: EchoContext, queue: Any, records: list[Mapping[str, Any]],
+             ids: Sequence[str]) -> list[FlushItem]:
+    """Mark the records ``ids`` (each flagged ``needs_attention``) done without replaying
+    them; the state line keeps when, how and the reason they needed attention. Nothing is
+    marked unless every id is one (see ``flush``)."""
+    by_id = {str(record["id"]): record for record in records}
+    wanted = list(dict.fromkeys(ids))
+    for rid in wanted:
+        record = by_id.get(rid)
+        if record is None:
+            raise not_found(f"no outbox record {rid!r} is waiting (synced or dismissed "
+                            "already?); `echo-memory flush` lists those that need "
+                            "attention with their ids. Nothing was dismissed")
+        if record.get("state") != "needs_attention":
+            raise usage_error(f"outbox record {rid} does not need attention: it waits for "
+                              "the vault, and `echo-memory flush` replays it once the vault "
+                              "is reachable. Only a record flagged needs attention can be "
+                              "dismissed; nothing was dismissed")
+    stamp = ctx.now().isoformat(timespec="seconds")
+    items: list[FlushItem] = []
+    for rid in wanted:
+        record = by_id[rid]
+        detail = (f"dismissed {stamp} by `echo-memory flush --dismiss`, not replayed; it "
+                  f"needed attention: {record.get('detail', '')}")
+        queue.mark(rid, "done", detail)
+        items.append(FlushItem(rid, str(record.get("op")), "dismissed", detail))
+    return items
 
 
 _WENT_AWAY = "vault went away during the flush"
@@ -184,8 +236,7 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
     rid, op = str(record["id"]), str(record.get("op"))
     replay = REPLAYERS.get(op)
     if replay is None:
-        queue.mark(rid, "needs_attention", f"unknown operation {op!r}")
-        return FlushItem(rid, op, "needs_attention", f"unknown operation {op!r}")
+        return _flag(queue, record, f"unknown operation {op!r}")
     # the write keeps the day it was made (its dates and daily-note line), passed along
     # explicitly: nothing about ``ctx`` changes while it replays
     made = Replay(_dt.date.fromisoformat(str(record.get("day") or ctx.today().isoformat())))
@@ -199,23 +250,32 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
     except EditedMeanwhile as edited:  # a person kept editing a note it writes: try later
         return FlushItem(rid, op, "pending", f"not replayed: {edited.message}")
     except EchoError as error:
-        detail = f"{error.code_name}: {error.message}"
-        queue.mark(rid, "needs_attention", detail)
-        return FlushItem(rid, op, "needs_attention", detail)
+        return _flag(queue, record, f"{error.code_name}: {error.message}")
     path = getattr(envelope.data, "path", None)
     if envelope.action in (Action.DUPLICATE_GATE, Action.CONTRADICTION):
-        queue.mark(rid, "needs_attention", envelope.message)
-        return FlushItem(rid, op, "needs_attention", envelope.message, path)
+        return _flag(queue, record, envelope.message, path)
     queue.mark(rid, "done", str(envelope.action))
     return FlushItem(rid, op, "synced", str(envelope.action), path)
+
+
+def _flag(queue: Any, record: Any, detail: str, path: str | None = None) -> FlushItem:
+    """Flag ``record`` ``needs_attention`` for ``detail``; a record flagged already for
+    the same reason is left as it is (its state line is written once, not per flush)."""
+    rid, op = str(record["id"]), str(record.get("op"))
+    if record.get("state") != "needs_attention" or str(record.get("detail", "")) != detail:
+        queue.mark(rid, "needs_attention", detail)
+    return FlushItem(rid, op, "needs_attention", detail, path)
 
 
 def _flush_result(items: list[FlushItem], *, reachable: bool, note: str) -> Envelope[FlushResult]:
     synced = sum(1 for i in items if i.outcome == "synced")
     attention = sum(1 for i in items if i.outcome == "needs_attention")
     pending = sum(1 for i in items if i.outcome == "pending")
+    dismissed = sum(1 for i in items if i.outcome == "dismissed")
     message = f"{synced} synced, {pending} pending, {attention} need attention"
+    if dismissed:
+        message += f", {dismissed} dismissed"
     if not reachable:
         message += " (vault unreachable)" if not note else note
     return Envelope(True, Action.FLUSHED, message,
-                    FlushResult(synced, pending, attention, tuple(items), reachable))
+                    FlushResult(synced, pending, attention, tuple(items), reachable, dismissed))

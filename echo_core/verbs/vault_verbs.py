@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from echo_core.models import Envelope
-from echo_core.operations import CliSurface, McpSurface, Operation, lazy_type, param
+from echo_core.operations import CliParam, CliSurface, McpSurface, Operation, lazy_type, param
 from echo_core.verbs.skill_texts import DOCTOR_SKILL
 
 
@@ -118,23 +118,34 @@ says how to fix it."""),
 
 @attrs.frozen(kw_only=True)
 class FlushParams:
-    """``flush`` takes nothing."""
+    """What ``flush`` takes."""
+
+    dismiss: tuple[str, ...] = param(
+        (), help="Dismiss the outbox record ID, one flagged needs attention: mark it done "
+        "without replaying it (repeat, or a,b). The outbox file keeps a line saying so.",
+        cli=CliParam(metavar="ID", split_commas=True))
 
 
 def render_flush(env: Envelope[Any]) -> str:
-    """What was replayed, and anything not synced."""
+    """What was replayed, anything not synced, and how to clear what needs attention."""
     lines = [env.message]
     for item in env.data.items:
         if item.outcome != "synced":
             lines.append(f"  {item.outcome}: {item.op} {item.id}  {item.detail}")
+    flagged = [item.id for item in env.data.items if item.outcome == "needs_attention"]
+    if flagged:
+        which = flagged[0] if len(flagged) == 1 else "ID"
+        lines.append("Once a write that needs attention is settled (captured again with "
+                     "--merge-into or --force, or not wanted), clear it: "
+                     f"`echo-memory flush --dismiss {which}`")
     return "\n".join(lines)
 
 
 def run_flush(ctx: Any, p: FlushParams) -> Envelope[Any]:
-    """``ops.outbox.flush``."""
+    """``ops.outbox.flush``, dismissing ``p.dismiss`` first."""
     from echo_core.ops.outbox import flush
 
-    return flush(ctx)
+    return flush(ctx, dismiss=p.dismiss)
 
 
 FLUSH = Operation(
@@ -147,6 +158,10 @@ FLUSH = Operation(
 
 Each queued capture runs through capture again (routing and the duplicate gate see
 the vault as it is now). A capture the gate stops is kept and flagged "needs
-attention" (re-capture it with --merge-into or --force); later ones still land.
+attention"; later ones still land, and every flush tries it again. To settle it,
+capture it again with --merge-into SLUG or --force (as its message says), or decide
+you do not want it; then clear it with `echo-memory flush --dismiss ID` (the ID flush
+lists). A dismissed record is marked done without being replayed, and the outbox file
+keeps a line saying when it was dismissed and why it needed attention.
 `load` flushes automatically."""),
 )
