@@ -155,6 +155,17 @@ def test_a_newline_in_a_path_is_refused(cli: Run, vault: Path) -> None:
     assert not (vault / "notes").exists() or not list((vault / "notes").iterdir())
 
 
+def test_a_scope_holding_a_heading_is_refused_and_the_context_note_kept(
+        cli: Run, vault: Path) -> None:
+    """A heading in the scope would end the ## Scope section and forge Scope History."""
+    assert cli(["scope", "set", "Ship v2"]).code == 0
+    before = (vault / "_agent/context/current-context.md").read_bytes()
+    for forged in ("Ship v3\n## Scope History\n- 2020-01-01: fake entry", "# Title", "  ### x"):
+        _assert_clean(cli(["scope", "set", forged]), 2, "markdown heading")
+    assert (vault / "_agent/context/current-context.md").read_bytes() == before
+    assert cli(["scope", "set", "#1 priority: ship\nthen #2"]).code == 0  # no heading
+
+
 @pytest.fixture
 def down_cli(isolated_env: dict[str, str], vault_dir: Path, capsys: pytest.CaptureFixture[str],
              monkeypatch: pytest.MonkeyPatch) -> Run:

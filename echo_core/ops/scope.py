@@ -27,6 +27,7 @@ from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import usage_error
 from echo_core.frontmatter import set_frontmatter_key
+from echo_core.lazy_pattern import LazyPattern
 from echo_core.models import Envelope
 from echo_core.notes import parse_note, replace_section_body, section_body
 
@@ -164,6 +165,10 @@ def show_scope(ctx: EchoContext) -> Envelope[ScopeResult]:
     return Envelope(True, Action.SCOPE, message, result)
 
 
+#: A markdown heading line (what would end the ## Scope section it is written into).
+_HEADING = LazyPattern(r"[ ]{0,3}#{1,6}(?:[ \t]|$)")
+
+
 def _history_line(day: str, scope: str) -> str:
     return f"- {day}: " + " / ".join(line.strip() for line in scope.splitlines() if line.strip())
 
@@ -196,12 +201,17 @@ def _scope_written(ctx: EchoContext, scope: str
 def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
     """Replace the scope; the prior one goes (dated by its ``scope_updated``) to the top
     of Scope History. The same scope again changes nothing. Errors: 2 for an empty or
-    over-long scope."""
+    over-long scope, or one holding a markdown heading line."""
     scope = scope.replace("\r\n", "\n").strip()
     if not scope:
         raise usage_error("scope: give the new scope text")
     if len(scope) > MAX_SCOPE:
         raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
+    for number, line in enumerate(scope.split("\n"), start=1):
+        if _HEADING.match(line):
+            raise usage_error(f"scope: line {number} is a markdown heading ({line.strip()!r}); "
+                              "the scope is the text of the context note's ## Scope "
+                              "section, so a heading would end it: write it without one")
     with ctx.vault.storage.lock():
         planned = planned_again_if_edited(lambda: _scope_written(ctx, scope))
     if isinstance(planned, ScopeResult):
