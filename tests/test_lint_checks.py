@@ -84,3 +84,18 @@ def test_a_check_run_apart_in_a_forked_child_finds_the_same(planted: VaultBox,
     assert children and all(pid is not None for pid in children)  # it did run apart
     assert apart.findings == here.findings
     assert apart.checks == here.checks
+
+
+def test_a_decision_and_the_one_superseding_it_are_not_called_duplicates(
+        tmp_path: Path) -> None:
+    """The README's "When a fact changes": the old decision is kept on purpose, linked
+    both ways; lint does not suggest deleting it. A near-name pair not so linked still is."""
+    box = VaultBox(tmp_path).init()
+    assert box.capture("Deploy on Fridays", kind="decision", today="2026-03-01",
+                       body="We deploy on Fridays.").ok
+    assert box.capture("No deploys on Fridays", kind="decision", today="2026-03-01",
+                       body="Not any more.", supersedes="2026-03-01-deploy-on-fridays").ok
+    assert box.capture("Grace Hopper", kind="person", body="Admiral.").ok
+    assert box.capture("Grace B. Hopper", kind="person", body="Typo.", force=True).ok
+    found = [(f.path, f.other) for f in run(box, checks=("duplicate-entities",)).findings]
+    assert found == [("resources/people/grace-b-hopper.md", "resources/people/grace-hopper.md")]

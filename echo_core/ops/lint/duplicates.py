@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from echo_core.entities import EntityIndex
 from echo_core.models import Entity
+from echo_core.notes import wikilinks
 from echo_core.ops.lint.model import Finding
 from echo_core.ops.lint.snapshot import VaultSnapshot
 
@@ -59,11 +60,31 @@ def duplicate_pairs(index: EntityIndex, snap: VaultSnapshot) -> Iterator[tuple[E
             yield entity, other, score
 
 
+def _linked_stems(snap: VaultSnapshot, entity: Entity) -> set[str]:
+    """The note names the entity's ``supersedes`` and ``superseded_by`` link to."""
+    note = snap.notes.get(entity.path)
+    stems: set[str] = set()
+    for key in ("supersedes", "superseded_by"):
+        raw = note.frontmatter.get(key) if note is not None else None
+        for value in raw if isinstance(raw, list) else [raw] if raw else []:
+            for target in wikilinks(str(value)) or [str(value)]:
+                name = target.split("|", 1)[0].split("#", 1)[0].strip()
+                stems.add(name.rsplit("/", 1)[-1].removesuffix(".md"))
+    return stems
+
+
+def _stem(entity: Entity) -> str:
+    return entity.path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
 def check_duplicates(snap: VaultSnapshot) -> Iterator[Finding]:
-    """One finding per pair, on the first note (by slug), naming the other."""
+    """One finding per pair, on the first note (by slug), naming the other; none for a
+    pair one of which supersedes the other (a fact that changed, both kept on purpose)."""
     if snap.index is None:
         return
     for a, b, score in duplicate_pairs(snap.index, snap):
+        if _stem(b) in _linked_stems(snap, a) or _stem(a) in _linked_stems(snap, b):
+            continue
         yield Finding("duplicate-entities", a.path,
                       f"{a.kind} {a.title!r} looks like {b.title!r} ({b.path}, score "
                       f"{score:.2f})",
