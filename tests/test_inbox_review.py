@@ -59,6 +59,15 @@ def test_preview_proposes_by_the_rules_with_reasons_and_writes_nothing(box: Vaul
     assert env.data.waiting == 4
 
 
+def test_an_item_naming_two_entities_says_so_and_names_their_slugs(box: VaultBox) -> None:
+    env = box.capture("Ada Lovelace", kind="concept", body="The idea of her.")
+    assert env.action == "created" and env.data.path.endswith("ada-lovelace-2.md"), env
+    got = _by_line(review_inbox(box.ctx()))
+    assert (got[ADA].proposal, got[ADA].outcome) == ("needs-kind", "stay")
+    assert "'Ada Lovelace' names several entities (ada-lovelace, ada-lovelace-2)" in (
+        got[ADA].reason)
+
+
 def test_apply_merges_expires_and_keeps_the_rest_waiting(box: VaultBox) -> None:
     env = review_inbox(box.ctx(), apply=True)
     got = _by_line(env)

@@ -38,7 +38,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.errors import usage_error
-from echo_core.models import CaptureRequest, Envelope
+from echo_core.models import CaptureRequest, Entity, Envelope
 from echo_core.operations.spelling import spell
 from echo_core.ops.inbox_marks import (
     EXPIRE_AFTER_DAYS,
@@ -127,13 +127,19 @@ def _domain_of(ctx: EchoContext, kind: str, path: str) -> str | None:
                  if path.startswith(route.folder_for(d) + "/")), None)
 
 
-def _merge_row(ctx: EchoContext, index: int, item: InboxItem) -> _Row | None:
-    """Rule 3: the item's title names exactly one entity."""
-    title, rest = _title_and_rest(item.text)
+def _named(ctx: EchoContext, title: str) -> list[Entity]:
+    """The entities ``title`` names: the one whose slug it is, else those it is the title
+    or an alias of."""
     names = ctx.entity_names
     with names.one_snapshot():
         exact = names.get(title)
-        found = [exact] if exact is not None else names.named(title)
+        return [exact] if exact is not None else list(names.named(title))
+
+
+def _merge_row(ctx: EchoContext, index: int, item: InboxItem) -> _Row | None:
+    """Rule 3: the item's title names exactly one entity."""
+    title, rest = _title_and_rest(item.text)
+    found = _named(ctx, title)
     if len(found) != 1:
         return None
     entity = found[0]
@@ -169,6 +175,11 @@ def _auto_row(ctx: EchoContext, index: int, item: InboxItem, routed: Mapping[str
         return _Row(index, item.line, item, "expire", f"{item.age_days} days old, over "
                     f"{expire_after}")
     title, _ = _title_and_rest(item.text)
+    several = sorted(e.slug for e in _named(ctx, title))
+    if len(several) > 1:
+        return _Row(index, item.line, item, "needs-kind", f"{title!r} names several "
+                    f"entities ({', '.join(several)}); give merge_into one slug in a "
+                    "decision, or a kind (and title) to promote it")
     return _Row(index, item.line, item, "needs-kind", f"{title!r} names no entity; give it "
                 "a kind (and title) in a decision to promote it, or merge_into")
 
