@@ -187,6 +187,33 @@ def test_import_conflicts_stop_it_before_any_write_unless_forced(
     assert any("the vault's own Ada" in pg_ctx.history.text(path, v) for v in kept)
 
 
+def test_import_into_a_vault_keeps_its_marker_and_index_even_forced(
+    folder_vault: Path, tmp_path: Path,
+) -> None:
+    """A folder whose marker claims another schema, with a junk entity index: forced in,
+    the notes land and the vault keeps its own marker and index (only init and sweep
+    write those), so it still works; a new vault takes the folder's as they are."""
+    (folder_vault / "_agent/echo-vault.md").write_text("---\ntype: marker\nschema_version: 999\n---\n")
+    (folder_vault / "_agent/index/entities.json").write_text("junk")
+    target = tmp_path / "target"
+    ctx = context(str(target), tmp_path / "home-target")
+    init_vault(ctx)
+    capture(ctx, CaptureRequest(title="Grace Hopper", kind="person", body="First compiler."))
+    own = {p: (target / p).read_bytes() for p in ("_agent/echo-vault.md",
+                                                   "_agent/index/entities.json")}
+    done = vault_transfer.import_vault(ctx, str(folder_vault), force=True)
+    assert done.ok, done.message
+    assert set(own) <= set(done.data.kept_own) and "kept the vault's own" in done.message
+    assert {p: (target / p).read_bytes() for p in own} == own
+    assert (target / "resources/people/ada-lovelace.md").is_file()
+    assert invoke(ctx, "resolve", {"mention": "grace hopper"}).ok
+    assert invoke(ctx, "sweep", {"apply": True}).ok
+    fresh = tmp_path / "fresh"
+    (folder_vault / "_agent/index/entities.json").unlink()
+    vault_transfer.import_vault(context(str(fresh), tmp_path / "home-fresh"), str(folder_vault))
+    assert (fresh / "_agent/echo-vault.md").read_text().count("999") == 1
+
+
 def test_an_export_cut_short_leaves_nothing(folder_vault: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = context(str(folder_vault), tmp_path / "home-src")

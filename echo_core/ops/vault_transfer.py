@@ -16,7 +16,8 @@ container is created first (a new PostgreSQL schema, a new folder), so a new vau
 no ``init`` when the folder is one. A file the vault already holds with the same bytes is
 left alone; one with other bytes is a conflict: the import is refused before anything is
 written, naming them, unless ``force`` (then replaced, each prior text kept in the note
-history). Files are written a batch at a time (one transaction per batch on PostgreSQL),
+history). Into a vault that has its marker, the vault's own files (the marker,
+``_agent/index/``) are never replaced: a differing one is kept and reported (``kept_own``). Files are written a batch at a time (one transaction per batch on PostgreSQL),
 under the vault lock; then the recall and entity indexes take in the notes written.
 
 Both report counts, the bytes copied, what was replaced and what was skipped, and report
@@ -31,6 +32,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +54,8 @@ from echo_core.ops.vault_transfer_io import (
     write_vault,
 )
 from echo_core.protocols import Storage
+from echo_core.vault import MARKER_PATH
+from echo_core.write_scope import INTERNAL_FILES, INTERNAL_FOLDERS
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -65,7 +69,9 @@ class TransferResult:
     """What a transfer did: ``source`` and ``target`` (a folder, or the vault's
     identity), ``files`` written and their ``bytes``, ``unchanged`` (already there with
     the same bytes), ``replaced`` (already there with other bytes; only with force),
-    ``skipped`` (not copied, and why) and, for an import, the notes ``indexed``."""
+    ``skipped`` (not copied, and why) and, for an import, the notes ``indexed`` and
+    ``kept_own``: the vault's own files (its marker, ``_agent/index/``) that differed in
+    the folder and were kept as the vault has them."""
 
     source: str
     target: str
@@ -75,6 +81,7 @@ class TransferResult:
     replaced: tuple[str, ...]
     skipped: tuple[TransferSkip, ...]
     indexed: int = 0
+    kept_own: tuple[str, ...] = ()
 
 
 def _folder(raw: str, what: str) -> Path:
@@ -95,6 +102,9 @@ def _message(verb: str, result: TransferResult) -> str:
         parts.append(f"skipped {len(result.skipped)} (see the list)")
     if result.indexed:
         parts.append(f"{result.indexed} notes indexed")
+    if result.kept_own:
+        parts.append(f"kept the vault's own {', '.join(result.kept_own)} (only init and "
+                     "sweep write those)")
     return "; ".join(parts)
 
 
@@ -187,6 +197,9 @@ def import_vault(ctx: EchoContext, source: str, *,
     storage.create()
     with storage.lock():
         unchanged, differing = _compare(storage, root, paths, skipped)
+        kept_own = _own_files(storage, differing)
+        for path in kept_own:
+            del differing[path]
         if differing and not force:
             named = ", ".join(sorted(differing)[:_NAMED])
             more = f" and {len(differing) - _NAMED} more" if len(differing) > _NAMED else ""
@@ -199,13 +212,22 @@ def import_vault(ctx: EchoContext, source: str, *,
                 ctx.keep_prior_text(path, old.decode("utf-8"))
             except UnicodeDecodeError:
                 pass  # an attachment: no text history
-        todo = [p for p in paths if p not in unchanged]
+        todo = [p for p in paths if p not in unchanged and p not in kept_own]
         written, size, texts = _import_batches(storage, root, todo, skipped, len(paths))
     indexed = _index(ctx, texts)
     result = TransferResult(str(root), storage.identity, len(written), size, len(unchanged),
                             tuple(sorted(p for p in differing if p in written)),
-                            tuple(skipped), indexed)
+                            tuple(skipped), indexed, tuple(kept_own))
     return Envelope(not skipped, Action.IMPORTED, _message("imported", result), result)
+
+
+def _own_files(storage: Storage, differing: Mapping[str, bytes]) -> list[str]:
+    """The paths of ``differing`` that are the vault's own internal files (its marker,
+    ``_agent/index/``), when the vault is one already (it has its marker): never replaced
+    by an import, ``--force`` or not. Into a new vault the folder's come as they are."""
+    own = sorted(p for p in differing if p.casefold() in INTERNAL_FILES
+                 or p.casefold().startswith(INTERNAL_FOLDERS))
+    return own if own and storage.exists(MARKER_PATH) else []
 
 
 def _compare(storage: Storage, root: Path, paths: list[str],

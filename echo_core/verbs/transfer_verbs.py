@@ -106,7 +106,8 @@ so moving a folder vault to PostgreSQL is one command:
   ECHO_VAULT=postgresql://... echo-memory import --from ~/notes
 A file already in the vault with the same bytes is left alone. One with other content
 stops the import before anything is written, naming it; --force replaces such files
-(each replaced text is kept in `echo-memory history`). Files are written in batches under
+(each replaced text is kept in `echo-memory history`). A vault's own marker and
+_agent/index/ files are never replaced: the vault keeps its own (listed). Files are written in batches under
 the vault lock; a run cut short is finished by running it again. The notes written are
 then indexed for recall and the entity index."""),
 )
