@@ -13,6 +13,11 @@ winning source is recorded so ``doctor`` can say it. The config file is TOML at
     [backends.obsidian]                # options handed to the backend factory
     key_env = "OBSIDIAN_API_KEY"
 
+A relative ``vault`` or ``state_dir`` in the file is taken from the file's own folder
+(not the folder a command runs in: hooks run in the user's project). Those keys,
+``recall``, ``tokenizer`` and ``backends`` of the wrong TOML type are exit 78 naming the
+key, as a bad ``disabled`` is.
+
 ``Setting`` and ``Config`` are ``NamedTuple``s, not attrs (house style's exception for the
 start-up path, issue 15): every start-up, ``--help`` included, resolves the config (for
 the disabled plugins), and importing attrs costs ~10 ms of a ~75 ms ``--help``. Both are
@@ -147,6 +152,16 @@ def _pick(flag: str | None, env_value: str | None, file_value: Any, default: str
     return Setting(default, "default")
 
 
+def _beside(value: Any, config_path: str) -> Any:
+    """A relative folder path the config file gives, taken from the file's own folder (a
+    hook runs in the user's project, whose folder must not decide which vault it means);
+    anything else (absolute, ``~``, a URL, absent) as it is."""
+    if (not isinstance(value, str) or not value or value.startswith(("~", "file://"))
+            or os.path.isabs(value) or vault_scheme(value) != "file"):
+        return value
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(config_path)), value))
+
+
 def _expand(value: str) -> str:
     if vault_scheme(value) != "file" or value.startswith("file://"):
         return value
@@ -177,7 +192,21 @@ def resolve_config(
     return _resolve(vault, state_dir, env, path, raw, "")
 
 
+#: The config file's keys the core reads, and the TOML type each must have.
+_TYPED_KEYS: dict[str, tuple[type, str]] = {
+    "vault": (str, "a string (a folder path or a vault URL)"),
+    "state_dir": (str, "a string (a folder path)"),
+    "recall": (str, "a string (a recall plugin's name, e.g. \"bm25\")"),
+    "tokenizer": (str, "a string (a tokenizer plugin's name)"),
+    "backends": (dict, "a table ([backends.NAME] sections)"),
+}
+
+
 def _check_file(raw: Mapping[str, Any], path: str) -> None:
+    for key, (kind, what) in _TYPED_KEYS.items():
+        if key in raw and not isinstance(raw[key], kind):
+            raise NotConfiguredError(f"config file {path}: '{key}' must be {what}, not "
+                                     f"{raw[key]!r}")
     disabled = raw.get("disabled", [])
     if not isinstance(disabled, list) or not all(isinstance(d, str) for d in disabled):
         raise NotConfiguredError(
@@ -191,9 +220,11 @@ def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], p
                                              "echo-memory", "vault"))
     default_state = path_string(os.path.join(_xdg(env, "XDG_STATE_HOME", ".local/state"),
                                              "echo-memory"))
-    vault_setting = _pick(vault, env.get("ECHO_VAULT"), raw.get("vault"), str(default_vault))
+    vault_setting = _pick(vault, env.get("ECHO_VAULT"), _beside(raw.get("vault"), path),
+                          str(default_vault))
     state_setting = _pick(
-        state_dir, env.get("ECHO_STATE_DIR"), raw.get("state_dir"), str(default_state)
+        state_dir, env.get("ECHO_STATE_DIR"), _beside(raw.get("state_dir"), path),
+        str(default_state)
     )
     disabled = raw.get("disabled", [])
     backends = raw.get("backends", {})
