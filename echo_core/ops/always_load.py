@@ -25,7 +25,6 @@ from echo_core.tempfiles import temp_name
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
-    from echo_core.protocols import Storage
 
 KEY = "always_load"
 REGISTRY_FILE = "always-load.json"
@@ -102,18 +101,6 @@ def always_load_item(path: str, text: str, max_chars: int, marker: str) -> str:
         shown = shown[:max_chars - 1].rstrip() + f"…\n{marker} read {path}"
     head = f"### [[{link_target(path)}]]"
     return f"{head}\n{shown}" if shown else head
-
-
-def scan_always_load(storage: Storage) -> dict[str, str]:
-    """path -> text of every markdown note whose frontmatter says ``always_load: true``
-    (reads every note, in batches)."""
-    paths = [p for p in storage.list("") if p.endswith(".md")]
-    found: dict[str, str] = {}
-    for start in range(0, len(paths), BATCH):
-        for path, text in storage.read_many(paths[start:start + BATCH]).items():
-            if text is not None and text_is_always_load(text):
-                found[path] = text
-    return found
 
 
 def read_always_load(ctx: EchoContext, storage: Any) -> tuple[tuple[str, str], ...]:

@@ -20,6 +20,9 @@ Without ``apply`` nothing is written. ``apply`` sets ``always_load: true`` on ea
 promoted note and removes the key from each demoted one (one frontmatter line each,
 under the vault lock, the prior text kept in the note history), then updates the list
 of always-loaded notes in the state dir. A second ``apply`` finds nothing to do.
+
+A note that cannot be read (not UTF-8) is left out of the policy, with a warning naming
+it, as ``lint`` and ``sweep`` do (``index_sync.read_current``).
 """
 
 from __future__ import annotations
@@ -34,9 +37,16 @@ from echo_core.errors import EchoError
 from echo_core.frontmatter import parse_frontmatter, remove_frontmatter_key, set_frontmatter_key
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
-from echo_core.ops.always_load import KEY, always_load_item, save_registry, scan_always_load
+from echo_core.ops.always_load import (
+    BATCH,
+    KEY,
+    always_load_item,
+    save_registry,
+    text_is_always_load,
+)
 from echo_core.ops.digest import ALWAYS_LOAD_NOTE_CHARS, ALWAYS_LOAD_SHARE, TRUNCATED
 from echo_core.ops.hit_counts import NoteHits, compact_hits, hits_since
+from echo_core.ops.index_sync import read_current
 from echo_core.ops.load import load_budget
 
 if TYPE_CHECKING:
@@ -98,13 +108,29 @@ def _demotions(current: dict[str, str], registry: dict[str, str], hits: dict[str
     return out
 
 
-def plan_heat(ctx: EchoContext) -> tuple[HeatResult, dict[str, str]]:
-    """The policy's proposals (module docstring) and the texts of the notes they name."""
+def _scan_always_load(ctx: EchoContext, unreadable: list[str]) -> dict[str, str]:
+    """path -> text of every markdown note whose frontmatter says ``always_load: true``
+    (reads every note, in batches); a note that cannot be read (not UTF-8) is added to
+    ``unreadable`` and left out."""
+    paths = [p for p in ctx.vault.storage.list("") if p.endswith(".md")]
+    found: dict[str, str] = {}
+    for start in range(0, len(paths), BATCH):
+        texts, bad = read_current(ctx, paths[start:start + BATCH])
+        unreadable += bad
+        for path, text in texts.items():
+            if text is not None and text_is_always_load(text):
+                found[path] = text
+    return found
+
+
+def plan_heat(ctx: EchoContext) -> tuple[HeatResult, dict[str, str], tuple[str, ...]]:
+    """The policy's proposals (module docstring), the texts of the notes they name, and
+    the notes that could not be read (left out)."""
     today = ctx.today()
-    storage = ctx.vault.storage
     compact_hits(ctx.state_dir, today)
     hits = hits_since(ctx.state_dir, today - _dt.timedelta(days=WINDOW_DAYS - 1))
-    current = scan_always_load(storage)
+    unreadable: list[str] = []
+    current = _scan_always_load(ctx, unreadable)
     registry = save_registry(ctx.state_dir, current, today)
     budget = load_budget(ctx.env, brief=True)
     share = budget // ALWAYS_LOAD_SHARE
@@ -115,7 +141,9 @@ def plan_heat(ctx: EchoContext) -> tuple[HeatResult, dict[str, str]]:
                          if p not in current and h.hits >= PROMOTE_MIN_HITS),
                         key=lambda h: h.path),
                  key=lambda h: (h.hits, h.last), reverse=True)  # ties: path order
-    texts = {p: t for p, t in storage.read_many([h.path for h in hot]).items() if t is not None}
+    read, bad = read_current(ctx, [h.path for h in hot])
+    texts = {p: t for p, t in read.items() if t is not None}
+    unreadable += [p for p in bad if p not in unreadable]
     promote: list[HeatChange] = []
     skipped: list[HeatChange] = []
     for h in hot:
@@ -137,17 +165,18 @@ def plan_heat(ctx: EchoContext) -> tuple[HeatResult, dict[str, str]]:
     named = {**current, **{c.path: texts[c.path] for c in promote}}
     result = HeatResult(False, WINDOW_DAYS, PROMOTE_MIN_HITS, MAX_ALWAYS_LOAD, share,
                         tuple(sorted(current)), tuple(promote), tuple(demote), tuple(skipped))
-    return result, named
+    return result, named, tuple(unreadable)
 
 
 def heat(ctx: EchoContext, *, apply: bool = False) -> Envelope[HeatResult]:
     """``heat`` (module docstring). Result: ``HeatResult``. Errors: 2 for a bad
-    ``ECHO_LOAD_BUDGET``; 75 when the vault lock is held too long (``apply``)."""
+    ``ECHO_LOAD_BUDGET``; 75 when the vault lock is held too long (``apply``). A note
+    that cannot be read is left out, with a warning naming it."""
     if not apply:
-        result, _texts = plan_heat(ctx)
-        return Envelope(True, Action.DRY_RUN, _message(result), result)
+        result, _texts, unreadable = plan_heat(ctx)
+        return Envelope(True, Action.DRY_RUN, _message(result), result, _warnings(unreadable))
     with ctx.vault.storage.lock(timeout=LOCK_TIMEOUT):
-        result, texts = plan_heat(ctx)
+        result, texts, unreadable = plan_heat(ctx)
         done_promote, done_demote, left = [], [], []
         for change in result.promote:
             try:
@@ -172,7 +201,11 @@ def heat(ctx: EchoContext, *, apply: bool = False) -> Envelope[HeatResult]:
                           promote=tuple(done_promote), demote=tuple(done_demote),
                           skipped=(*result.skipped, *left))
     action = Action.UPDATED if done_promote or done_demote else Action.UNCHANGED
-    return Envelope(True, action, _message(result), result)
+    return Envelope(True, action, _message(result), result, _warnings(unreadable))
+
+
+def _warnings(unreadable: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"{p} is not UTF-8 text; heat skipped it" for p in unreadable)
 
 
 def _message(result: HeatResult) -> str:

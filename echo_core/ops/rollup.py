@@ -19,14 +19,15 @@ last modified before the period began (one day of slack for time zones) is not r
 date in the period written into its frontmatter would have modified it since. Only the
 rest is read (``notes_read``), so a rollup of this week on a large vault reads what
 changed this week. A note dated in the future of its last write (a hand-typed future
-``updated``) is the one case this misses.
+``updated``) is the one case this misses. A note that cannot be read (not UTF-8) is left
+out with a warning naming it, as ``lint`` and ``sweep`` do (``index_sync.read_current``).
 """
 
 from __future__ import annotations
 
 import calendar
 import datetime as _dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -38,6 +39,7 @@ from echo_core.frontmatter_dates import as_date
 from echo_core.models import Envelope
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.daily import AGENT_LOG_HEADING, daily_note_path
+from echo_core.ops.index_sync import read_current
 from echo_core.ops.scope import SESSIONS_DIR
 from echo_core.ops.session_logs import SessionLogsSource
 from echo_core.vault_scan import file_stamps
@@ -105,14 +107,19 @@ class RollupResult:
 
 def period_bounds(period: Period, day: _dt.date) -> tuple[_dt.date, _dt.date, str]:
     """``(first day, last day, label)`` of the ISO week (Monday to Sunday, ``2026-W09``)
-    or calendar month (``2026-03``) holding ``day``. Errors: 2 for another period."""
+    or calendar month (``2026-03``) holding ``day``. Errors: 2 for another period, and 2
+    naming ``date`` for a week running past 9999-12-31 (the last day a date can be)."""
     if period == "week":
         start = day - _dt.timedelta(days=day.weekday())
         year, week, _ = day.isocalendar()
-        return start, start + _dt.timedelta(days=6), f"{year}-W{week:02d}"
+        if (_dt.date.max - start).days < 6:
+            raise usage_error(f"date: {day.isoformat()!r} is in a week that ends after "
+                              f"{_dt.date.max.isoformat()}, the last day a date can be; give "
+                              f"a day up to {(start - _dt.timedelta(days=1)).isoformat()}")
+        return start, start + _dt.timedelta(days=6), f"{year:04d}-W{week:02d}"
     if period == "month":
         last = calendar.monthrange(day.year, day.month)[1]
-        return day.replace(day=1), day.replace(day=last), f"{day.year}-{day.month:02d}"
+        return day.replace(day=1), day.replace(day=last), f"{day.year:04d}-{day.month:02d}"
     raise usage_error(f"period: {period!r} is not one of week, month")
 
 
@@ -126,10 +133,14 @@ def _day(value: str | None, today: _dt.date) -> _dt.date:
                           f"{today.isoformat()}") from None
 
 
-def _texts(storage: Storage, paths: Sequence[str]) -> Iterable[tuple[str, str]]:
-    """``(path, text)`` of each path that could be read, in batches."""
+def _texts(ctx: EchoContext, paths: Sequence[str], unreadable: list[str]
+           ) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` of each path that is there, in batches; a path that cannot be
+    read (not UTF-8) is added to ``unreadable`` instead."""
     for at in range(0, len(paths), READ_BATCH):
-        for path, text in storage.read_many(paths[at:at + READ_BATCH]).items():
+        texts, bad = read_current(ctx, paths[at:at + READ_BATCH])
+        unreadable += bad
+        for path, text in texts.items():
             if text is not None:
                 yield path, text
 
@@ -138,7 +149,8 @@ def _lines(body: str | None) -> tuple[str, ...]:
     return tuple(line.rstrip() for line in (body or "").splitlines() if line.strip())
 
 
-def _sessions(ctx: EchoContext, start: _dt.date, end: _dt.date) -> tuple[RollupSession, ...]:
+def _sessions(ctx: EchoContext, start: _dt.date, end: _dt.date, unreadable: list[str]
+              ) -> tuple[RollupSession, ...]:
     source = SessionLogsSource(ctx)
     wanted: list[tuple[str, str]] = []
     for path in source.list(SESSIONS_DIR):
@@ -147,27 +159,29 @@ def _sessions(ctx: EchoContext, start: _dt.date, end: _dt.date) -> tuple[RollupS
             wanted.append((path, day.isoformat()))
     days = dict(wanted)
     found = []
-    for path, text in _texts(ctx.vault.storage, sorted(days)):
+    for path, text in _texts(ctx, sorted(days), unreadable):
         note = parse_note(path, text)
         goal, decisions = (_lines(section_body(text, h)) for h in SESSION_SECTIONS)
         found.append(RollupSession(path, days[path], note.title, goal, decisions))
     return tuple(sorted(found, key=lambda s: (s.date, s.path)))
 
 
-def _agent_log(ctx: EchoContext, start: _dt.date, end: _dt.date) -> tuple[AgentLogLine, ...]:
+def _agent_log(ctx: EchoContext, start: _dt.date, end: _dt.date, unreadable: list[str]
+               ) -> tuple[AgentLogLine, ...]:
     days = [start + _dt.timedelta(days=n) for n in range((end - start).days + 1)]
     paths = {daily_note_path(day): day.isoformat() for day in days}
     found: list[AgentLogLine] = []
-    for path, text in _texts(ctx.vault.storage, sorted(paths)):
+    for path, text in _texts(ctx, sorted(paths), unreadable):
         for line in _lines(section_body(text, AGENT_LOG_HEADING)):
             found.append(AgentLogLine(paths[path], line, is_mechanical_line(line)))
     return tuple(found)
 
 
 def _touched_since(storage: Storage, paths: Sequence[str], start: _dt.date) -> list[str]:
-    """The paths whose file was modified on or after ``start`` less a day (all of them
-    when the backend has no modification times)."""
-    since = _dt.datetime.combine(start - _SLACK, _dt.time.min, _dt.UTC).timestamp()
+    """The paths whose file was modified on or after ``start`` less a day (no earlier
+    than 0001-01-01; all of them when the backend has no modification times)."""
+    slack = min(_SLACK, start - _dt.date.min)
+    since = _dt.datetime.combine(start - slack, _dt.time.min, _dt.UTC).timestamp()
     since_ns = int(since * 1_000_000_000)
     stamps = file_stamps(storage, paths)
     return [p for p in paths if (stamp := stamps.get(p)) is not None and stamp[1] >= since_ns]
@@ -182,7 +196,8 @@ class _Entities:
     read: int
 
 
-def _entities(ctx: EchoContext, start: _dt.date, end: _dt.date) -> _Entities:
+def _entities(ctx: EchoContext, start: _dt.date, end: _dt.date, unreadable: list[str]
+              ) -> _Entities:
     names = ctx.entity_names
     paths = sorted(names.all_paths())
     candidates = _touched_since(ctx.vault.storage, paths, start)
@@ -191,7 +206,7 @@ def _entities(ctx: EchoContext, start: _dt.date, end: _dt.date) -> _Entities:
     created: list[RollupNote] = []
     updated: list[RollupNote] = []
     read = 0
-    for path, text in _texts(ctx.vault.storage, candidates):
+    for path, text in _texts(ctx, candidates, unreadable):
         read += 1
         note = parse_note(path, text)
         fm = note.frontmatter
@@ -218,12 +233,15 @@ def rollup(ctx: EchoContext, period: Period = "week", date: str | None = None
            ) -> Envelope[RollupResult]:
     """What happened in the ``period`` (``week``: the ISO week, ``month``: the calendar
     month) holding ``date`` (YYYY-MM-DD; default today). Reads only; see the module
-    docstring for the result and what is read. Errors: 2 naming ``period`` or ``date``."""
+    docstring for the result and what is read; a note that cannot be read is left out, with
+    a warning naming it. Errors: 2 naming ``period`` or ``date`` (also a week that runs
+    past 9999-12-31)."""
     day = _day(date, ctx.today())
     start, end, label = period_bounds(period, day)
-    sessions = _sessions(ctx, start, end)
-    entities = _entities(ctx, start, end)
-    log = _agent_log(ctx, start, end)
+    unreadable: list[str] = []
+    sessions = _sessions(ctx, start, end, unreadable)
+    entities = _entities(ctx, start, end, unreadable)
+    log = _agent_log(ctx, start, end, unreadable)
     result = RollupResult(period, label, start.isoformat(), end.isoformat(), sessions,
                           entities.decisions, entities.created, entities.updated, log,
                           entities.considered, entities.read)
@@ -231,4 +249,5 @@ def rollup(ctx: EchoContext, period: Period = "week", date: str | None = None
                f"{len(sessions)} session(s), {len(entities.decisions)} decision(s), "
                f"{len(entities.created)} created, {len(entities.updated)} updated, "
                f"{len(log)} agent-log line(s)")
-    return Envelope(True, Action.READ, message, result)
+    warnings = tuple(f"{p} is not UTF-8 text; rollup skipped it" for p in dict.fromkeys(unreadable))
+    return Envelope(True, Action.READ, message, result, warnings)

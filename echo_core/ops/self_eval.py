@@ -13,7 +13,8 @@ A run is saved as one line of ``<state dir>/eval/history.jsonl`` unless ``save``
 (``echo_core.ops.self_eval_history``); the result carries the previous saved run and the
 changes since. Progress (one unit per query) goes through ``echo_core.progress``. The
 vault is only read: no note, no index file in it is written (the recall index in the
-state dir is rebuilt first if it must be, as any recall would).
+state dir is rebuilt first if it must be, as any recall would). A note that cannot be
+read (not UTF-8) is asked nothing about, with a warning naming it, as ``lint`` does.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.models import Envelope
+from echo_core.ops.index_sync import read_current
 from echo_core.ops.recall import recall
 from echo_core.ops.recall_index import ensure_index
 from echo_core.ops.self_eval_history import (
@@ -139,9 +141,10 @@ def self_eval(ctx: EchoContext, *, queries: int = DEFAULT_QUERIES,
     """Measure recall on at most ``queries`` queries drawn from the vault (module
     docstring); with ``save``, append the run to the history. The vault is only read.
     Errors: those of ``recall`` (an unreachable vault). A history that cannot be read or
-    written is a warning, never an error."""
+    written is a warning, never an error; so is a note that cannot be read (left out)."""
     start = time.perf_counter()
-    query_set = generate_queries(ctx.vault.storage, ctx.tokenizer, queries)
+    query_set = generate_queries(ctx.vault.storage, ctx.tokenizer, queries,
+                                 read=lambda paths: read_current(ctx, paths))
     with reporting(lambda done, total: None):  # a rebuild's own progress is not this run's
         ensure_index(ctx)
     asked = query_set.queries
@@ -161,7 +164,7 @@ def self_eval(ctx: EchoContext, *, queries: int = DEFAULT_QUERIES,
         mrr=overall.mrr, ranker=ctx.ranker_upkeep.name, tokenizer=ctx.config.tokenizer,
         corpus=query_set.corpus, queries=len(asked), notes=query_set.notes,
         seconds=round(time.perf_counter() - start, 3), kinds=kinds)
-    warnings: list[str] = []
+    warnings = [f"{p} is not UTF-8 text; eval skipped it" for p in query_set.unreadable]
     try:
         before = read_records(ctx.state_dir)
     except OSError as exc:

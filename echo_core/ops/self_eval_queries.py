@@ -20,14 +20,16 @@ Kinds of query, per note (``KINDS``):
   the query is distinctive but never a verbatim copy of the note.
 
 A title, alias or heading that names more than one pooled note is not asked (it has no
-single answer). Reading only: nothing is written.
+single answer). A note or template that cannot be read (not UTF-8) is left out and named
+in ``QuerySet.unreadable``, when the caller passes a reader that says so (``eval`` passes
+``index_sync.read_current``). Reading only: nothing is written.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -58,6 +60,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 _LETTER = re.compile(r"[^\W\d_]")
 
+#: Reads a batch of paths: ``(texts, paths that could not be read)``, a text None for a
+#: note that is gone (``index_sync.read_current`` with its context).
+BatchReader = Callable[[Sequence[str]], tuple[Mapping[str, str | None], Sequence[str]]]
+
 
 @attrs.frozen
 class EvalQuery:
@@ -71,11 +77,13 @@ class EvalQuery:
 
 @attrs.frozen
 class QuerySet:
-    """The queries of a run, how many notes they came from, and the corpus size."""
+    """The queries of a run, how many notes they came from, the corpus size, and the
+    notes that could not be read (left out)."""
 
     queries: tuple[EvalQuery, ...]
     notes: int
     corpus: int
+    unreadable: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -97,12 +105,17 @@ def eligible_paths(corpus: Iterable[str]) -> list[str]:
     return sample_order(p for p in corpus if not p.startswith(SKIPPED_PREFIX))
 
 
-def generate_queries(storage: Storage, tokenizer: Tokenizer, limit: int) -> QuerySet:
+def generate_queries(storage: Storage, tokenizer: Tokenizer, limit: int, *,
+                     read: BatchReader | None = None) -> QuerySet:
     """At most ``limit`` queries from the vault behind ``storage`` (see the module
-    docstring), each query's text tokenizing to at least one term. Reads notes only."""
+    docstring), each query's text tokenizing to at least one term. Notes are read with
+    ``read`` (default ``storage.read_many``: a note that cannot be read raises); those it
+    could not read are left out and listed in ``unreadable``. Reads notes only."""
+    reader = read or (lambda paths: (storage.read_many(paths), ()))
+    unreadable: list[str] = []
     corpus = corpus_paths(storage)
     paths = eligible_paths(corpus)
-    pool = _read_pool(storage, tokenizer, paths[:max(POOL_NOTES, 2 * limit)])
+    pool = _read_pool(reader, tokenizer, paths[:max(POOL_NOTES, 2 * limit)], unreadable)
     df: Counter[str] = Counter()
     owners: dict[str, set[str]] = {}
     heading_count: Counter[str] = Counter()
@@ -111,7 +124,8 @@ def generate_queries(storage: Storage, tokenizer: Tokenizer, limit: int) -> Quer
         for _kind, text in item.names:
             owners.setdefault(_key(text), set()).add(item.note.path)
         heading_count.update({_key(h) for h in item.headings})
-    shared = {k for k, n in heading_count.items() if n > 1} | _template_headings(storage)
+    shared = ({k for k, n in heading_count.items() if n > 1}
+              | _template_headings(storage, reader, unreadable))
     queries: list[EvalQuery] = []
     notes = 0
     for item in pool:
@@ -123,14 +137,16 @@ def generate_queries(storage: Storage, tokenizer: Tokenizer, limit: int) -> Quer
         if found:
             notes += 1
             queries += found[:limit - len(queries)]
-    return QuerySet(tuple(queries), notes, len(corpus))
+    return QuerySet(tuple(queries), notes, len(corpus), tuple(unreadable))
 
 
-def _read_pool(storage: Storage, tokenizer: Tokenizer, paths: Sequence[str]) -> list[_Pooled]:
+def _read_pool(read: BatchReader, tokenizer: Tokenizer, paths: Sequence[str],
+               unreadable: list[str]) -> list[_Pooled]:
     pool: list[_Pooled] = []
     for at in range(0, len(paths), READ_BATCH):
         batch = paths[at:at + READ_BATCH]
-        texts = storage.read_many(batch)
+        texts, bad = read(batch)
+        unreadable += bad
         for path in batch:
             text = texts.get(path)
             if text is not None:
@@ -170,11 +186,14 @@ def _key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _template_headings(storage: Storage) -> set[str]:
-    """The ``##`` headings of the vault's templates (every note made from one has them)."""
+def _template_headings(storage: Storage, read: BatchReader, unreadable: list[str]) -> set[str]:
+    """The ``##`` headings of the vault's templates (every note made from one has them);
+    a template that cannot be read goes to ``unreadable``."""
     paths = [p for p in storage.list("templates/") if p.endswith(".md")]
     found: set[str] = set()
-    for text in storage.read_many(paths).values():
+    texts, bad = read(paths)
+    unreadable += [p for p in bad if p not in unreadable]
+    for text in texts.values():
         if text is not None:
             found.update(_key(h[3:]) for h in headings(text) if h.startswith("## "))
     return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
@@ -22,32 +23,41 @@ class RollupParams:
                              min_length=10, max_length=10, cli=CliParam(metavar="YYYY-MM-DD"))
 
 
-def _section(title: str, rows: list[str]) -> list[str]:
-    if not rows:
+def _section(title: str, items: Sequence[Sequence[str]], noun: str = "") -> list[str]:
+    """``title (n):`` and the lines of each item, indented (``n``: the number of items,
+    not of lines). Whole items are shown while their lines stay within ``_SHOWN`` (the
+    first always), then how many items (``noun``) were left out."""
+    if not items:
         return [f"{title}: none"]
-    shown = [f"  {row}" for row in rows[:_SHOWN]]
-    if len(rows) > _SHOWN:
-        shown.append(f"  ... and {len(rows) - _SHOWN} more (see --json)")
-    return [f"{title} ({len(rows)}):", *shown]
+    shown: list[str] = []
+    count = 0
+    for item in items:
+        if shown and len(shown) + len(item) > _SHOWN:
+            break
+        shown += [f"  {line}" for line in item]
+        count += 1
+    if count < len(items):
+        shown.append(f"  ... and {len(items) - count} more{noun and ' ' + noun} (see --json)")
+    return [f"{title} ({len(items)}):", *shown]
 
 
 def render_rollup(env: Envelope[Any]) -> str:
     """Sessions with their goals and decisions, decisions, created and updated notes, and
-    the agent log (capture's own lines summed up in one line)."""
+    the agent log (capture's own lines summed up in one line). Each list shows about
+    ``_SHOWN`` lines, cut between its items (a session with its goal and decisions is
+    one item), and says how many it left out."""
     data = env.data
     lines = [f"Rollup {data.label} ({data.start} .. {data.end})"]
-    sessions: list[str] = []
-    for s in data.sessions:
-        sessions.append(f"{s.date}  {s.title}  ({s.path})")
-        sessions += [f"    goal: {line}" for line in s.goal]
-        sessions += [f"    decided: {line}" for line in s.decisions]
-    lines += _section("Sessions", sessions)
+    sessions = [[f"{s.date}  {s.title}  ({s.path})",
+                 *(f"    goal: {line}" for line in s.goal),
+                 *(f"    decided: {line}" for line in s.decisions)] for s in data.sessions]
+    lines += _section("Sessions", sessions, "session(s)")
     for title, notes in (("Decisions", data.decisions), ("Created", data.created),
                          ("Updated", data.updated)):
-        lines += _section(title, [f"{n.date}  {n.title}  ({n.kind}, {n.path})"
+        lines += _section(title, [[f"{n.date}  {n.title}  ({n.kind}, {n.path})"]
                                   for n in notes])
     written = [a for a in data.agent_log if a.mechanical]
-    own = [f"{a.date}  {a.line}" for a in data.agent_log if not a.mechanical]
+    own = [[f"{a.date}  {a.line}"] for a in data.agent_log if not a.mechanical]
     lines += _section("Agent log", own)
     if written:
         lines.append(f"  (+ {len(written)} line(s) recording captures and sessions)")
