@@ -265,6 +265,23 @@ def test_merge_into_with_another_kind_logs_under_the_entity_kind_heading(box: Va
     assert "## Notes" not in text
 
 
+def test_a_capture_retried_with_the_same_body_adds_nothing(box: VaultBox) -> None:
+    """A retry (after a timeout) of a capture that created or updated the note: the text
+    is there already, so no dated bullet repeats it; a new fact still gets one."""
+    assert box.capture("Seq Gadget", kind="concept", body="same body\nsecond line").action == (
+        "created")
+    note = "resources/concepts/seq-gadget.md"
+    created = box.read(note)
+    for _ in range(2):
+        again = box.capture("Seq Gadget", kind="concept", body="same body\n  second line\n")
+        assert again.action == "unchanged" and box.read(note) == created
+    assert box.capture("Seq Gadget", kind="concept", body="new fact").action == "updated"
+    updated = box.read(note)
+    assert box.capture("Seq Gadget", kind="concept", body="new fact").action == "unchanged"
+    assert box.read(note) == updated and updated.count("new fact") == 1
+    assert box.capture("Seq Gadget", kind="concept", body="same").action == "updated"
+
+
 # --- inbox ----------------------------------------------------------------------------
 
 def test_capture_without_kind_appends_one_inbox_line_holding_the_whole_body(

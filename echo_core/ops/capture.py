@@ -12,8 +12,9 @@ from echo_core.actions import Action
 from echo_core.edit_retry import EDIT_ATTEMPTS, planned_again_if_edited
 from echo_core.entities import Match, content_hash
 from echo_core.errors import EditedMeanwhile, not_found
-from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
+from echo_core.frontmatter import render_frontmatter, set_frontmatter_key, split_frontmatter
 from echo_core.gating import GateContext
+from echo_core.lazy_pattern import LazyPattern
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
 from echo_core.name_matching import entity_name_tokens, name_score
 from echo_core.names import name_key, name_tokens, slugify
@@ -276,6 +277,29 @@ def _update_block(day: str, body: str) -> list[str]:
     return lines
 
 
+#: A dated bullet's head (``- 2026-03-01: ``), left out when comparing a body's lines.
+_DATED_BULLET = LazyPattern(r"- \d{4}-\d{2}-\d{2}: ")
+
+
+def holds_body(text: str, body: str) -> bool:
+    """Whether the note ``text`` holds ``body`` already: its non-blank lines, stripped, as
+    consecutive lines of the note (a dated bullet's ``- YYYY-MM-DD: `` head left out), as
+    the note's own text when a capture made it or as an earlier update's bullet. An agent
+    that captures the same fact again (a retry after a timeout) adds nothing."""
+    want = [line.strip() for line in body.splitlines() if line.strip()]
+    if not want:
+        return True
+    have = [_undated(line.strip()) for line in split_frontmatter(text)[1].splitlines()
+            if line.strip()]
+    size = len(want)
+    return any(have[at:at + size] == want for at, line in enumerate(have) if line == want[0])
+
+
+def _undated(line: str) -> str:
+    head = _DATED_BULLET.match(line)
+    return line[head.end():] if head else line
+
+
 def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tuple[str, list[str]]:
     current = fm.get(key) or []
     current = [str(x) for x in (current if isinstance(current, list) else [current])]
@@ -297,7 +321,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
     original = text = vault.storage.read(target.path)
     changed = False
-    if req.body:
+    if req.body and not holds_body(text, req.body):
         text, changed = append_under_heading(text, route.log_heading,
                                              _update_block(req.date or today.isoformat(), req.body))
     fm = parse_note(target.path, text).frontmatter

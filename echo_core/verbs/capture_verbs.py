@@ -202,7 +202,8 @@ Examples:
   echo-memory capture "call the bank"         # no --kind: goes to the inbox
 
 Without --kind the capture is one inbox line: the title, then the body's lines joined
-with " / ". An existing entity (same name, alias or slug) gets a dated bullet with the whole body.
+with " / ". An existing entity (same name, alias or slug) gets a dated bullet with the whole body
+(none when the note holds that text already: a retried capture adds nothing).
 A new name too close to an existing one of the same kind (the same words, or a name
 misspelt by a letter) stops at the duplicate gate (exit 76): re-run with --merge-into
 SLUG to update it, or --force to create anyway."""),
