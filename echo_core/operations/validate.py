@@ -6,6 +6,13 @@ every surface's input is checked (types, bounds, choices, unknown and missing na
 ``reflect[2].confidence``) and never echoing a value. Nested objects come back as plain
 dicts holding only the keys that were given (so "absent" and "null" stay distinct for
 the operation), their lists as lists; top-level lists come back as tuples.
+
+Every string given (a ``str`` parameter, a list item, an object field, any string inside
+a JSON value, keys included) must be valid UTF-8 text: a lone surrogate (a JSON
+``"\\ud800"`` escape, undecodable argv bytes) is a problem of its field here, before any
+operation could try to store, index or send it. A name the caller made up (an unknown
+parameter or field) is shown with such characters escaped, so the message itself is
+always valid UTF-8.
 """
 
 from __future__ import annotations
@@ -17,7 +24,14 @@ from typing import Any, TypeVar
 import attrs
 
 from echo_core.errors import EchoError, ExitCode
-from echo_core.operations.params import Bounds, FieldInfo, Kind, ParamType, fields_of
+from echo_core.operations.params import (
+    Bounds,
+    CliParam,
+    FieldInfo,
+    Kind,
+    ParamType,
+    fields_of,
+)
 
 T = TypeVar("T")
 MAX_SHOWN = 8
@@ -37,6 +51,41 @@ class _Problems:
 
     def add(self, where: str, problem: str) -> None:
         self.items.append((where, problem))
+
+
+def _not_text(value: str) -> str | None:
+    """The problem of ``value`` when it is not valid UTF-8 text (a lone surrogate)."""
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"not valid UTF-8 text (an undecodable character at position {exc.start}); "
+                "give UTF-8 text")
+    return None
+
+
+def _name(key: object) -> str:
+    """A caller's key as shown in a message: lone surrogates escaped (``\\ud800``)."""
+    text = str(key)
+    return text if _not_text(text) is None else text.encode(
+        "utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_json(value: Any, where: str, problems: _Problems) -> None:
+    """A problem for each string in JSON value ``value`` that is not UTF-8 text."""
+    if isinstance(value, str):
+        problem = _not_text(value)
+        if problem is not None:
+            problems.add(where, problem)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and _not_text(key) is not None:
+                problems.add(where, "a key is not valid UTF-8 text; give UTF-8 text")
+            _check_json(item, f"{where}.{_name(key)}", problems)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_json(item, f"{where}[{i}]", problems)
 
 
 def _type_name(kind: Kind) -> str:
@@ -77,6 +126,10 @@ def _value(ptype: ParamType, value: Any, where: str, bounds: Bounds,
         if not isinstance(value, str):
             problems.add(where, "must be a string")
             return None
+        problem = _not_text(value)
+        if problem is not None:
+            problems.add(where, problem)
+            return None
         if choices and value not in choices:
             problems.add(where, f"must be one of: {', '.join(choices)}")
             return None
@@ -104,6 +157,8 @@ def _value(ptype: ParamType, value: Any, where: str, bounds: Bounds,
             problems.add(where, "must be an object")
             return None
         out = _object(ptype.model, value, where, problems)
+    elif kind is Kind.JSON:
+        _check_json(value, where, problems)
     if not _check_bounds(out, bounds, where, problems):
         return None
     return out
@@ -115,7 +170,8 @@ def _object(model: type, value: Mapping[str, Any], where: str,
     out: dict[str, Any] = {}
     for key in value:
         if key not in fields:
-            problems.add(f"{where}.{key}", f"unknown field (allowed: {', '.join(fields)})")
+            problems.add(f"{where}.{_name(key)}",
+                         f"unknown field (allowed: {', '.join(fields)})")
     for name, info in fields.items():
         if name in value:
             item = _value(info.type, value[name], f"{where}.{name}", info.spec.bounds,
@@ -131,12 +187,30 @@ def _surface_fields(cls: type, surface: str, prepared: Collection[str]) -> list[
             if surface == "core" or f.surface(surface) is not None or f.name in prepared]
 
 
+def _preparable(info: FieldInfo, surface: str) -> bool:
+    """Whether a surface's ``prepare`` (not an option of its own) gives ``info``."""
+    override = info.surface(surface)
+    return override is None or (isinstance(override, CliParam) and override.from_prepare)
+
+
+def _allowed(cls: type, key: str, known: Collection[str], surface: str,
+             prepared: Collection[str]) -> str:
+    """The names ``key`` could have been: for a key the surface's ``prepare`` gave (one a
+    user wrote in a file, e.g. a session-end bundle) the parameters a ``prepare`` gives,
+    not the surface's options; otherwise every name the surface takes."""
+    names: Collection[str] = known
+    if key in prepared:
+        names = [f.name for f in fields_of(cls) if _preparable(f, surface)] or known
+    return ", ".join(sorted(names)) or "none"
+
+
 def parse_params(cls: type[T], arguments: Mapping[str, Any], *, surface: str = "core",
                  operation: str = "", prepared: Collection[str] = ()) -> T:
     """``cls`` built from ``arguments`` as given on ``surface`` (``"cli"``, ``"mcp"`` or
     ``"core"``: that surface's bounds and defaults). A parameter left out of the surface
     takes its declared default and may not be given, unless it is in ``prepared`` (the
-    surface's own ``prepare`` produced it).
+    surface's own ``prepare`` produced it); one without a default that ``prepare`` did not
+    give is ``required``, like any missing parameter.
 
     Errors: ``ParamsInvalid`` (exit 2) listing every problem as ``name: what is wrong``."""
     problems = _Problems()
@@ -144,10 +218,14 @@ def parse_params(cls: type[T], arguments: Mapping[str, Any], *, surface: str = "
     known = {f.name for f in fields}
     for key in arguments:
         if key not in known:
-            allowed = ", ".join(sorted(known)) or "none"
-            problems.add(str(key), f"unknown parameter (allowed: {allowed})")
+            allowed = _allowed(cls, str(key), known, surface, prepared)
+            problems.add(_name(key), f"unknown parameter (allowed: {allowed})")
     values: dict[str, Any] = {}
-    for info in fields:
+    for info in fields_of(cls):
+        if info.name not in known:  # left out of the surface: its declared default
+            if info.required:
+                problems.add(info.name, "required")
+            continue
         if info.name in arguments:
             values[info.name] = _value(info.type, arguments[info.name], info.name,
                                        info.bounds_for(surface), info.choices(), problems)

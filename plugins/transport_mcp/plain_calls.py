@@ -11,16 +11,18 @@ Contract:
 
 * ``POST /call/<tool>`` with ``Content-Type: application/json`` and a JSON object body:
   the tool's arguments, exactly as over MCP (checked by the same ``parse_params``; an
-  unknown or bad field is a ``usage`` error naming it). An empty body is ``{}``.
+  unknown or bad field, or a string that is not UTF-8 text, e.g. a ``"\\ud800"`` escape,
+  is a ``usage`` error naming it). An empty body is ``{}``.
 * The answer is the tool result's structured content as JSON, the object an MCP client
   gets as ``structuredContent``: the envelope (``ok``, ``action``, ``data``, ...), or
   ``{"ok": false, "action": "error", "message", "error": {code, exit, message}}``.
 * Status: 200 for an envelope (a gate stop, ``ok: false``, is data: 200 too); an error's
   status follows its code: ``usage`` 400, ``not-found`` 404, ``lock-held`` 409,
   ``duplicate-gate`` 409, ``not-configured`` 501, ``unavailable`` 503, anything else 500.
-  Before the call: 404 for a tool this server does not serve, 405 for another method,
-  415 for another content type, 400 for a body that is not a JSON object, 413 for a body
-  over the size limit. Every error body says what to do.
+  Before the call: 404 for a tool this server does not serve (code ``not-found``, exit
+  44 like any not-found), 405 for another method, 415 for another content type, 400 for a
+  body that is not a JSON object, 413 for a body over the size limit. Every error body
+  says what to do, with its code's exit (``usage`` 2).
 
 Nothing is written before the answer is decided: a call that fails validation never
 reaches the operation.
@@ -55,9 +57,14 @@ def status_for(structured: Mapping[str, Any], is_error: bool) -> int:
     return _STATUS.get(code, 500) if isinstance(code, str) else 500
 
 
+_EXITS = {name: int(code) for code, name in CODE_NAMES.items()}
+
+
 def _problem(error: str, message: str) -> bytes:
+    """An error body refusing a request before any call: ``error`` is a code name, whose
+    exit code it carries (``usage`` 2, ``not-found`` 44), as a tool's errors do."""
     return json.dumps({"ok": False, "action": "error", "message": message,
-                       "error": {"code": error, "exit": int(ExitCode.USAGE),
+                       "error": {"code": error, "exit": _EXITS[error],
                                  "message": message}}).encode()
 
 

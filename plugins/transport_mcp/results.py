@@ -11,7 +11,8 @@ Error map (SPEC §6.2): an ``EchoError`` -> ``is_error`` with its code name (``n
 "proceed without memory", on a write "nothing was written". Writes the operations queue
 themselves in the offline outbox (capture, append, when an outbox plugin is installed)
 come back as an ``ok`` envelope with ``action="queued"``: data, not an error. A gate stop
-is NOT an error either (``ok=false``, ``action="duplicate-gate"``).
+is NOT an error either (``ok=false``, ``action="duplicate-gate"``). A result holding text
+that cannot be sent as UTF-8 JSON is a ``failure`` error (``sendable_outcome``).
 """
 
 from __future__ import annotations
@@ -127,6 +128,42 @@ def internal_outcome(exc: BaseException) -> Outcome:
     """An unexpected failure: the type only (details stay in the server log)."""
     return error_outcome(ExitCode.FAILURE, f"internal error ({type(exc).__name__}); the "
                                            "server log has details. Retry, or report a bug")
+
+
+def _has_non_text(value: Any) -> bool:
+    """True when a string in JSON-shaped ``value`` (keys included) is not valid UTF-8.
+    A loop, not recursion: it runs on every result (~25 us for a 20-hit recall)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def sendable_outcome(outcome: Outcome, tool: str) -> Outcome:
+    """``outcome`` when its result can be sent as UTF-8 JSON; else (a string holding a
+    lone surrogate, e.g. from an undecodable file name) a ``failure`` error saying so,
+    logged with ``tool``: the client gets an answer, never a crash or a silent stdio
+    server."""
+    result = outcome.result
+    texts = [getattr(block, "text", "") for block in result.content]
+    if not (_has_non_text(texts) or _has_non_text(result.structured_content)):
+        return outcome
+    log.error("tool=%s: the result holds text that is not valid UTF-8 (a lone surrogate); "
+              "sent an error instead", tool)
+    return error_outcome(ExitCode.FAILURE, "internal error (the result holds text that is "
+                                           "not valid UTF-8 and cannot be sent); the server "
+                                           "log has details. Report a bug")
 
 
 def value_outcome(value: Any) -> Outcome:

@@ -50,6 +50,7 @@ from plugins.transport_mcp.results import (
     echo_error_outcome,
     envelope_outcome,
     internal_outcome,
+    sendable_outcome,
     unreachable_outcome,
 )
 
@@ -124,7 +125,8 @@ class ToolRunner:
         when not ``readable``: for a caller that sends only the structured content).
 
         Never raises for an operation failure: ``EchoError``, ``BackendUnavailable`` and
-        crashes become error outcomes (see ``results``). Logs one line."""
+        crashes become error outcomes (see ``results``), and so does a result that cannot
+        be sent as UTF-8 JSON (``sendable_outcome``). Logs one line."""
         start = time.perf_counter() if start is None else start
         name = op.tool_name
         try:
@@ -143,6 +145,7 @@ class ToolRunner:
                 loop = asyncio.get_running_loop()
                 outcome = await loop.run_in_executor(pool, self._run, op, params, plan,
                                                      readable)
+        outcome = sendable_outcome(outcome, name)
         self.log_call(name, start, outcome.label)
         return outcome
 

@@ -7,7 +7,8 @@ like any third party's) and lists each as a tool whose input schema (closed:
 ``additionalProperties: false``) and output schema are derived from its declaration.
 ``EchoMcpServer.call_tool`` validates arguments with ``parse_params`` (an unknown or bad
 parameter is a ``usage`` error naming the field, never its value) and runs the operation
-through the ``ToolRunner``.
+through the ``ToolRunner``. Over stdio it answers every request, even one the SDK's JSON
+reader refuses or whose answer cannot be encoded (``stdio_guard``).
 """
 
 from __future__ import annotations
@@ -111,6 +112,12 @@ class EchoMcpServer(MCPServer[Any]):
             return outcome.result
         outcome = await self.runner.call(op, params, start=start)
         return outcome.result
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin/stdout, answering every request (see ``stdio_guard``)."""
+        from plugins.transport_mcp.stdio_guard import serve_stdio_guarded
+
+        await serve_stdio_guarded(self._lowlevel_server)
 
 
 def _version() -> str:
