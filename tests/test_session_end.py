@@ -165,14 +165,14 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("injected failure")
 
 
-def _capture_fails_on_apply(ctx: Any, request: Any) -> Any:
-    if not request.dry_run:
+def _reflect_fails_on_apply(ctx: Any, proposal: Any, *, apply: bool) -> Any:
+    if apply:
         raise RuntimeError("injected failure")
     raise AssertionError("apply must not preview")
 
 
 @pytest.mark.parametrize("target,replacement", [("set_scope", _boom),
-                                                ("capture", _capture_fails_on_apply)])
+                                                ("reflect_proposal", _reflect_fails_on_apply)])
 def test_a_failure_after_the_session_log_keeps_the_previous_heartbeat(
     box: VaultBox, monkeypatch: pytest.MonkeyPatch, target: str, replacement: Any
 ) -> None:

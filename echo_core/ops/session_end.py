@@ -13,7 +13,8 @@ The bundle is a JSON object::
 Everything is validated before anything is written (``EchoError`` 2 naming the field, e.g.
 ``reflect[2].confidence``); unknown keys are rejected. Without ``apply`` nothing is
 written: the result previews each step (each proposal classified by a dry-run capture:
-create / update / inbox / gated). With ``apply``, under one vault lock and in this order:
+create / update / inbox / gated, or unchanged when already recorded, see step 3). With
+``apply``, under one vault lock and in this order:
 
 1. the session log ``_agent/sessions/<date>-<HHMM>-<slug>.md`` from the session template
    (``## Goal`` / ``## Decisions Made`` / ... sections of ``log_body`` fill the template's
@@ -23,8 +24,11 @@ create / update / inbox / gated). With ``apply``, under one vault lock and in th
    identical content is an idempotent re-apply;
 2. the agent-log line in today's daily note (default ``- <today>: session [[<stem>]]``;
    a given line without a leading ``- `` gets one);
-3. each proposal through ``capture`` (confidence < 0.6 -> inbox; a gate stop is reported
-   as ``gated``, not an error);
+3. each proposal captured as ``reflect`` captures it (``ops.reflect.reflect_proposal``;
+   confidence < 0.6 -> inbox; a gate or contradiction stop is reported as ``gated``, not
+   an error). Idempotent like ``reflect``: a proposal applied before (its content-derived
+   operation id), one whose note already holds its body, or an inbox line already there
+   is ``unchanged``, so re-applying a bundle adds no observation and no agent-log line;
 4. ``scope set`` when ``scope`` is given;
 5. the heartbeat ``_agent/heartbeat/last-session.md`` = ``"<log path> @ <ISO time>"`` —
    LAST, as the commit marker: any failure before it propagates and leaves the previous
@@ -47,7 +51,7 @@ from echo_core.errors import usage_error
 from echo_core.models import Envelope
 from echo_core.notes import append_under_heading
 from echo_core.operations.spelling import spell
-from echo_core.ops.capture import capture, require_initialised
+from echo_core.ops.capture import require_initialised
 from echo_core.ops.daily import AGENT_LOG_HEADING, append_agent_log, daily_note_path
 from echo_core.ops.links import link_target
 from echo_core.ops.load import HEARTBEAT_PATH, fire_event
@@ -57,6 +61,7 @@ from echo_core.ops.proposals import (
     text_field,
     validate_proposal,
 )
+from echo_core.ops.reflect import reflect_proposal
 from echo_core.ops.scope import (
     CONTEXT_PATH,
     MAX_SCOPE,
@@ -74,13 +79,8 @@ SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_SLUG = 80
 BUNDLE_KEYS = ("slug", "log_body", "agent_log_line", "scope", "reflect")
 
-#: capture action -> reflect classification (dry-run and applied).
-_CLASSIFIED: dict[str, str] = {
-    Action.DRY_RUN_CREATE: "create", Action.DRY_RUN_UPDATE: "update",
-    Action.DRY_RUN_INBOX: "inbox", Action.DRY_RUN_DUPLICATE_GATE: "gated",
-    Action.DRY_RUN_CONTRADICTION: "gated",
-    Action.CREATED: "created", Action.UPDATED: "updated", Action.UNCHANGED: "unchanged",
-    Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated", Action.CONTRADICTION: "gated"}
+#: reflect's classifications of a contradiction stop, which session-end calls ``gated``.
+_GATED = ("supersede-suggested", "contradiction")
 
 
 @attrs.frozen
@@ -111,7 +111,9 @@ class ReflectOutcome:
     index: int
     title: str
     confidence: float
-    classification: str  # create|update|inbox|gated (preview); created|updated|unchanged|inbox|gated
+    #: preview: create|update|inbox|gated|unchanged;
+    #: apply: created|updated|unchanged|inbox|gated|queued
+    classification: str
     path: str | None = None
     detail: str = ""
     candidates: tuple[dict[str, Any], ...] = ()
@@ -175,13 +177,13 @@ def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
 # -- the steps ------------------------------------------------------------------------
 
 
-def _classify(proposal: Proposal, envelope: Envelope[object]) -> ReflectOutcome:
-    data = envelope.data
-    return ReflectOutcome(
-        proposal.index, proposal.title, proposal.confidence,
-        _CLASSIFIED.get(envelope.action, str(envelope.action)),
-        path=getattr(data, "path", None), detail=envelope.message,
-        candidates=tuple(getattr(data, "candidates", ()) or ()))
+def _reflect(ctx: EchoContext, proposal: Proposal, *, apply: bool) -> ReflectOutcome:
+    """``proposal`` previewed or captured exactly as ``reflect`` does it (so a re-run of
+    the same bundle finds it already recorded: ``unchanged``)."""
+    item = reflect_proposal(ctx, proposal, apply=apply)
+    classification = "gated" if item.classification in _GATED else item.classification
+    return ReflectOutcome(item.index, item.title, item.confidence, classification,
+                         path=item.path, detail=item.detail, candidates=item.candidates)
 
 
 def _reflect_step(outcomes: list[ReflectOutcome]) -> Step:
@@ -212,7 +214,7 @@ def _preview(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
     if same and ctx.vault.storage.exists(daily):
         present = not append_under_heading(ctx.vault.storage.read(daily),
                                            AGENT_LOG_HEADING, [line])[1]
-    outcomes = [_classify(p, capture(ctx, p.request(dry_run=True))) for p in bundle.reflect]
+    outcomes = [_reflect(ctx, p, apply=False) for p in bundle.reflect]
     if bundle.scope is None:
         scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
     else:
@@ -237,7 +239,7 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
         today = ctx.today()
         line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
         appended = append_agent_log(vault, today, line, rerun=same)
-        outcomes = [_classify(p, capture(ctx, p.request(dry_run=False))) for p in bundle.reflect]
+        outcomes = [_reflect(ctx, p, apply=True) for p in bundle.reflect]
         if bundle.scope is None:
             scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
         else:
