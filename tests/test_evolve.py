@@ -63,6 +63,16 @@ def test_a_second_evolve_the_same_day_gets_its_own_archive(box: VaultBox) -> Non
                                                   "[[deploy-process--2026-03-09-2]]"]
 
 
+def test_an_archived_version_cannot_be_evolved(box: VaultBox) -> None:
+    assert evolve_note(box.ctx(ECHO_TODAY="2026-03-09"), NOTE, "moved", _new_text(box)).ok
+    digest = box.tree_digest()
+    with pytest.raises(EchoError) as err:
+        evolve_note(box.ctx(ECHO_TODAY="2026-03-10"), ARCHIVE, "edit the past",
+                    box.read(ARCHIVE).replace("Jenkins", "Bamboo"))
+    assert err.value.code == ExitCode.USAGE and "archived version" in err.value.message
+    assert box.tree_digest() == digest
+
+
 def test_dry_run_names_the_archive_and_writes_nothing(box: VaultBox) -> None:
     digest = box.tree_digest()
     env = evolve_note(box.ctx(ECHO_TODAY="2026-03-09"), NOTE, "moved", _new_text(box),

@@ -95,6 +95,9 @@ def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
                 dry_run: bool = False, op_id: str | None = None) -> Envelope[EvolveResult]:
     """Archive the note at ``path`` and write ``text`` in its place (module docstring)."""
     clean = require_note_path(path)
+    if clean.casefold().startswith(ARCHIVE_FOLDER + "/"):
+        raise usage_error(f"{clean} is an archived version, kept as it was (SPEC §1.1); "
+                          "evolve the current note it names in superseded_by")
     why = _clean_reason(reason)
     require_text(text, "text")
     if not text.strip():
