@@ -215,3 +215,17 @@ def test_an_unhandled_os_error_is_one_clean_line(cli: Run, monkeypatch: pytest.M
     monkeypatch.setenv("ECHO_DEBUG", "1")
     debug = cli(["put", "notes/x.md", "-"], stdin=b"# x\n")
     assert debug.code == 1 and "Traceback" in debug.err and needles[0] in debug.err
+
+
+def test_link_refuses_templates_and_the_inbox_and_writes_nothing(cli: Run, vault: Path) -> None:
+    """A link in a template would be copied into every new note of its kind."""
+    assert cli(["capture", "Grace Hopper", "--kind", "person", "--body", "x"]).code == 0
+    (vault / "templates").mkdir(exist_ok=True)
+    (vault / "templates/person.md").write_text("# {{title}}\n")
+    assert cli(["capture", "note for the inbox"]).code == 0
+    before = {p: p.read_bytes() for p in vault.rglob("*.md")}
+    for target in ("templates/person.md", "inbox/captures/inbox.md"):
+        _assert_clean(cli(["link", target, "resources/people/grace-hopper.md"]), 2,
+                      "not a note of the memory to link")
+        _assert_clean(cli(["link", "grace-hopper", target]), 2, "not a note of the memory")
+    assert {p: p.read_bytes() for p in vault.rglob("*.md")} == before

@@ -85,11 +85,20 @@ class LinkResult:
     changed: bool
 
 
+#: Folders whose files are not notes to link: templates (every new note of a kind copies
+#: its template, links and all) and the inbox (items waiting, and their processing log).
+NOT_LINKED_FOLDERS = ("templates/", "inbox/")
+
+
 def _locate(ctx: EchoContext, index: EntityLookup, ref: str) -> str:
     """A vault path for ``ref``: an existing note path in the write scope (SPEC §1.4), or
     an exactly resolvable name."""
     if ref.endswith(".md"):
         path = require_note_path(ref)
+        if path.casefold().startswith(NOT_LINKED_FOLDERS):
+            raise usage_error(f"{path} is not a note of the memory to link (templates are "
+                              "patterns every new note copies; the inbox holds items, "
+                              "linked once triaged); link the notes themselves")
         if not ctx.vault.storage.exists(path):
             raise not_found(f"no note at {path!r}")
         return path
