@@ -189,6 +189,17 @@ def test_a_loose_token_file_is_tightened_and_read(tmp_path: Path) -> None:
     assert stat.S_IMODE(created.path.stat().st_mode) == 0o600
 
 
+def test_a_short_token_from_the_environment_is_used_with_a_warning_that_hides_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    short = resolve_token({"ECHO_MCP_TOKEN": "qz7Xw"}, tmp_path)
+    assert (short.secret, short.origin) == ("qz7Xw", "env")
+    said = capsys.readouterr().err
+    assert "ECHO_MCP_TOKEN is 5 characters" in said and "short can be guessed" in said
+    assert "qz7Xw" not in said
+    long = resolve_token({"ECHO_MCP_TOKEN": "k" * 16}, tmp_path)
+    assert long.origin == "env" and capsys.readouterr().err == ""
+
+
 def test_serve_with_a_symlinked_token_file_exits_78_saying_what_to_do(tmp_path: Path) -> None:
     box = VaultBox(tmp_path)
     box.state.mkdir(parents=True)

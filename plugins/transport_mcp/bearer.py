@@ -6,7 +6,8 @@ the state base dir (origin ``file``), created on first run with 32 random bytes
 symlink and must be a regular file owned by this user, else ``EchoError`` 78: a symlink
 planted there must not be read, nor its target's mode changed. A token file readable by
 others is tightened to 0600 (through the open descriptor) with a warning. The token is
-never logged or printed: callers name the file it is kept in.
+never logged or printed: callers name the file it is kept in. A token from the
+environment shorter than ``MIN_TOKEN_CHARS`` is used, with a warning on stderr.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from echo_core import EchoError, ExitCode
 
 TOKEN_ENV = "ECHO_MCP_TOKEN"
 TOKEN_FILE = "mcp-token"
+#: A token from the environment shorter than this gets a warning (the generated one has 43).
+MIN_TOKEN_CHARS = 16
 #: A token file longer than this is not a token file (it is not read whole).
 MAX_TOKEN_BYTES = 4096
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -135,6 +138,11 @@ def resolve_token(env: Mapping[str, str], state_base: str | os.PathLike[str]) ->
     symlink, not a regular file, another user's, or cannot be read or created."""
     given = env.get(TOKEN_ENV, "").strip()
     if given:
+        if len(given) < MIN_TOKEN_CHARS:
+            print(f"warning: {TOKEN_ENV} is {len(given)} characters; a bearer token that "
+                  f"short can be guessed: use {MIN_TOKEN_CHARS} random characters or more "
+                  "(python3 -c 'import secrets; print(secrets.token_urlsafe(32))'), or unset "
+                  "it to use the generated token file", file=sys.stderr)
         return BearerToken(given, "env")
     path = Path(state_base).expanduser() / TOKEN_FILE
     try:
