@@ -207,8 +207,9 @@ def test_fold_summarises_a_session_and_leaves_every_original(box: VaultBox) -> N
     assert summary["first_prompt"] == "make the build green"
     assert "6 records" in fold["text"] and "Errors: 1." in fold["text"]
     assert env.data.refs == tuple(ids)
-    again = fold_session(box.ctx(), "s1")  # a second fold of the whole session skips folds
-    assert again.data.refs == tuple(ids)
+    again = fold_session(box.ctx(), "s1")  # the same span again: named, not folded twice
+    assert again.data.refs == tuple(ids) and again.data.id == env.data.id
+    assert again.action == "unchanged" and b"".join(raw_lines(loom)) == after
 
 
 def test_fold_a_span_and_refuse_a_bad_one(box: VaultBox) -> None:

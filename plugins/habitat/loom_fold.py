@@ -9,7 +9,8 @@ default: the whole session, folds excluded), and appends one ``fold`` record:
 * ``result``: the same as JSON (``FoldSummary``);
 * ``refs``: the id of every record folded, in order; ``parent_id``: the span's first.
 
-The originals are not touched: the day files only grow. A span of more than
+The originals are not touched: the day files only grow. A span folded before (a fold
+record with the same refs) is not folded again: the answer names that fold. A span of more than
 ``MAX_SPAN`` records is refused (fold it in parts with ``--from`` / ``--to``).
 """
 
@@ -133,11 +134,18 @@ def fold_session(ctx: Any, session_id: str, from_id: str = "", to_id: str = "",
         raise usage_error(f"the span holds {len(span)} records (at most {MAX_SPAN}); fold "
                           "it in parts with --from and --to")
     summary = summarise(span)
+    refs = tuple(r.id for r in span)
+    done = next((r for r in records if r.kind == "fold" and tuple(r.refs) == refs), None)
+    if done is not None:  # the same span folded before: one fold record is enough
+        return Envelope(True, "unchanged", f"session {session_id}: these {len(span)} records "
+                        f"are folded already, into {done.id}",
+                        FoldResult(id=done.id, session_id=session_id, refs=refs,
+                                   summary=summary))
     fold = Record.new(ts=record_time(ctx), kind="fold", agent_id=agent_of(ctx, agent_id),
                       session_id=session_id, text=summary_text(session_id, summary),
                       parent_id=span[0].id,
                       result=json.dumps(attrs.asdict(summary), ensure_ascii=False),
-                      refs=tuple(r.id for r in span))
+                      refs=refs)
     append_records(ctx, [fold])
     result = FoldResult(id=fold.id, session_id=session_id, refs=fold.refs, summary=summary)
     return Envelope(True, "folded", f"folded {len(span)} records of session {session_id} "
