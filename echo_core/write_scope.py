@@ -85,17 +85,26 @@ def require_note_path(path: str) -> str:
     return clean
 
 
+def text_problem(value: str) -> str | None:
+    """What is wrong with ``value`` when it cannot be written as UTF-8 (a lone surrogate,
+    which is how undecodable bytes (argv) or a JSON ``\\ud800`` escape arrive), else None."""
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"not valid UTF-8 text (an undecodable character at position {exc.start}); "
+                "give UTF-8 text")
+    return None
+
+
 def require_text(value: object, field: str) -> None:
     """``EchoError`` (2) naming ``field`` when a string in ``value`` (a str, or lists and
-    mappings of them, e.g. a frontmatter value) cannot be written as UTF-8: a lone
-    surrogate, which is how undecodable bytes (argv) or a JSON ``\\ud800`` escape arrive."""
+    mappings of them, e.g. a frontmatter value) cannot be written as UTF-8
+    (``text_problem``)."""
     if isinstance(value, str):
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise usage_error(f"{field}: not valid UTF-8 text (an undecodable character "
-                                  f"at position {exc.start}); give UTF-8 text") from None
+        if (problem := text_problem(value)) is not None:
+            raise usage_error(f"{field}: {problem}")
     elif isinstance(value, (list, tuple)):
         for item in value:
             require_text(item, field)

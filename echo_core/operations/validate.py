@@ -32,6 +32,7 @@ from echo_core.operations.params import (
     ParamType,
     fields_of,
 )
+from echo_core.write_scope import text_problem
 
 T = TypeVar("T")
 MAX_SHOWN = 8
@@ -53,34 +54,22 @@ class _Problems:
         self.items.append((where, problem))
 
 
-def _not_text(value: str) -> str | None:
-    """The problem of ``value`` when it is not valid UTF-8 text (a lone surrogate)."""
-    if value.isascii():
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return (f"not valid UTF-8 text (an undecodable character at position {exc.start}); "
-                "give UTF-8 text")
-    return None
-
-
 def _name(key: object) -> str:
     """A caller's key as shown in a message: lone surrogates escaped (``\\ud800``)."""
     text = str(key)
-    return text if _not_text(text) is None else text.encode(
+    return text if text_problem(text) is None else text.encode(
         "utf-8", "backslashreplace").decode("utf-8")
 
 
 def _check_json(value: Any, where: str, problems: _Problems) -> None:
     """A problem for each string in JSON value ``value`` that is not UTF-8 text."""
     if isinstance(value, str):
-        problem = _not_text(value)
+        problem = text_problem(value)
         if problem is not None:
             problems.add(where, problem)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and _not_text(key) is not None:
+            if isinstance(key, str) and text_problem(key) is not None:
                 problems.add(where, "a key is not valid UTF-8 text; give UTF-8 text")
             _check_json(item, f"{where}.{_name(key)}", problems)
     elif isinstance(value, (list, tuple)):
@@ -126,7 +115,7 @@ def _value(ptype: ParamType, value: Any, where: str, bounds: Bounds,
         if not isinstance(value, str):
             problems.add(where, "must be a string")
             return None
-        problem = _not_text(value)
+        problem = text_problem(value)
         if problem is not None:
             problems.add(where, problem)
             return None
