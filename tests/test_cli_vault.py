@@ -161,6 +161,16 @@ def test_ls_lists_files_under_a_folder(isolated_env: dict[str, str], vault_dir: 
     assert all(line.startswith("templates/") for line in out.stdout.splitlines())
 
 
+def test_ls_of_a_missing_folder_is_not_found_and_of_a_file_says_use_get(
+        isolated_env: dict[str, str], vault_dir: Path) -> None:
+    run_cli(["init", "--vault", str(vault_dir)], env=isolated_env)
+    out = run_cli(["ls", "templtes", "--vault", str(vault_dir)], env=isolated_env)
+    assert out.returncode == 44 and "no such folder" in out.stderr and not out.stdout
+    out = run_cli(["ls", "templates/person.md", "--vault", str(vault_dir)], env=isolated_env)
+    assert out.returncode == 2 and "echo-memory get templates/person.md" in out.stderr
+    assert run_cli(["ls", "--vault", str(vault_dir)], env=isolated_env).returncode == 0
+
+
 @pytest.mark.parametrize("bad", ["../x", "/etc/passwd", "a/../../b", "a\x00b"])
 @pytest.mark.parametrize("verb", ["get", "put", "append"])
 def test_bad_paths_exit_2_naming_the_path(isolated_env: dict[str, str], vault_dir: Path, verb: str, bad: str) -> None:

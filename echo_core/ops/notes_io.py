@@ -166,8 +166,17 @@ class ListResult:
 
 
 def list_notes(ctx: EchoContext, prefix: str = "") -> Envelope[ListResult]:
-    """List files under ``prefix`` (the whole vault by default), sorted."""
+    """List files under ``prefix`` (the whole vault by default), sorted. Nothing under a
+    ``prefix`` is 44 (no such folder, or an empty one: a backend without folders cannot
+    tell them apart), and 2 when ``prefix`` is a file (``get`` reads it): a typo in a
+    folder name is not reported as an empty listing."""
     clean = normalize_path(prefix, allow_root=True)
     paths = tuple(ctx.vault.storage.list(clean))
+    if clean and not paths:
+        if ctx.vault.storage.exists(clean):
+            raise usage_error(f"{clean} is a file, not a folder: `echo-memory get {clean}` "
+                              "prints it")
+        raise not_found(f"no files under {clean!r} in the vault: no such folder, or an empty "
+                        "one (`echo-memory ls` lists the whole vault)")
     where = clean or "the vault"
     return Envelope(True, Action.LISTED, f"{len(paths)} files in {where}", ListResult(clean, paths))
