@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None)
                 if code is None:
                     resume()
             if code is None:
-                _run_click(host, args, state)
+                _run_click(host, args, state, as_json)
                 code = 0
     except EchoError as error:
         from plugins.transport_cli.cli_kit import report_error
@@ -168,9 +168,12 @@ def _cached_help(host: PluginHost, args: list[str]) -> bool:
     return is_help_line(args) and print_cached_help(host, args)
 
 
-def _run_click(host: PluginHost, args: list[str], state: AppState) -> None:
+def _run_click(host: PluginHost, args: list[str], state: AppState, as_json: bool = False
+               ) -> None:
     """Build the click CLI and run ``args``; click's own outcomes become exits (usage 2,
-    abort 130); an ``EchoError`` propagates to ``main``."""
+    abort 130); an ``EchoError`` propagates to ``main``. Under ``as_json`` a usage error
+    click finds (an unknown option, a value out of range, a missing argument) is the JSON
+    error object every other error is, on stdout."""
     import click
 
     from echo_core import terminal_safe
@@ -185,11 +188,24 @@ def _run_click(host: PluginHost, args: list[str], state: AppState) -> None:
         sys.exit(done.exit_code)
     except click.ClickException as problem:
         problem.message = terminal_safe(problem.message)  # type: ignore[misc]  # click's Final
+        if as_json:
+            sys.exit(_report_json(problem))
         problem.show()
         sys.exit(int(ExitCode.USAGE))
     except click.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+
+
+def _report_json(problem: Any) -> int:
+    """Print click's ``problem`` as the JSON usage error (``report_error``), naming the
+    command's help page when click knows the command; the exit code (2)."""
+    from echo_core import usage_error
+    from plugins.transport_cli.cli_kit import report_error
+
+    where = getattr(problem, "ctx", None)
+    hint = f" (see `{where.command_path} --help`)" if where is not None else ""
+    return report_error(usage_error(problem.format_message() + hint), True)
 
 
 def _printed_help(cli: Any, host: PluginHost, args: list[str], state: AppState) -> bool:
