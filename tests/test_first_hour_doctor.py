@@ -37,6 +37,25 @@ def test_doctor_names_disabled_plugins_and_who_disabled_them(
     assert "ECHO_DISABLE_PLUGINS" in disabled["fix"]
 
 
+def test_doctor_warns_of_a_name_to_disable_that_matches_no_plugin(
+        tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    box = VaultBox(tmp_path).init()
+    config = tmp_path / "config.toml"
+    config.write_text('disabled = ["nosuch"]\n', "utf-8")
+    env = {**isolated_env, "ECHO_DISABLE_PLUGINS": "recal_bm25,expand_alias",
+           "ECHO_CONFIG": str(config)}
+    done = run_cli(["doctor", "--json", "--vault", str(box.vault), "--state-dir",
+                    str(box.state)], env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checks = _checks(done.stdout)
+    assert checks["plugins-disabled"]["detail"] == "1 disabled: expand_alias (by ECHO_DISABLE_PLUGINS)"
+    unknown = checks["plugins-disabled-unknown"]
+    assert unknown["status"] == "warn"
+    assert "'nosuch' (by config)" in unknown["detail"]
+    assert "'recal_bm25' (by ECHO_DISABLE_PLUGINS; did you mean recall_bm25?)" in unknown["detail"]
+    assert "recall_bm25" in unknown["fix"] and "echo-memory plugins" in unknown["fix"]
+
+
 def test_doctor_counts_waiting_outbox_items_and_those_needing_attention(tmp_path: Path) -> None:
     box = VaultBox(tmp_path).init()
     assert {c.name: c for c in run_doctor(box.ctx()).data.checks}["outbox"].status == "ok"

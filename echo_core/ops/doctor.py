@@ -183,18 +183,41 @@ def _conflict_check(problem: RegistrationProblem) -> Check:
 
 
 
-def _disabled_check(ctx: EchoContext) -> Check | None:
+def _disabled_checks(ctx: EchoContext) -> list[Check]:
     """Plugins blocked by name (``ECHO_DISABLE_PLUGINS`` or the config's ``disabled``):
-    ok, since someone asked for it, but named, since their verbs and hooks are gone."""
-    disabled = sorted(r.name for r in ctx.host.records.values() if r.status == "disabled")
-    if not disabled:
-        return None
+    ok, since someone asked for it, but named, since their verbs and hooks are gone. A
+    name that matches no plugin warns (a typo disables nothing), with the closest
+    plugin name when one is close."""
+    checks: list[Check] = []
+    records = ctx.host.records
+    disabled = sorted(r.name for r in records.values() if r.status == "disabled")
     from_env = disabled_from_env(ctx.env)
-    sources = [f"{name} (by {'ECHO_DISABLE_PLUGINS' if name in from_env else 'config'})"
-               for name in disabled]
-    return Check("plugins-disabled", "ok", f"{len(disabled)} disabled: " + ", ".join(sources),
-                 "their verbs and hooks are off; remove them from ECHO_DISABLE_PLUGINS or "
-                 "the config file's `disabled` to turn them back on")
+    if disabled:
+        sources = [f"{name} (by {'ECHO_DISABLE_PLUGINS' if name in from_env else 'config'})"
+                   for name in disabled]
+        checks.append(Check("plugins-disabled", "ok",
+                            f"{len(disabled)} disabled: " + ", ".join(sources),
+                            "their verbs and hooks are off; remove them from "
+                            "ECHO_DISABLE_PLUGINS or the config file's `disabled` to turn "
+                            "them back on"))
+    unknown = sorted(set(ctx.host.disabled) - set(records))
+    if unknown:
+        import difflib
+
+        names = sorted(records)
+        said = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, names, n=1)
+            where = "ECHO_DISABLE_PLUGINS" if name in from_env else "config"
+            said.append(f"{name!r} (by {where}" + (f"; did you mean {close[0]}?)" if close
+                                                    else ")"))
+        checks.append(Check("plugins-disabled-unknown", "warn",
+                            f"{len(unknown)} name{'s' if len(unknown) > 1 else ''} to disable "
+                            "match no plugin, so nothing was disabled for "
+                            f"{'them' if len(unknown) > 1 else 'it'}: " + ", ".join(said),
+                            "use a name `echo-memory plugins` lists (" + ", ".join(names)
+                            + ") in ECHO_DISABLE_PLUGINS or the config file's `disabled`"))
+    return checks
 
 
 def _outbox_check(ctx: EchoContext) -> Check:
@@ -337,9 +360,7 @@ def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
     checks.append(_plugins_check(ctx, problems))
     # one line per name two plugins take, saying which is used (the plugins line fails)
     checks.extend(_conflict_check(p) for p in problems if p.kind == "duplicate")
-    disabled = _disabled_check(ctx)
-    if disabled is not None:
-        checks.append(disabled)
+    checks.extend(_disabled_checks(ctx))
     checks.extend(_vault_checks(ctx))
     checks.append(_outbox_check(ctx))
     freshness = _freshness_check(ctx)
