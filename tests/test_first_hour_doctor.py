@@ -56,6 +56,24 @@ def test_doctor_warns_of_a_name_to_disable_that_matches_no_plugin(
     assert "recall_bm25" in unknown["fix"] and "echo-memory plugins" in unknown["fix"]
 
 
+def test_doctor_runs_every_check_when_no_storage_plugin_opens_the_vault(
+        tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    box = VaultBox(tmp_path).init()
+    env = {**isolated_env, "ECHO_DISABLE_PLUGINS": "storage_fs"}
+    done = run_cli(["doctor", "--json", "--vault", str(box.vault), "--state-dir",
+                    str(box.state)], env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    checks = _checks(done.stdout)
+    assert {"python", "config", "plugins", "plugins-disabled", "vault", "outbox"} <= set(checks)
+    assert checks["vault"]["status"] == "fail"
+    assert "no storage plugin serves vault URL scheme 'file'" in checks["vault"]["detail"]
+    assert checks["outbox"]["status"] == "warn" and "not checked" in checks["outbox"]["detail"]
+    assert checks["plugins-disabled"]["detail"] == "1 disabled: storage_fs (by ECHO_DISABLE_PLUGINS)"
+    refused = run_cli(["recall", "x", "--vault", str(box.vault), "--state-dir",
+                       str(box.state)], env=env)
+    assert refused.returncode == 78 and "no storage plugin" in refused.stderr
+
+
 def test_doctor_counts_waiting_outbox_items_and_those_needing_attention(tmp_path: Path) -> None:
     box = VaultBox(tmp_path).init()
     assert {c.name: c for c in run_doctor(box.ctx()).data.checks}["outbox"].status == "ok"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core.errors import NotConfiguredError
+from echo_core.errors import EchoError, NotConfiguredError
 from echo_core.models import Envelope
 from echo_core.operations.declaration import Operation
 from echo_core.protocols import VaultMissing
@@ -34,11 +34,23 @@ def check_before_run(op: Operation[Any], ctx: Any) -> None:
         require_vault(ctx)
 
 
+def _own_writes(op: Operation[Any], ctx: Any) -> Any:
+    """``ctx.own_writes`` (None for a context without it). It needs the vault's storage:
+    when no storage plugin opens the vault, an operation that does not need the vault
+    (``doctor``, which reports that very problem) runs without it; any other raises."""
+    try:
+        return getattr(ctx, "own_writes", None)
+    except EchoError:
+        if op.needs_vault:
+            raise
+        return None
+
+
 def run_operation(op: Operation[Any], ctx: Any, params: Any) -> Envelope[Any]:
     """``op.run(ctx, params)`` after ``check_before_run``; a missing vault folder met on
     the way is reported as ``vault_missing_error`` (a ``BackendUnavailable`` or 78)."""
     check_before_run(op, ctx)
-    own = getattr(ctx, "own_writes", None)
+    own = _own_writes(op, ctx)
     try:
         if op.fresh is not None:
             from echo_core.ops.freshness import freshen_for

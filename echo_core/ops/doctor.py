@@ -221,13 +221,21 @@ def _disabled_checks(ctx: EchoContext) -> list[Check]:
 
 
 def _outbox_check(ctx: EchoContext) -> Check:
-    """Writes waiting in the outbox, and those a replay could not land."""
+    """Writes waiting in the outbox, and those a replay could not land. The outbox lives
+    in the vault's state folder, named after the storage's identity: when no storage
+    opens the vault (the vault check says why), it cannot be found and is not checked."""
+    try:
+        state_dir = ctx.state_dir
+    except (EchoError, BackendUnavailable, OSError):
+        return Check("outbox", "warn", "not checked: its state folder is named after the "
+                     "vault's storage, which did not open",
+                     "fix the vault check first; then `echo-memory doctor` again")
     try:
         queue = ctx.queue
         records = [] if queue is None else queue.pending()
     except (EchoError, OSError) as exc:
         return Check("outbox", "fail", f"cannot read the outbox: {exc}",
-                     f"check the state folder {ctx.state_dir}")
+                     f"check the state folder {state_dir}")
     if queue is None:
         return Check("outbox", "ok", "no outbox plugin: writes to an unreachable vault fail")
     attention = [r for r in records if r.get("state") == "needs_attention"]
