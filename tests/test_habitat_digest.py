@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import types
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,22 @@ def test_pending_learnings_and_recurring_or_flagged_patterns_are_suggested(
     assert "- `l-thrice` learning, x3, from agent-b: the deploy needs VPN" in text
     assert "Approve with `echo-memory habitat approve <id>`" in text
     assert "approved already" not in text
+
+
+def test_a_past_days_digest_leaves_out_what_was_learned_or_first_seen_after_it(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_learnings(monkeypatch, box, [
+        FakeLearning("l-then", "the deploy needs VPN", recurrence=3),
+        FakeLearning("l-later", "pin the lockfile", recurrence=3, created="2026-03-02T09:00:00"),
+    ])
+    flag_turn(ctx_of(box), "s-clean", "1", "wrong docstring style")  # first seen 2026-03-01
+    before = write_digest(ctx_of(box), date(2026, 2, 28), dry_run=True).data.digest
+    assert before.learnings == () and before.suggested == ()
+    on_the_day = write_digest(ctx_of(box), date(2026, 3, 1), dry_run=True).data.digest
+    assert [x.id for x in on_the_day.learnings] == ["l-then"]
+    assert [s.source for s in on_the_day.suggested] == ["learning", "pattern"]
+    after = write_digest(ctx_of(box), date(2026, 3, 2), dry_run=True).data.digest
+    assert [x.id for x in after.learnings] == ["l-then", "l-later"]
 
 
 def test_a_pattern_recurring_three_times_is_suggested(tmp_path: Path) -> None:

@@ -4,17 +4,18 @@ learnings store, the pattern registry and the day's record.
 ``compose(ctx, day)`` returns a ``Digest``:
 
 * ``learnings`` — the learnings waiting for approval (``LearningStore.list("pending")``),
-  most recurrent first;
+  most recurrent first, those learned after ``day`` left out;
 * ``suggested`` — suggested insights: pending learnings that recurred
-  ``SUGGEST_RECURRENCE`` times or more, and patterns (not dismissed, not fixed) that
-  recurred that often or were flagged by the operator;
+  ``SUGGEST_RECURRENCE`` times or more, and patterns (not dismissed, not fixed) first
+  seen by ``day`` that recurred that often or were flagged by the operator;
 * ``patterns`` — the patterns seen on ``day`` (an occurrence on that day), and ``counts``
   per status of the whole registry;
 * ``batches`` — the batches that got items from ``day``'s failures, and any still open;
 * ``connections`` — cross-agent connections (``distil_connections``) among the records
   of ``day`` and the day before, those reaching into ``day``.
 
-Reading only; ``digest_note`` writes it as a vault note.
+States (pending, a pattern's status and counts) are as they are now: the stores keep no
+history of them. Reading only; ``digest_note`` writes it as a vault note.
 """
 
 from __future__ import annotations
@@ -133,9 +134,11 @@ def compose(ctx: Any, day: _dt.date) -> Digest:
 
     problems: list[str] = []
     iso = day.isoformat()
-    learnings = pending_learnings(ctx, problems)
+    # a past day's digest leaves out what came after it (learned or first seen later)
+    learnings = [x for x in pending_learnings(ctx, problems) if x.created[:10] <= iso]
     store = pattern_store(ctx)
     every = store.list()
+    known = [p for p in every if p.first_seen[:10] <= iso]
     today = [o for o in store.occurrences() if iso in (o["first_ts"][:10], o["last_ts"][:10])]
     seen_ids = {o["pattern_id"] for o in today}
     seen = tuple(p for p in every if p.id in seen_ids)
@@ -148,6 +151,6 @@ def compose(ctx: Any, day: _dt.date) -> Digest:
     linked = tuple(c for c in connections(records, entity_finder(ctx, problems))
                    if c.last_ts[:10] == iso)
     return Digest(date=iso, learnings=tuple(learnings),
-                  suggested=tuple(_suggestions(learnings, every)), patterns=seen,
+                  suggested=tuple(_suggestions(learnings, known)), patterns=seen,
                   counts=counts, batches=batches, connections=linked,
                   problems=tuple(dict.fromkeys(problems)))
