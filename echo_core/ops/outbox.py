@@ -180,6 +180,19 @@ def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT,
     return _flush_result(items, reachable=reachable, note=note)
 
 
+def replay_waiting(ctx: EchoContext) -> None:
+    """Replay the outbox now if it holds writes (``flush``, not waiting for another
+    process's flush), for a write that must land after those queued before it (the
+    PreCompact checkpoint). Never raises: whatever does not land stays queued for
+    ``load`` or ``echo-memory flush``."""
+    try:
+        queue = ctx.queue
+        if queue is not None and queue.pending():
+            flush(ctx, wait=0)
+    except Exception:  # noqa: BLE001 - the caller's own write goes ahead regardless
+        return
+
+
 def _dismiss(ctx: EchoContext, queue: Any, records: list[Mapping[str, Any]],
              ids: Sequence[str]) -> list[FlushItem]:
     """Mark the records ``ids`` (each flagged ``needs_attention``) done without replaying

@@ -12,7 +12,7 @@ consistent, and the note expires like any working memory.
   the note, so capture appends a dated bullet with the new checkpoint (no gate, no alias
   telemetry).
 * Vault away (unmounted folder, server down): capture queues the checkpoint in the outbox
-  like any capture. A later compaction first replays the outbox (``replay_queued``) and,
+  like any capture. A later compaction first replays the outbox (``replay_waiting``) and,
   while the vault is still away, queues an extension when a create of the same title
   already waits (``checkpoint_known``): one note per session and day, never a ``-2``.
 * Body: one summary line, then ``Recent prompts`` (the last ``MAX_PROMPTS``) and ``Files
@@ -93,10 +93,10 @@ def write_checkpoint(payload: dict[str, Any], make_ctx: Any) -> str | None:
     summary = read_transcript(payload.get("transcript_path"))
     if not summary.prompts and not summary.edited_files:
         return None
-    from echo_core import invoke, slugify
+    from echo_core import invoke, replay_waiting, slugify
 
     ctx = make_ctx()
-    replay_queued(ctx)
+    replay_waiting(ctx)  # a checkpoint queued while the vault was away lands first
     title = checkpoint_title(ctx.today(), payload.get("session_id"))
     exists = checkpoint_known(ctx, slugify(title), title)
     envelope = invoke(ctx, "capture", {"title": title, "kind": KIND, "tags": tuple(TAGS),
@@ -106,28 +106,12 @@ def write_checkpoint(payload: dict[str, Any], make_ctx: Any) -> str | None:
     return path if envelope.ok and isinstance(path, str) else None
 
 
-def replay_queued(ctx: Any) -> None:
-    """Replay the outbox (``flush``, not waiting for another flush) when it holds writes,
-    so a checkpoint queued while the vault was away lands before this one: this one then
-    finds that note and extends it instead of creating a second. Never raises (a failed
-    flush leaves the writes queued for ``load`` or ``echo-memory flush``)."""
-    try:
-        queue = ctx.queue
-        if queue is None or not queue.pending():
-            return
-        from echo_core.ops.outbox import flush
-
-        flush(ctx, wait=0)
-    except Exception:  # noqa: BLE001 - the checkpoint is written (or queued) regardless
-        return
-
-
 def checkpoint_known(ctx: Any, slug: str, title: str) -> bool:
     """Whether the checkpoint note ``slug`` exists, or will: with the vault unreachable,
     whether a capture of ``title`` waits in the outbox (it creates the note on replay, so
     this one must extend it, not create a second: ``force`` is off). Unreachable with
     none waiting: False (capture queues a create)."""
-    from echo_core.protocols import BackendUnavailable
+    from echo_core import BackendUnavailable
 
     try:
         return ctx.entity_names.get(slug) is not None
