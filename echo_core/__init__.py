@@ -163,6 +163,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.terminal_text import terminal_safe as terminal_safe
     from echo_core.text_source import read_text_source as read_text_source
     from echo_core.vault import MARKER_PATH as MARKER_PATH
+    from echo_core.write_scope import require_note_path as require_note_path
 
 
 #: public name -> the core module that defines it.
@@ -205,6 +206,7 @@ _EXPORTS: dict[str, str] = {
     "list_plugins": "echo_core.ops.plugins_info",
     "ensure_index": "echo_core.ops.recall_index",
     "normalize_path": "echo_core.paths",
+    "require_note_path": "echo_core.write_scope",
     **dict.fromkeys(("PluginHost", "create_host"), "echo_core.plugins"),
     "RankerFallbackWarning": "echo_core.ranker_choice",
     **dict.fromkeys(("NOT_WRITABLE_ERRNOS", "BackendUnavailable", "BuildTarget",

@@ -121,7 +121,8 @@ def read_vault(storage: Storage, paths: Sequence[str],
 def write_vault(storage: Storage, files: Mapping[str, bytes],
                 skipped: list[TransferSkip]) -> list[str]:
     """Write ``files`` into the vault; returns the paths written. A storage that takes
-    only text gets each UTF-8 file as text; any other file is appended to ``skipped``."""
+    only text gets each UTF-8 file as text; any other file, and one the storage refuses
+    (a path through a symlink it will not write through), is appended to ``skipped``."""
     if not files:
         return []
     if isinstance(storage, ManyWritable):
@@ -138,7 +139,13 @@ def write_vault(storage: Storage, files: Mapping[str, bytes],
                 if not _write_attachment(storage, path, data, skipped):
                     continue
             else:
-                storage.write(path, text)
+                try:
+                    storage.write(path, text)
+                except BackendUnavailable:
+                    raise
+                except EchoError as refused:  # a path the storage will not write (a link)
+                    skipped.append(TransferSkip(path, refused.message))
+                    continue
         written.append(path)
     return written
 
@@ -146,11 +153,20 @@ def write_vault(storage: Storage, files: Mapping[str, bytes],
 def _write_attachment(storage: Storage, path: str, data: bytes,
                       skipped: list[TransferSkip]) -> bool:
     """Write a file that is not text into a folder vault's folder itself (its storage
-    writes text only); any other text-only backend cannot hold it: ``skipped``."""
+    writes text only); any other text-only backend cannot hold it: ``skipped``. A path
+    that reaches through a symlink (a linked folder or file in the vault) is ``skipped``
+    too: the storage's own writes refuse links leading outside the vault or to files no
+    note write may change, and this write bypasses the storage."""
     folder = vault_folder(storage)
     if folder is None:
         skipped.append(TransferSkip(path, "not UTF-8 text, and this vault's backend "
                                           "stores text only; copy it by hand"))
+        return False
+    linked = _linked_part(folder, path)
+    if linked is not None:
+        skipped.append(TransferSkip(path, f"{linked} in the vault is a symlink (to "
+                                          f"{os.path.realpath(folder / linked)}); not "
+                                          "written through it"))
         return False
     try:
         write_file(folder, path, data)
@@ -158,6 +174,22 @@ def _write_attachment(storage: Storage, path: str, data: bytes,
         skipped.append(TransferSkip(path, f"cannot be written ({exc.strerror or exc})"))
         return False
     return True
+
+
+def _linked_part(folder: Path, path: str) -> str | None:
+    """The first part of ``path`` (a vault path: ``a``, ``a/b``, ...) that is a symlink
+    in ``folder``, None when none is (parts past a missing one cannot be links)."""
+    parts = path.split("/")
+    for n in range(1, len(parts) + 1):
+        part = "/".join(parts[:n])
+        try:
+            if (folder / part).is_symlink():
+                return part
+        except OSError:
+            return part
+        if not (folder / part).exists():
+            return None
+    return None
 
 
 # --- a plain folder -----------------------------------------------------------------------

@@ -39,6 +39,7 @@ from echo_core import (
 )
 from plugins.storage_fs import batch_read
 from plugins.storage_fs.change_probe import ChangeProbe
+from plugins.storage_fs.link_scope import require_writable_through
 from plugins.storage_fs.tree_scan import list_tree
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
@@ -120,6 +121,13 @@ class FolderStorage(ChangeProbe, StorageBase):
         """``(clean vault path, real filesystem path)``; refuses escapes (exit 2)."""
         rel, real = self._real(path)
         return rel, Path(real)
+
+    def _write_target(self, path: str) -> tuple[str, Path]:
+        """``_target`` for a write or delete, refusing a link to a file no note write may
+        change (``link_scope.require_writable_through``)."""
+        rel, real = self._target(path)
+        require_writable_through(self.root, self._prefix, rel, real)
+        return rel, real
 
     def _real(self, path: str, dirs: dict[str, bool] | None = None) -> tuple[str, str]:
         """``_target`` with the filesystem path as a string (reads skip building a Path).
@@ -315,7 +323,7 @@ class FolderStorage(ChangeProbe, StorageBase):
         """Atomically create or replace the file with ``text`` (UTF-8, no newline
         translation); parent folders are created. Readers see old or new, never torn.
         A vault that takes no writes (full, read-only) raises ``VaultNotWritable``."""
-        rel, real = self._target(path)
+        rel, real = self._write_target(path)
         self._prepare_parent(rel, real)
         self._write_atomic(rel, real, text.encode("utf-8"))
 
@@ -324,7 +332,7 @@ class FolderStorage(ChangeProbe, StorageBase):
         checked after the new text is on disk, just before the rename: a person's edit
         saved while the caller worked is never overwritten (``ConditionalWrite``). False,
         nothing written, when it changed."""
-        rel, real = self._target(path)
+        rel, real = self._write_target(path)
         self._prepare_parent(rel, real)
         with _path_lock(real):
             return self._write_atomic(rel, real, text.encode("utf-8"), _holds(real, expected))
@@ -425,7 +433,7 @@ class FolderStorage(ChangeProbe, StorageBase):
         one first; the file's line ending (CRLF or LF) is used. Atomic, and serialised
         per file within the process; hold ``lock()`` to serialise across processes.
         """
-        rel, real = self._target(path)
+        rel, real = self._write_target(path)
         stripped = single_line(rel, line)
         self._prepare_parent(rel, real)
         with _path_lock(real):
@@ -442,7 +450,7 @@ class FolderStorage(ChangeProbe, StorageBase):
 
     def delete(self, path: str) -> None:
         """Remove the file; 44 when absent (or when ``path`` is a folder)."""
-        rel, real = self._target(path)
+        rel, real = self._write_target(path)
         if not real.is_file():
             raise not_found(f"no file {rel!r} in the vault {self.root}; nothing to delete")
         try:
