@@ -250,8 +250,9 @@ def recover_pending(ctx: EchoContext) -> Recovered:
             continue
         try:
             if not ctx.entity_names.has_op(op_id):
-                conflicts += _finish_writes(ctx, writes)
-                ctx.entities.record(puts=entities, op_id=op_id)
+                left = _finish_writes(ctx, writes)
+                conflicts += left
+                _record_finished(ctx, entities, left, op_id)
         except BackendUnavailable:  # unreachable again: the intent stays for next time
             raise
         except EchoError as refused:  # this intent cannot be finished: never block the rest
@@ -262,6 +263,19 @@ def recover_pending(ctx: EchoContext) -> Recovered:
         _forget(path)
         done.append(op_id)
     return Recovered(tuple(done), tuple(conflicts))
+
+
+def _record_finished(ctx: EchoContext, entities: Sequence[Entity], left: Sequence[str],
+                     op_id: str) -> None:
+    """Commit the intent's planned entities, but not one whose note was left as a person
+    changed it (``left``): the index takes that note as it is now instead (``sync_paths``),
+    so the planned title never names a note a person wrote at that path."""
+    skipped = set(left)
+    ctx.entities.record(puts=[e for e in entities if e.path not in skipped], op_id=op_id)
+    if skipped:
+        from echo_core.ops.index_sync import sync_paths
+
+        sync_paths(ctx, sorted(skipped))
 
 
 def _finish_writes(ctx: EchoContext, writes: Sequence[tuple[str, str, str | None]]) -> list[str]:
