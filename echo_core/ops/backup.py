@@ -7,13 +7,21 @@ Restoring is unzipping into the vault folder. Hidden files and folders (a path p
 starting with ``.``: ``.obsidian/``, ``.git/``, ``.trash/``) are left out, and so are
 earlier backups of this vault lying inside it. A storage without ``read_bytes`` (a
 third-party backend that only reads text) has its text files backed up and any other
-file skipped and reported; so is a file deleted or unreadable while the backup runs.
+file skipped and reported; so is a file deleted or unreadable while the backup runs,
+and one whose name is not valid UTF-8 (a zip cannot hold it).
 
 The zip is ``echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip`` (``ctx.now()``; ``-2``,
-``-3``... when that name is taken) in ``<state dir>/vaults/<vault id>/backups`` (``ctx.state_dir / "backups"``) or ``out``, written to a
-temp file, fsynced and renamed. Then only the newest ``keep`` backups of this vault in that
-folder are kept; no other file there is touched. The vault lock is not held: each file is
-whole (writes are atomic) but a write landing during the backup may be in it or not.
+``-3``... when backups of that name and second exist: one past the highest suffix, so a
+new backup always sorts after the earlier ones) in ``<state dir>/vaults/<vault id>/backups``
+(``ctx.state_dir / "backups"``) or ``out``. The zip is written to a temp file, fsynced,
+then given its name with a hard link that fails when the name exists (two backups running
+at once never share one; nothing but a whole zip has a backup's name). Its zip comment names the vault id (the one keying the
+state dir), as vaults in different folders may share a name. Then only the newest
+``keep`` backups of this vault in that folder are kept, the one just written always
+among them: rotation deletes only zips carrying this vault's id, never another vault's
+and never a backup written before the id was recorded (delete those by hand); no other
+file there is touched. The vault lock is not held: each file is whole (writes are
+atomic) but a write landing during the backup may be in it or not.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import attrs
 
 from echo_core.actions import Action
+from echo_core.config import state_dir_for
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import BackendUnavailable, Storage
@@ -43,6 +52,8 @@ BACKUPS_FOLDER = "backups"
 _CHUNK = 64
 _READERS = 8
 DELETED = "deleted while the backup ran"
+NOT_UTF8_NAME = "its name is not valid UTF-8, which a zip cannot hold; rename it to back it up"
+_MARK = "echo-memory backup of vault {}"
 _STAMP = "%Y-%m-%d-%H%M%S"
 
 
@@ -130,26 +141,88 @@ def _read_all(storage: Storage, paths: Sequence[str],
                     yield path, got
 
 
-def _free_name(folder: Path, name: str, stamp: str) -> Path:
-    target = folder / f"echo-memory-{name}-{stamp}.zip"
-    n = 2
-    while target.exists():
-        target = folder / f"echo-memory-{name}-{stamp}-{n}.zip"
-        n += 1
-    return target
+def _valid_name(path: str) -> bool:
+    """Whether ``path`` can be a zip entry name (no undecodable byte from the disk)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
-def rotate(folder: Path, name: str, keep: int) -> tuple[str, ...]:
-    """Delete all but the newest ``keep`` backups of vault ``name`` in ``folder``; return
-    the names removed (oldest first)."""
+def _next_name(folder: Path, name: str, stamp: str, after: int = 0) -> tuple[int, Path]:
+    """``(n, path)`` of the backup name for ``stamp`` one past the highest suffix of that
+    name and second in ``folder`` (and past ``after``): never a gap an older backup left."""
+    pattern = backup_pattern(name)
+    taken = [int(m.group(2) or 1) for child in folder.iterdir()
+             if (m := pattern.fullmatch(child.name)) and m.group(1) == stamp]
+    n = max([*taken, after], default=0) + 1
+    return n, folder / (f"echo-memory-{name}-{stamp}.zip" if n == 1
+                        else f"echo-memory-{name}-{stamp}-{n}.zip")
+
+
+def _publish(tmp: Path, folder: Path, name: str, stamp: str) -> Path:
+    """Give the finished zip ``tmp`` its backup name (``_next_name``) and return it. The
+    name is taken with a hard link, which fails when the name exists: two backups running
+    at once never share one, and nothing but a whole zip ever has a backup's name. A
+    filesystem without hard links gets a rename when the name is still free."""
+    n = 0
+    while True:
+        n, target = _next_name(folder, name, stamp, n)
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (FAT, some network shares)
+            if target.exists():
+                continue
+            os.replace(tmp, target)
+            return target
+        tmp.unlink()
+        return target
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the new name in ``folder`` durable (best effort where unsupported)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _is_backup_of(path: Path, vault_id: str) -> bool:
+    """Whether the zip at ``path`` ends with the comment naming ``vault_id``."""
+    mark = _MARK.format(vault_id).encode("ascii")
+    try:
+        with open(path, "rb") as handle:
+            if handle.seek(0, os.SEEK_END) < len(mark):
+                return False
+            handle.seek(-len(mark), os.SEEK_END)
+            return handle.read() == mark
+    except OSError:
+        return False
+
+
+def rotate(folder: Path, name: str, keep: int, *, vault_id: str,
+           written: Path) -> tuple[str, ...]:
+    """Delete all but the newest ``keep`` backups of the vault ``name`` / ``vault_id`` in
+    ``folder``, counting ``written`` (never deleted) as the newest; return the names
+    removed (oldest first). Only zips whose comment names ``vault_id`` are candidates."""
     pattern = backup_pattern(name)
     found = []
     for child in folder.iterdir():
         match = pattern.fullmatch(child.name)
-        if match and child.is_file():
+        if (match and child != written and child.is_file()
+                and _is_backup_of(child, vault_id)):
             found.append(((match.group(1), int(match.group(2) or 1)), child))
     found.sort()
-    doomed = [child for _, child in found[:max(0, len(found) - keep)]]
+    doomed = [child for _, child in found[:max(0, len(found) - (keep - 1))]]
     for child in doomed:
         child.unlink(missing_ok=True)
     return tuple(child.name for child in doomed)
@@ -160,8 +233,10 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     """Write a dated zip of the vault and keep the newest ``keep`` (see module docstring).
 
     ``ok`` is False (exit 1) when a file that is there could not be read: the zip is
-    written but incomplete. Errors: 2 when ``keep`` < 1 or ``out`` is not a usable folder; ``BackendUnavailable``
-    when the backend is down (no zip is left behind). Side effects: the zip; rotation."""
+    written but incomplete; so is it when a file's name is not UTF-8 (``NOT_UTF8_NAME``: a
+    zip cannot hold it; the rest is backed up). Errors: 2 when ``keep`` < 1 or ``out`` is
+    not a usable folder; ``BackendUnavailable`` when the backend is down (no zip is left
+    behind). Side effects: the zip; rotation of this vault's older backups."""
     if keep < 1:
         raise usage_error(f"--keep must be at least 1 (got {keep}); the default is {DEFAULT_KEEP}")
     folder = Path(out).expanduser() if out else ctx.state_dir / BACKUPS_FOLDER
@@ -171,18 +246,26 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
         raise usage_error(f"cannot use {str(folder)!r} for backups ({exc.strerror}); "
                           "give a writable folder with --out") from None
     name = vault_name(ctx.config.vault.value)
-    now = ctx.now()
     storage = ctx.vault.storage
+    vault_id = state_dir_for("", storage.identity).name  # the id keying state dirs
+    now = ctx.now()
     pattern = backup_pattern(name)
-    paths = [p for p in storage.list("")
-             if not _hidden(p) and not pattern.fullmatch(p.rsplit("/", 1)[-1])]
-    target = _free_name(folder, name, now.strftime(_STAMP))
-    sweep_stale(folder)  # leftovers of backups killed mid-write
-    tmp = target.with_name(temp_name(target.name))
     skipped: list[SkippedFile] = []
+    paths = []
+    for path in storage.list(""):
+        if _hidden(path) or pattern.fullmatch(path.rsplit("/", 1)[-1]):
+            continue
+        if _valid_name(path):
+            paths.append(path)
+        else:
+            skipped.append(SkippedFile(path, NOT_UTF8_NAME))
+    sweep_stale(folder)  # leftovers of backups killed mid-write
+    stamp = now.strftime(_STAMP)
+    tmp = folder / temp_name(f"echo-memory-{name}-{stamp}.zip")
     files = size = 0
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.comment = _MARK.format(vault_id).encode("ascii")
             for path, data in _read_all(storage, paths, skipped):
                 info = zipfile.ZipInfo(path, date_time=_zip_time(now))
                 info.compress_type = zipfile.ZIP_DEFLATED
@@ -192,11 +275,12 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
                 size += len(data)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
+        target = _publish(tmp, folder, name, stamp)
     finally:
         if tmp.exists():
             tmp.unlink()
-    removed = rotate(folder, name, keep)
+    _fsync_folder(folder)
+    removed = rotate(folder, name, keep, vault_id=vault_id, written=target)
     result = BackupResult(str(target), files, size, target.stat().st_size, tuple(skipped),
                           removed, keep)
     message = f"backed up {files} files ({size} bytes) to {target}"
