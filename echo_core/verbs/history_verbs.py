@@ -173,6 +173,8 @@ BACKUP = Operation(
 The zip is echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip, in
 <state dir>/vaults/<vault id>/backups/ (or --out DIR). Every file goes in as its bytes (notes, images, PDFs),
 read through the vault's backend (folder or Obsidian alike); hidden files and folders
-(.obsidian/, .git/) are left out. Other files in the folder are never touched.
+(.obsidian/, .git/) are left out. Only this vault's backups are ever deleted (each zip
+names its vault in its comment): another vault's, an older backup without that
+mark, and any other file in the folder are never touched.
 Restore by unzipping into an empty folder."""),
 )
