@@ -136,14 +136,19 @@ def _sync_recall(ctx: EchoContext, texts: dict[str, str | None]) -> tuple[list[s
 def entity_changes(index: EntityIndex, texts: dict[str, str | None],
                    ctx: EchoContext) -> tuple[list[Entity], list[str]]:
     """The puts and deletes that make ``index`` agree with ``texts`` (path -> text, None
-    for gone): pure, so the full sweep can report them before applying."""
+    for gone): pure, so the full sweep can report them before applying. The slug of a
+    note gone in ``texts`` is free for a new one there: a note a person moved or renamed
+    keeps its slug (``a/x.md`` gone and ``b/x.md`` new: ``x`` is put again with the new
+    path, not ``x-2``), and a slug put again is not also deleted (a put replaces)."""
     folders = kind_folders(ctx.manifest)
     puts: list[Entity] = []
     deletes: list[str] = []
     claimed: set[str] = set()
+    freed = {gone.slug for path, text in texts.items()
+             if text is None and (gone := index.by_path(path)) is not None}
 
     def taken(slug: str) -> bool:
-        return slug in claimed or index.get(slug) is not None
+        return slug in claimed or (slug not in freed and index.get(slug) is not None)
 
     for path, text in sorted(texts.items()):
         existing = index.by_path(path)
@@ -159,7 +164,7 @@ def entity_changes(index: EntityIndex, texts: dict[str, str | None],
         elif entity != existing:
             claimed.add(slug)
             puts.append(entity)
-    return puts, deletes
+    return puts, [slug for slug in deletes if slug not in claimed]
 
 
 class _NamesView:

@@ -97,6 +97,8 @@ def _put(ctx: EchoContext, clean: str, text: str) -> Envelope[WriteResult]:
         current = ctx.vault.text_or_none(clean)
         if current == text:
             return False
+        if current is None:
+            refuse_taken_slug(ctx, clean, "write it there")
         ctx.vault.update_note(clean, text, current)
         return True
 
@@ -127,11 +129,31 @@ def append_line(ctx: EchoContext, path: str, line: str, *,
     return Envelope(True, Action.APPENDED if changed else Action.UNCHANGED, message, WriteResult(clean, changed))
 
 
+def refuse_taken_slug(ctx: EchoContext, path: str, verb_there: str) -> None:
+    """Before a note is created at ``path``: 44 when another note already has its name
+    (its slug, the file name without ``.md``): most likely the note was moved by a person
+    and the caller holds its old path, and a second note of that name would make
+    ``[[name]]`` ambiguous. The entity index is brought up to date first (the quick
+    check), so a move made a moment ago is seen."""
+    from echo_core.ops.freshness import freshen_for
+
+    freshen_for(ctx, "quick")
+    slug = path.rsplit("/", 1)[-1][:-len(".md")]
+    entity = ctx.entity_names.get(slug)
+    if entity is None or entity.path == path or not ctx.vault.storage.exists(entity.path):
+        return
+    raise not_found(f"no note at {path}, and the note {slug!r} is at {entity.path} (moved?): "
+                    f"{verb_there}, or give the new note another name ([[{slug}]] would "
+                    "name two notes). Nothing was written")
+
+
 def _append_once(ctx: EchoContext, path: str, line: str) -> bool:
     """Add ``line`` to the note unless an identical line is there: before a ``## Related``
     section that ends the note (``notes.before_trailing_related``: what a person appends
     is content, not one of the links echo-memory keeps there), else at its end."""
     current = ctx.vault.text_or_none(path)
+    if current is None:
+        refuse_taken_slug(ctx, path, "append there")
     if current is not None and line not in (kept.rstrip("\r") for kept in current.split("\n")):
         placed = before_trailing_related(current, line)
         if placed is not None:
