@@ -7,7 +7,10 @@ A capture stops when an entity of the SAME kind
   in the vault (document frequency 1) to block: "Echo Plugin" is not stopped by "Echo
   Memory" when "echo" names several entities; or
 * has a name the capture's title or an alias misspells by one letter (two in a long
-  name): "Grace Hoper" next to "Grace Hopper" (``name_typos``).
+  name): "Grace Hoper" next to "Grace Hopper" (``name_typos``); or
+* already has the slug the new note would take (a person changed its title by hand: the
+  note ``ada-lovelace.md`` now titled "Augusta Ada King"), which would otherwise give a
+  second note ``ada-lovelace-2`` of the same kind beside it.
 
 Dated kinds (meetings, decisions) only compare entities of the same date. Cross-kind
 matches never stop a capture (the core reports them as near duplicates).
@@ -20,7 +23,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from echo_core import CaptureRequest, Entity, GateContext, GateStop, Match, entity_names, name_key
+from echo_core import (
+    CaptureRequest,
+    Entity,
+    GateContext,
+    GateStop,
+    Match,
+    entity_names,
+    name_key,
+    slugify,
+)
 from plugins.gate_duplicate.name_typos import MAX_EDITS, typos_of
 
 THRESHOLD = 0.8
@@ -86,11 +98,32 @@ def blocking_matches(request: CaptureRequest, ctx: GateContext) -> list[Match]:
     return sorted(found, key=lambda m: (-m.score, m.entity.slug))
 
 
+def _slug_holder(request: CaptureRequest, ctx: GateContext) -> Entity | None:
+    """The same-kind entity that already has the slug a new note of this title would take
+    (dated kinds: with the day), in any case: its title was changed by hand, most likely
+    (an exact title would have resolved to it), and a new note would be ``<slug>-2``
+    beside it (or ``ada-lovelace.md`` beside ``Ada-Lovelace.md``: one file on a disk that
+    ignores case)."""
+    slug = slugify(request.title)
+    if ctx.route.dated:
+        slug = f"{request.date or (ctx.today.isoformat() if ctx.today else '')}-{slug}"
+    entity = ctx.entities.get(slug) or next(  # a file renamed in case only: Ada-Lovelace.md
+        (e for e in ctx.entities.exact(slug, kind=request.kind)
+         if e.slug.casefold() == slug.casefold()), None)
+    return entity if entity is not None and entity.kind == request.kind else None
+
+
 def check_duplicate(request: Any, ctx: Any) -> GateStop | None:
     """A ``GateStop`` naming the candidates, or ``None``."""
     if not isinstance(ctx, GateContext) or not isinstance(request, CaptureRequest):
         return None
     named = _named_matches(request, ctx)
+    holder = _slug_holder(request, ctx)
+    if holder is not None and holder.slug not in named:
+        return GateStop(
+            reason=(f"{request.title!r} would be named {holder.slug!r}, the name of existing "
+                    f"{holder.kind} {holder.title!r} ({holder.path}; its title was changed?)"),
+            candidates=(Match(holder, 1.0).to_candidate(),))
     if not named:
         return None
     matches = sorted((m for _n, m in named.values()), key=lambda m: (-m.score, m.entity.slug))
