@@ -22,7 +22,9 @@ writes is kept and reported with them.
 
 Dry run: steps 1-4, the planned paths and sizes, nothing written.
 Errors (nothing written): 2 bad source, refused scheme, non-text content, nothing
-extracted; 44 HTTP 404/410; 69 unreachable; 75 lock held; 78 vault not initialised.
+extracted, more text or parts than one ingest takes (``ingest_extract.MAX_CHARS``,
+``ingest_plan.MAX_PARTS``); 44 HTTP 404/410; 69 unreachable, or slower than the fetch
+deadline (``ingest_fetch``); 75 lock held; 78 vault not initialised.
 """
 
 from __future__ import annotations

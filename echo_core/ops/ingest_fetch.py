@@ -9,8 +9,10 @@ Rules:
 - Only ``http`` and ``https`` URLs and local paths. Any other scheme (``file:``,
   ``javascript:``, ``data:``, ``ftp:``) is refused, and so is a redirect to one: redirects
   are followed here, one hop at a time (at most ``MAX_REDIRECTS``), each target checked.
-- Timeouts: ``ECHO_INGEST_TIMEOUT`` seconds (15) to connect and between reads. The
-  standard library's HTTP client (the core imports no transport package); no proxy.
+- Timeouts: ``ECHO_INGEST_TIMEOUT`` seconds (15) to connect and between reads, and
+  ``DEADLINE_FACTOR`` (4) times that (60 s) for the whole fetch: every redirect hop's
+  connect, headers and body, so a server that trickles bytes cannot hold ingest longer.
+  The standard library's HTTP client (the core imports no transport package); no proxy.
 - The type comes from the bytes first (``%PDF-``, an HTML start), then the
   ``Content-Type`` header, then the file name's extension; anything else that is not
   UTF-8 text (an image, an archive) is refused.
@@ -25,14 +27,18 @@ Rules:
 
 Errors: ``UsageError`` (2) for a refused scheme or host, a bad or missing path, a body too large,
 content that is not text; ``NotFoundError`` (44) for HTTP 404 / 410; ``UnavailableError``
-(69) when the host cannot be reached, times out or answers 5xx / 429. Nothing is written.
+(69) when the host cannot be reached, times out, misses the whole-fetch deadline or
+answers 5xx / 429. Nothing is written.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -45,6 +51,8 @@ SourceType = Literal["html", "pdf", "markdown", "text"]
 
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT_S = 15.0
+#: The whole fetch (all hops: connect, headers, body) ends within this many timeouts.
+DEADLINE_FACTOR = 4
 MAX_REDIRECTS = 5
 USER_AGENT = "echo-memory-ingest/1 (+https://github.com/echo-memory)"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -201,14 +209,39 @@ def _read_path(source: str, max_bytes: int) -> FetchedSource:
     return FetchedSource(str(resolved), False, data, kind)
 
 
+@attrs.frozen
+class _Deadline:
+    """When the whole fetch of ``url`` must be over: ``at`` (``time.monotonic()``), ``s``
+    seconds after it began."""
+
+    url: str
+    s: float
+    at: float
+
+    def left(self) -> float:
+        """Seconds left; ``missed()`` when none."""
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.missed()
+        return left
+
+    def missed(self) -> UnavailableError:
+        return UnavailableError(f"source: fetching {self.url!r} took longer than {self.s:g} s "
+                                f"(the whole-fetch deadline: {DEADLINE_FACTOR} x "
+                                "ECHO_INGEST_TIMEOUT); the server is too slow: try again "
+                                "later or raise ECHO_INGEST_TIMEOUT")
+
+
 def _fetch_url(url: str, max_bytes: int, timeout: float, *,
                public_only: bool = False) -> FetchedSource:
     current = url
     _require_http(current)
+    total = timeout * DEADLINE_FACTOR
+    deadline = _Deadline(url, total, time.monotonic() + total)
     for _ in range(MAX_REDIRECTS + 1):
         if public_only:
             require_public_host(current)
-        status, headers, data = _get(current, max_bytes, timeout)
+        status, headers, data = _get(current, max_bytes, timeout, deadline)
         if status in (301, 302, 303, 307, 308) and headers.get("location"):
             target = urljoin(current, headers["location"].strip())
             _require_http(target, redirect_from=current)
@@ -225,38 +258,77 @@ def _fetch_url(url: str, max_bytes: int, timeout: float, *,
     raise UsageError(f"source: {url!r} redirects more than {MAX_REDIRECTS} times")
 
 
-def _get(url: str, max_bytes: int, timeout: float) -> tuple[int, dict[str, str], bytes]:
+def _get(url: str, max_bytes: int, timeout: float,
+         deadline: _Deadline) -> tuple[int, dict[str, str], bytes]:
     """One GET (no redirect followed): status, headers (lower-case names), body (only for
     a status under 300; capped). The standard library's client: the core carries no
-    transport package."""
+    transport package. Past ``deadline`` the socket is shut from a timer thread, which
+    ends any read under way, and ``deadline.missed()`` is raised."""
     import http.client
     import ssl
 
     parts = urlsplit(url)
     target = urlunsplit(("", "", parts.path or "/", parts.query, "")) or "/"
+    cut_off = threading.Event()
     try:
         port = parts.port
         host = parts.hostname or ""
+        connect_s = min(timeout, deadline.left())
         conn: http.client.HTTPConnection = (
-            http.client.HTTPSConnection(host, port, timeout=timeout,
+            http.client.HTTPSConnection(host, port, timeout=connect_s,
                                         context=ssl.create_default_context())
             if parts.scheme.lower() == "https"
-            else http.client.HTTPConnection(host, port, timeout=timeout))
+            else http.client.HTTPConnection(host, port, timeout=connect_s))
         try:
-            conn.request("GET", target, headers={"User-Agent": USER_AGENT,
-                                                 "Accept-Encoding": "identity"})
-            response = conn.getresponse()
-            headers = {k.lower(): v for k, v in response.getheaders()}
-            body = _read_capped(response, url, max_bytes) if response.status < 300 else b""
+            with _shut_at(deadline, conn, cut_off):
+                conn.connect()
+                if cut_off.is_set():
+                    raise deadline.missed()
+                conn.request("GET", target, headers={"User-Agent": USER_AGENT,
+                                                     "Accept-Encoding": "identity"})
+                response = conn.getresponse()
+                headers = {k.lower(): v for k, v in response.getheaders()}
+                body = (_read_capped(response, url, max_bytes) if response.status < 300
+                        else b"")
+            if cut_off.is_set():  # a body read to the shut socket's end is cut short
+                raise deadline.missed()
             return response.status, headers, body
         finally:
             conn.close()
     except ValueError as exc:  # a bad port, a control character in the URL
         raise UsageError(f"source: {url[:200]!r} is not a valid URL ({exc}); {WHAT}") from None
     except (OSError, http.client.HTTPException) as exc:
+        if cut_off.is_set() or time.monotonic() >= deadline.at:
+            raise deadline.missed() from None
         raise UnavailableError(f"source: cannot fetch {url!r} ({type(exc).__name__}: "
                                f"{exc}); check the URL and the network, then run ingest "
                                "again") from None
+
+
+@contextmanager
+def _shut_at(deadline: _Deadline, conn: Any, cut_off: threading.Event) -> Iterator[None]:
+    """While the block runs: when ``deadline`` passes, set ``cut_off`` and shut ``conn``'s
+    socket (from a timer thread), which ends any read under way with an error or an
+    early end of data. Before ``conn`` is connected there is no socket to shut: the
+    connect is bounded by its own timeout."""
+    import socket
+
+    def cut() -> None:
+        cut_off.set()
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    timer = threading.Timer(deadline.left(), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def _charset(params: str) -> str:

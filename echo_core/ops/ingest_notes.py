@@ -14,7 +14,9 @@ frontmatter adds ``part_of`` and ``part`` (a part is not an entity:
 (<heading>)", its body starts with a link back to the document.
 
 Every note also records ``ingest_hash``: the hash of its text as ingest wrote it, that
-key and the ``## Related`` section (links other writes add) left out. A note whose
+key and the link bullets of its ``## Related`` section (``- [[...]]``: links ingest and
+other writes add) left out. Any other line under ``## Related`` (text a person types at
+the end of the note lands there) is hashed, so it counts as an edit. A note whose
 ``ingest_hash`` no longer matches was edited by hand, and ingest leaves it alone.
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import re
 from typing import Any
 
 from echo_core.frontmatter import remove_frontmatter_key, render_frontmatter
@@ -33,6 +36,8 @@ TAGS = ("reference", "ingested")
 LEAD_MAX = 600
 HASH_KEY = "ingest_hash"
 _RELATED = f"\n## {RELATED_HEADING}\n"
+#: A ``## Related`` line that is not a person's text: a link bullet, or blank.
+_LINK_OR_BLANK = re.compile(r"^[ \t]*(?:-[ \t]+\[\[[^\]\n]+\]\][ \t]*)?$")
 
 
 def doc_path(slug: str) -> str:
@@ -60,6 +65,11 @@ def written_hash(text: str) -> str:
     bare = remove_frontmatter_key(text, HASH_KEY)
     cut = bare.find(_RELATED)
     kept = bare[:cut] if cut >= 0 else bare
+    if cut >= 0:
+        typed = [line for line in bare[cut + len(_RELATED):].split("\n")
+                 if not _LINK_OR_BLANK.match(line)]
+        if typed:  # none: the same hash as a note whose Related holds links only
+            kept = kept.rstrip("\n") + _RELATED + "\n".join(typed)
     return hashlib.sha256(kept.rstrip("\n").encode("utf-8")).hexdigest()[:16]
 
 

@@ -14,6 +14,9 @@ written (so a dry run reports exactly what the write does). Reads only.
    ``## Related`` section; one edited by hand is kept as it is (``kept-edited``); for the
    document itself then only ``content_hash``, ``fetched_at``, ``parts`` and
    ``updated`` change. Parts beyond the new count are removed, unless edited by hand.
+4. A text that cuts into more than ``MAX_PARTS`` parts is refused (``UsageError``, 2,
+   naming the cap and the size) before any note is rendered: like the character cap of
+   ``ingest_extract``, a refusal rather than a document cut short.
 
 The plan keeps the text each write and removal was decided from (``read``), so the
 write lands only while the note still holds it: a person's save in between is seen by
@@ -27,6 +30,7 @@ from collections.abc import Callable
 
 import attrs
 
+from echo_core.errors import UsageError
 from echo_core.frontmatter import parse_frontmatter, set_frontmatter_key
 from echo_core.names import slugify
 from echo_core.ops.ingest_chunks import Chunk, split_chunks
@@ -45,6 +49,10 @@ from echo_core.ops.ingest_notes import (
 )
 from echo_core.protocols import Storage
 from echo_core.storage_base import none_if_absent
+
+#: The most parts one ingest writes: ``ingest_extract.MAX_CHARS`` of prose makes some
+#: 1,500; more means a text that cuts into unusually small parts (many short sections).
+MAX_PARTS = 2000
 
 
 @attrs.frozen
@@ -167,6 +175,11 @@ def plan_ingest(storage: Storage, taken: Callable[[str], bool], doc: IngestDocum
 def _render_all(storage: Storage, slug: str, old_doc: str | None, doc: IngestDocument,
                 fetched_at: str, today: _dt.date) -> IngestPlan:
     chunks = split_chunks(doc.markdown)
+    if len(chunks) > MAX_PARTS:
+        raise UsageError(f"source: {doc.location!r} ({len(doc.markdown):,} characters) "
+                         f"would make {len(chunks):,} parts; one ingest writes at most "
+                         f"{MAX_PARTS:,}; nothing was ingested (split the document and "
+                         "ingest the pieces)")
     titles = [part_title(doc.title, n, c) for n, c in enumerate(chunks, 1)]
     writes: dict[str, str] = {}
     read: dict[str, str | None] = {doc_path(slug): old_doc}

@@ -93,7 +93,9 @@ Ingesting the same source again: no change -> nothing written; changed ->
 notes updated in place, surplus parts removed, notes edited by hand kept.
 
 Only http(s) URLs and local files; redirects to other schemes are refused.
-Limits: ECHO_INGEST_MAX_BYTES (10 MB), ECHO_INGEST_TIMEOUT (15 s).
+Limits: ECHO_INGEST_MAX_BYTES (10 MB) downloaded; ECHO_INGEST_TIMEOUT (15 s) to
+connect and between reads, 4x that for the whole fetch; 2,000,000 characters of
+text and 2,000 parts (a bigger source is refused: split it).
 Exit 2 for a bad source or content with no text, 44 for HTTP 404, 69 when
 the host cannot be reached; nothing is written then."""),
 )
