@@ -1,6 +1,10 @@
 """The entity index against the notes, both ways (SPEC §5.2): an entry whose note is
 gone, an entity note with no entry, and an entry that disagrees with its note's kind,
-title or aliases. Mechanical: the repair is ``index_sync.sync_paths`` on the path."""
+title or aliases. Mechanical: the repair is ``index_sync.sync_paths`` on the path.
+
+Lint reports the index as stored: it does not run the freshness check first, so a note
+edited by hand a moment ago shows as drift that the next resolve, capture or recall (each
+catching up first) would not meet; the finding says so rather than claiming they miss it."""
 
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ def check_index_drift(snap: VaultSnapshot) -> Iterator[Finding]:
         if stored is None:
             if path not in SYSTEM_NOTES:
                 yield Finding("index-drift", path, f"a {derived.kind} note with no entry "
-                              "in the entity index (resolve and capture miss it)", _FIX,
+                              "in the entity index yet (an edit outside echo-memory: the "
+                              "next command that reads the notes adds it)", _FIX,
                               repair=_sync(path, f"add entry {derived.slug!r}"))
             continue
         differs = [name for name, a, b in (
