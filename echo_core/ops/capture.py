@@ -11,7 +11,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.edit_retry import EDIT_ATTEMPTS, planned_again_if_edited
 from echo_core.entities import Match, content_hash
-from echo_core.errors import EditedMeanwhile, not_found
+from echo_core.errors import EditedMeanwhile, NotFoundError, not_found
 from echo_core.frontmatter import render_frontmatter, set_frontmatter_key, split_frontmatter
 from echo_core.gating import GateContext
 from echo_core.lazy_pattern import LazyPattern
@@ -98,6 +98,11 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
                 except _NoteAppeared as appeared:  # index it, then resolve the title again
                     sync_paths(ctx, [appeared.path])
                     taken = appeared.path
+                except _NoteGone as gone:  # moved or deleted meanwhile: find where it went
+                    from echo_core.ops.freshness import freshen
+
+                    freshen(ctx, None)  # every note stat-ed: rare, and must not miss it
+                    taken = gone.path
         raise EditedMeanwhile(taken)
 
 
@@ -105,6 +110,17 @@ class _NoteAppeared(Exception):
     """A note a person saved at the path a capture was creating its note at (nothing
     written): ``_capture_valid`` indexes it and resolves the capture again, so the
     capture updates that note when it is the same entity instead of landing beside it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+class _NoteGone(Exception):
+    """The note a capture was updating is not at its indexed path any more (a person moved,
+    renamed or deleted it while the capture ran; nothing written): ``_capture_valid``
+    brings the indexes up to date and resolves the capture again, so it updates the note
+    where it is now (or, deleted, creates it anew) instead of failing with 44."""
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
@@ -319,7 +335,10 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
                                                   target.path):
         old = None  # superseded by this note already
     route = ctx.manifest.route(target.kind)  # merge_into may name another kind's entity
-    original = text = vault.storage.read(target.path)
+    try:
+        original = text = vault.storage.read(target.path)
+    except NotFoundError:
+        raise _NoteGone(target.path) from None
     changed = False
     if req.body and not holds_body(text, req.body):
         text, changed = append_under_heading(text, route.log_heading,
