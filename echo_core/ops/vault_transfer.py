@@ -16,7 +16,8 @@ container is created first (a new PostgreSQL schema, a new folder), so a new vau
 no ``init`` when the folder is one. A file the vault already holds with the same bytes is
 left alone; one with other bytes is a conflict: the import is refused before anything is
 written, naming them, unless ``force`` (then replaced, each prior text kept in the note
-history). Into a vault that has its marker, the vault's own files (the marker,
+history, and the old bytes of a file that is not text copied under the state dir's
+``SET_ASIDE`` folder, which the result names). Into a vault that has its marker, the vault's own files (the marker,
 ``_agent/index/``) are never replaced: a differing one is kept and reported (``kept_own``). Files are written a batch at a time (one transaction per batch on PostgreSQL),
 under the vault lock; then the recall and entity indexes take in the notes written.
 
@@ -71,7 +72,8 @@ class TransferResult:
     the same bytes), ``replaced`` (already there with other bytes; only with force),
     ``skipped`` (not copied, and why) and, for an import, the notes ``indexed`` and
     ``kept_own``: the vault's own files (its marker, ``_agent/index/``) that differed in
-    the folder and were kept as the vault has them."""
+    the folder and were kept as the vault has them, and ``set_aside``: the folder the old
+    bytes of replaced files that are not text went to (no note history holds them)."""
 
     source: str
     target: str
@@ -82,6 +84,7 @@ class TransferResult:
     skipped: tuple[TransferSkip, ...]
     indexed: int = 0
     kept_own: tuple[str, ...] = ()
+    set_aside: str = ""
 
 
 def _folder(raw: str, what: str) -> Path:
@@ -105,6 +108,8 @@ def _message(verb: str, result: TransferResult) -> str:
     if result.kept_own:
         parts.append(f"kept the vault's own {', '.join(result.kept_own)} (only init and "
                      "sweep write those)")
+    if result.set_aside:
+        parts.append(f"the replaced files that are not text were copied to {result.set_aside}")
     return "; ".join(parts)
 
 
@@ -183,6 +188,10 @@ def _export_one(root: Path, path: str, data: bytes, *, check: bool) -> str:
 
 # --- import -------------------------------------------------------------------------------
 
+#: Where ``import --force`` copies the old bytes of the replaced files that are not text
+#: (one folder per import, named by its time), under the vault's state dir.
+SET_ASIDE = "import-replaced"
+
 
 def import_vault(ctx: EchoContext, source: str, *,
                  force: bool = False) -> Envelope[TransferResult]:
@@ -206,18 +215,23 @@ def import_vault(ctx: EchoContext, source: str, *,
             raise usage_error(
                 f"{len(differing)} files of {root} differ from the vault's files at the same "
                 f"path ({named}{more}); nothing was imported. Pass --force to replace "
-                "them with the folder's (each replaced text is kept in the note history)")
+                "them with the folder's (each replaced text is kept in the note history, "
+                f"any other file copied under {ctx.state_dir / SET_ASIDE}/)")
+        aside = ctx.state_dir / SET_ASIDE / ctx.now().strftime("%Y-%m-%d-%H%M%S")
+        set_aside = False
         for path, old in sorted(differing.items()):
             try:
                 ctx.keep_prior_text(path, old.decode("utf-8"))
-            except UnicodeDecodeError:
-                pass  # an attachment: no text history
+            except UnicodeDecodeError:  # an attachment: no text history, so a copy
+                write_file(aside, path, old)
+                set_aside = True
         todo = [p for p in paths if p not in unchanged and p not in kept_own]
         written, size, texts = _import_batches(storage, root, todo, skipped, len(paths))
     indexed = _index(ctx, texts)
     result = TransferResult(str(root), storage.identity, len(written), size, len(unchanged),
                             tuple(sorted(p for p in differing if p in written)),
-                            tuple(skipped), indexed, tuple(kept_own))
+                            tuple(skipped), indexed, tuple(kept_own),
+                            str(aside) if set_aside else "")
     return Envelope(not skipped, Action.IMPORTED, _message("imported", result), result)
 
 
