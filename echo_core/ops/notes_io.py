@@ -13,7 +13,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.errors import not_found, usage_error
+from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.models import Envelope
 from echo_core.notes import before_trailing_related, get_section, headings, truncate
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_or_raise
@@ -130,13 +130,21 @@ def append_line(ctx: EchoContext, path: str, line: str, *,
 
 
 def refuse_taken_slug(ctx: EchoContext, path: str, verb_there: str) -> None:
-    """Before a note is created at ``path``: 44 when another note already has its name
+    """Before a note is created at ``path``: 2 when a file in its folder has the same path
+    but for letter case or Unicode normalisation (``_case_twin``); 44 when another note
+    already has its name
     (its slug, the file name without ``.md``): most likely the note was moved by a person
     and the caller holds its old path, and a second note of that name would make
     ``[[name]]`` ambiguous. The entity index is brought up to date first (the quick
     check), so a move made a moment ago is seen."""
     from echo_core.ops.freshness import freshen_for
 
+    twin = _case_twin(ctx, path)
+    if twin is not None:
+        raise usage_error(f"{path} and the existing {twin} differ only in letter case or "
+                          "Unicode form: one file on macOS and Windows, and Obsidian Sync "
+                          f"keeps one of them; write {twin}, or another name. Nothing was "
+                          "written")
     freshen_for(ctx, "quick")
     slug = path.rsplit("/", 1)[-1][:-len(".md")]
     entity = ctx.entity_names.get(slug)
@@ -145,6 +153,28 @@ def refuse_taken_slug(ctx: EchoContext, path: str, verb_there: str) -> None:
     raise not_found(f"no note at {path}, and the note {slug!r} is at {entity.path} (moved?): "
                     f"{verb_there}, or give the new note another name ([[{slug}]] would "
                     "name two notes). Nothing was written")
+
+
+def _case_twin(ctx: EchoContext, path: str) -> str | None:
+    """A file in ``path``'s folder whose name equals ``path``'s after NFC normalisation
+    and case folding, but is not ``path`` itself (``Inbox.md`` for ``inbox.md``,
+    ``café.md`` decomposed for ``café.md`` composed), or None."""
+    import unicodedata
+
+    def key(name: str) -> str:
+        return unicodedata.normalize("NFC", name).casefold()
+
+    folder, _, name = path.rpartition("/")
+    wanted = key(name)
+    try:
+        siblings = ctx.vault.storage.list(folder) if folder else ctx.vault.storage.list("")
+    except EchoError:
+        return None
+    for sibling in siblings:
+        head, _, other = sibling.rpartition("/")
+        if head == folder and other != name and key(other) == wanted:
+            return sibling
+    return None
 
 
 def _append_once(ctx: EchoContext, path: str, line: str) -> bool:
