@@ -39,5 +39,6 @@ def test_a_conflicted_note_is_indexed_as_the_person_left_it(tmp_path: Path) -> N
     assert box.entity("widget-plan").title == "My Own Thoughts"
     found = resolve(box.ctx(), "My Own Thoughts").data
     assert found.match and found.path == PATH
-    assert box.capture("Widget Plan", kind="concept", body="agent fact").ok
+    again = box.capture("Widget Plan", kind="concept", body="agent fact")
+    assert again.action == "duplicate-gate"  # the name is the person's note's: asked, not merged
     assert (box.vault / PATH).read_text(encoding="utf-8") == PERSON
