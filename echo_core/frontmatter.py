@@ -3,9 +3,10 @@
 Pure functions on note text; no I/O. The block is the YAML between a first line ``---``
 and the next ``---`` (or ``...``) line; a UTF-8 BOM and CRLF line endings are tolerated.
 Reading never fails on a bad or hostile block (the error is returned as data; YAML is
-loaded within the bounds of ``echo_core.yaml_bounded``). Editing one key
-touches only that key's line(s): every other byte - key order, comments, quoting, blank
-lines, CRLF/LF, the trailing newline - is kept. PyYAML is imported lazily.
+loaded within the bounds of ``echo_core.yaml_bounded``). Editing one key touches only
+that key's line(s), and adding items to a block list only inserts their ``- item``
+lines: every other byte - key order, comments, quoting, blank lines, CRLF/LF, the
+trailing newline - is kept. PyYAML is imported lazily.
 """
 
 from __future__ import annotations
@@ -150,12 +151,14 @@ _YAML11_WORDS = frozenset(
     for f in (str.lower, str.capitalize, str.upper))
 
 
-def _plain_ok(text: str) -> bool:
+def _plain_ok(text: str, flow: bool = True) -> bool:
     """Whether ``text`` can be written unquoted and read back as the same string by any
-    YAML 1.1 loader (so ``'yes'``, ``'2026-01-01'``, ``'12'`` and ``'null'`` are not)."""
+    YAML 1.1 loader (so ``'yes'``, ``'2026-01-01'``, ``'12'`` and ``'null'`` are not);
+    ``flow=False``: as a block-list item, where ``,[]{}`` after the first character are
+    plain text."""
     if not text or text != text.strip() or not text.isprintable():
         return False
-    if text[0] in _PLAIN_FIRST_BAD or any(c in text for c in ",[]{}"):
+    if text[0] in _PLAIN_FIRST_BAD or (flow and any(c in text for c in ",[]{}")):
         return False
     if ": " in text or text.endswith(":") or " #" in text or not yaml_safe(text):
         return False
@@ -313,6 +316,75 @@ def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
     return spans
 
 
+#: A block-list item line: its indent, the dash and the blanks after it, then the item.
+_ITEM_RE = LazyPattern(r"([ \t]*)-([ \t]+)\S")
+
+
+def _list_growth(old: Any, new: Any) -> tuple[list[Any], bool] | None:
+    """(items ``new`` adds, True when added at the end / False at the start) when ``new``
+    is the non-empty list ``old`` with items added at one end; else None."""
+    if not isinstance(old, list) or not old or not isinstance(new, (list, tuple)):
+        return None
+    size, have = len(old), [_canon(v) for v in old]
+    if len(new) <= size:
+        return None
+    want = [_canon(v) for v in new]
+    if want[:size] == have:
+        return list(new[size:]), True
+    if want[-size:] == have:
+        return list(new[:-size]), False
+    return None
+
+
+def _item_text(value: Any) -> str:
+    """``value`` as the text of a block-list item: plain when YAML reads it back the
+    same, else as ``render_value`` writes it (quoted string, flow list or mapping)."""
+    if isinstance(value, str) and _plain_ok(value, flow=False):
+        return value
+    return render_value(value)
+
+
+def _opens_block(line: str) -> bool:
+    """Whether the key line ``line`` leaves its value to the lines below (no inline
+    value, at most a comment): the head of a block list or mapping."""
+    inline = line[line.index(":") + 1 :].strip()
+    return not inline or inline.startswith("#")
+
+
+def _grown_block_list(lines: list[str], span: tuple[int, int], added: list[Any],
+                      at_end: bool) -> list[str] | None:
+    """``lines`` with ``added`` written as new ``- item`` lines of the block list whose
+    key spans ``span``: after its last item (``at_end``) or before its first, in the
+    indent, dash spacing and line ending of the neighbouring item; every other line kept
+    as it is. None when the item lines (one per item at one indent, deeper lines being
+    their continuations, comments and blanks anywhere) cannot be told apart."""
+    i, j = span
+    body = [n for n in range(i + 1, j)
+            if lines[n].strip() and not lines[n].lstrip().startswith("#")]
+    first = _ITEM_RE.match(lines[body[0]]) if body else None
+    if first is None:
+        return None
+    indent = first.group(1)
+    items = []
+    for n in body:
+        match = _ITEM_RE.match(lines[n])
+        if match is not None and match.group(1) == indent:
+            items.append((n, match))
+        elif len(lines[n]) - len(lines[n].lstrip(" \t")) <= len(indent):
+            return None  # neither an item nor an item's continuation
+    n, anchor = items[-1] if at_end else items[0]
+    eol = "\r\n" if lines[n].endswith("\r\n") else "\n"
+    new = [f"{indent}-{anchor.group(2)}{_item_text(v)}{eol}" for v in added]
+    at = body[-1] + 1 if at_end else n
+    return lines[:at] + new + lines[at:]
+
+
+def _reads_as(text: str, expected: Mapping[str, Any]) -> bool:
+    """Whether ``text``'s frontmatter reads back without error as ``expected``."""
+    data, _, error = parse_frontmatter(text)
+    return error is None and _canon(data) == _canon(expected)
+
+
 def _edit(text: str, key: str, value: Any, remove: bool) -> str:
     """Shared body of set/remove: find the block, splice lines, verify the result."""
     _check_key(key)
@@ -332,6 +404,7 @@ def _edit(text: str, key: str, value: Any, remove: bool) -> str:
             return text
         return f"{bom}---{eol}{key}: {rendered}{eol}---{eol}{rest}"
     start, end, _ = span
+    head, tail = bom + rest[:start], rest[end:]
     lines = _lines(rest[start:end])
     old, old_error = _load(rest[start:end])
     spans = _key_spans(lines, key)
@@ -349,6 +422,19 @@ def _edit(text: str, key: str, value: Any, remove: bool) -> str:
                 f"cannot find the line of {key!r} in this note's frontmatter (unusual "
                 "layout); edit the block by hand"
             )
+        expected = {**old, key: value}
+        if spans and old_error is None and _opens_block(lines[spans[-1][0]]):
+            i, j = spans[-1]
+            growth = _list_growth(old.get(key), value)
+            grown = _grown_block_list(lines, (i, j), *growth) if growth else None
+            if grown is not None and _reads_as(result := head + "".join(grown) + tail,
+                                               expected):
+                return result
+            if growth and any("#" in line for line in lines[i:j]):
+                raise EchoError(
+                    f"cannot add to {key!r} without dropping the comments in its list "
+                    "(unusual layout); add the items by hand"
+                )
         if spans:
             i, j = spans[-1]
             prefix = lines[i][: lines[i].index(":") + 1]
@@ -356,15 +442,12 @@ def _edit(text: str, key: str, value: Any, remove: bool) -> str:
             lines[i:j] = [f"{prefix} {rendered}{line_eol}"]
         else:
             lines.append(f"{key}: {rendered}{eol}")
-        expected = {**old, key: value}
-    result = bom + rest[:start] + "".join(lines) + rest[end:]
-    if old_error is None:
-        new, new_error = parse_frontmatter(result)[0::2]
-        if new_error is not None or _canon(new) != _canon(expected):
-            raise EchoError(
-                f"cannot change {key!r} without reformatting this note's frontmatter "
-                "(unusual layout); edit the block by hand"
-            )
+    result = head + "".join(lines) + tail
+    if old_error is None and not _reads_as(result, expected):
+        raise EchoError(
+            f"cannot change {key!r} without reformatting this note's frontmatter "
+            "(unusual layout); edit the block by hand"
+        )
     return result
 
 
@@ -372,12 +455,19 @@ def set_frontmatter_key(text: str, key: str, value: Any) -> str:
     """Return ``text`` with frontmatter ``key`` set to ``value``, touching only its lines.
 
     An existing key's line and its continuation lines become one ``key: value`` line
-    (the key's own spelling kept); a new key is one line added before the closing
-    ``---``; no block at all prepends ``---/key: value/---`` in the file's line ending.
-    Setting a key to the value it already has returns ``text`` unchanged. A malformed
-    block is still edited line-wise, never rewritten. Raises ``usage_error`` for a key
-    that is not simple, an unstorable value, or an unclosed block; ``EchoError`` (exit 1)
-    when a valid block's layout (e.g. flow style) cannot be edited without reformatting.
+    (the key's own spelling kept). When the key holds a block list (``key:`` then
+    ``- item`` lines) and ``value`` is that list with items added at its end (or start),
+    only new ``- item`` lines are inserted, after its last item (before its first), in
+    the indent, dash spacing and line ending of its items, each quoted only when YAML
+    needs it; the other items, their comments and quotes stay as they are. If such a
+    list's item lines cannot be told apart, it becomes one flow line when it holds no
+    comment, and ``EchoError`` is raised when it does (a comment is never dropped). A
+    new key is one line added before the closing ``---``; no block at all prepends
+    ``---/key: value/---`` in the file's line ending. Setting a key to the value it
+    already has returns ``text`` unchanged. A malformed block is still edited
+    line-wise, never rewritten. Raises ``usage_error`` for a key that is not simple, an
+    unstorable value, or an unclosed block; ``EchoError`` (exit 1) when a valid block's
+    layout (e.g. flow style) cannot be edited without reformatting.
     """
     return _edit(text, key, value, remove=False)
 
