@@ -20,7 +20,10 @@ refusal and every YAML error comes back as a message. PyYAML is imported lazily.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
+
+from echo_core.lazy_pattern import LazyPattern
 
 MAX_BLOCK_CHARS = 65_536
 MAX_DEPTH = 32
@@ -31,6 +34,14 @@ MAX_INT_DIGITS = 4_300
 _INT_BOUND = 10**MAX_INT_DIGITS
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+#: A column-0 line that looks like a top-level ``key:`` (not a comment or a ``- item``):
+#: group 1 is the key as written, quotes and blanks included. Linear: the unquoted key
+#: ends at the line's first ':'.
+_KEY_LINE_RE = LazyPattern(
+    r"""^("[^"\n]*"[ \t]*|'[^'\n]*'[ \t]*|[^\s#'"\-?:{\[][^:\n]*):(?=[ \t\r]|$)""",
+    re.MULTILINE,
+)
 _FIX = "fix the block between the '---' lines"
 
 
@@ -191,3 +202,41 @@ def load_block(block: str) -> tuple[dict[str, Any], str | None]:
             "write one 'key: value' per line"
         )
     return data, None
+
+
+def duplicate_keys(block: str) -> dict[str, tuple[int, ...]]:
+    """Top-level keys that ``block`` holds more than once -> the line of each occurrence
+    (line 1 being the opening ``---``, as in this module's messages), in block order.
+
+    Readers keep the last value of such a key. Cheap on the common path: a scan of the
+    column-0 ``key:`` lines finds no repeat and YAML is never imported; only a block
+    where the scan sees one is composed (not constructed) to confirm it. A block that
+    is too large or not valid YAML gives ``{}`` (``load_block`` reports it). A repeat
+    the scan cannot see (an explicit ``? key`` or an escaped key) is not reported.
+    """
+    seen: set[str] = set()
+    for match in _KEY_LINE_RE.finditer(block):
+        key = match.group(1).strip().strip("'\"")
+        if key in seen:
+            break
+        seen.add(key)
+    else:
+        return {}
+    if size_refusal(block) is not None:
+        return {}
+    import yaml
+
+    loader = plain_loader()(block)
+    try:
+        node = loader.get_single_node()
+    except (yaml.YAMLError, RecursionError):
+        return {}
+    finally:
+        loader.dispose()
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    lines: dict[str, list[int]] = {}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
+            lines.setdefault(key_node.value, []).append(key_node.start_mark.line + 2)
+    return {key: tuple(at) for key, at in lines.items() if len(at) > 1}

@@ -1,13 +1,16 @@
-"""Frontmatter a note of its kind should carry, and working notes past their
-``expires`` (SPEC §1.2, §2.7). Both are mechanical: ``lint --fix`` sets the keys."""
+"""Frontmatter a note of its kind should carry (and a block that can be read, with
+each key once), and working notes past their ``expires`` (SPEC §1.2, §2.7). Missing
+keys and expiry are mechanical: ``lint --fix`` sets the keys."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from echo_core.frontmatter import split_frontmatter
 from echo_core.frontmatter_dates import as_date
 from echo_core.ops.lint.model import Finding, Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
+from echo_core.yaml_bounded import duplicate_keys
 
 EXPIRED_STATUS = "expired"
 
@@ -16,7 +19,9 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
     """An entity note lacking (or leaving empty) a key every note of its kind carries
     (type, status, created, updated, tags; a working note also expires). The repair
     adds each missing key, one line each, with the manifest's value (created/updated:
-    the file's date). A block that cannot be parsed is reported, not repaired."""
+    the file's date). A block that cannot be parsed, and each key a block holds more
+    than once (readers keep its last value; Obsidian calls the block invalid), are
+    reported with their lines, not repaired."""
     for path, kind in snap.kinds.items():
         note = snap.notes[path]
         if note.frontmatter_error is not None:
@@ -25,6 +30,7 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
                           "fix the YAML between the --- lines by hand (lint --fix "
                           "does not rewrite a block it cannot read)")
             continue
+        yield from _duplicate_keys(path, note.text)
         missing = snap.missing(path)
         if not missing:
             continue
@@ -34,6 +40,15 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
                       repair=Repair(path, f"add {keys}", dict(missing)))
 
 
+def _duplicate_keys(path: str, text: str) -> Iterator[Finding]:
+    """One finding per key the frontmatter block of ``text`` holds more than once."""
+    for key, lines in duplicate_keys(split_frontmatter(text)[0] or "").items():
+        at = ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
+        yield Finding("incomplete-frontmatter", path,
+                      f"the frontmatter has the key {key!r} {len(lines)} times (lines "
+                      f"{at}); only the last value is read",
+                      f"merge the values into one {key!r} line by hand (Obsidian shows "
+                      "the block as invalid properties)")
 
 
 def check_expired_working(snap: VaultSnapshot) -> Iterator[Finding]:

@@ -32,7 +32,8 @@ CHECKS: tuple[CheckInfo, ...] = (
     CheckInfo("dangling-superseded-by", "superseded_by naming no note", False,
               link_checks.check_superseded_by),
     CheckInfo("incomplete-frontmatter", "an entity note lacking a key of its kind (type, "
-              "status, created, updated, tags; expires for working)", True,
+              "status, created, updated, tags; expires for working), or whose block "
+              "cannot be read or repeats a key", True,
               frontmatter_checks.check_incomplete_frontmatter),
     CheckInfo("expired-working-note", "a working note past its expires, still active",
               True, frontmatter_checks.check_expired_working),
