@@ -47,6 +47,7 @@ from echo_core.ops.proposals import (
     confidence_band,
     validate_proposal,
 )
+from echo_core.user_json import parse_user_json
 from echo_core.vault import INBOX_PATH
 
 if TYPE_CHECKING:
@@ -113,12 +114,9 @@ class ReflectResult:
 
 def read_proposals_json(text: str, what: str = "PROPOSALS") -> list[object]:
     """The proposal list of a JSON text: a list, or ``{"proposals": [...]}``.
-    ``EchoError`` 2 naming ``what`` when it is neither."""
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise usage_error(f"{what}: not valid JSON (line {exc.lineno}, column {exc.colno}: "
-                          f"{exc.msg}); see `echo-memory reflect --help`") from None
+    ``EchoError`` 2 naming ``what`` when it is neither, or not JSON Python can read
+    (``user_json.parse_user_json``: too deep, an integer too long)."""
+    raw = parse_user_json(text, what, "see `echo-memory reflect --help`")
     if isinstance(raw, Mapping) and set(raw) == {LIST_NAME}:
         raw = raw[LIST_NAME]
     if not isinstance(raw, list):

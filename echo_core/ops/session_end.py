@@ -39,7 +39,6 @@ create / update / inbox / gated, or unchanged when already recorded, see step 3)
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -71,6 +70,7 @@ from echo_core.ops.scope import (
 )
 from echo_core.ops.session_log import render_session_log, session_log_path
 from echo_core.routing import RoutingManifest
+from echo_core.user_json import parse_user_json
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -133,12 +133,9 @@ class SessionEndResult:
 
 
 def read_bundle(text: str) -> object:
-    """Parse a bundle's JSON text (``EchoError`` 2 when it is not JSON)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise usage_error(f"bundle is not valid JSON (line {exc.lineno}, column {exc.colno}: "
-                          f"{exc.msg}); see `echo-memory session-end --help`") from None
+    """Parse a bundle's JSON text (``EchoError`` 2 when it is not JSON Python can read:
+    ``user_json.parse_user_json``)."""
+    return parse_user_json(text, "bundle", "see `echo-memory session-end --help`")
 
 
 def _proposal(index: int, raw: object, manifest: RoutingManifest) -> Proposal:

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import collections
 import datetime as _dt
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -63,6 +62,7 @@ from echo_core.ops.inbox_marks import (
     struck_original,
     struck_target,
 )
+from echo_core.user_json import parse_user_json
 from echo_core.vault import INBOX_PATH
 from echo_core.vault_seen import require_initialised
 
@@ -183,13 +183,9 @@ def list_inbox(ctx: EchoContext) -> Envelope[TriageList]:
 
 
 def read_proposals(text: str) -> object:
-    """Parse a proposals file's JSON text (``EchoError`` 2 when it is not JSON)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise usage_error(f"proposals file is not valid JSON (line {exc.lineno}, column "
-                          f"{exc.colno}: {exc.msg}); see `echo-memory triage apply --help`"
-                          ) from None
+    """Parse a proposals file's JSON text (``EchoError`` 2 when it is not JSON Python can
+    read: ``user_json.parse_user_json``)."""
+    return parse_user_json(text, "proposals file", "see `echo-memory triage apply --help`")
 
 
 def proposal_list(raw: object) -> Sequence[object]:

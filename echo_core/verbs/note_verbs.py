@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -163,15 +162,13 @@ class FrontmatterParams:
 
 
 def _parse_value(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    from echo_core.errors import usage_error
+    from echo_core.user_json import parse_user_json
 
     out = dict(values)
     raw = out.pop("json_value")
-    try:
-        out["value"] = json.loads(raw)
-    except json.JSONDecodeError:
-        raise usage_error(
-            f"value {raw!r} is not JSON; quote strings as JSON, e.g. '\"{raw}\"'") from None
+    shown = raw if len(raw) <= 60 else raw[:57] + "..."
+    out["value"] = parse_user_json(raw, f"value {shown!r}",
+                                   f"quote strings as JSON, e.g. '\"{shown}\"'")
     return out
 
 
