@@ -16,7 +16,8 @@ was; new lines take the line ending of the line they follow (else the file's).
   block's text and keeps the ``^id`` on its last line.
 * field: one frontmatter key, edited through ``set_frontmatter_key`` (one line). The
   content is read as the value would be typed after ``key:`` (YAML: ``on-hold``,
-  ``2026-03-05`` (a date), ``[a, b]``; text that is not one YAML value stays text). ``replace``
+  ``2026-03-05`` (a date), ``[a, b]``; text that is not one YAML value stays text, and
+  so does text YAML would cut at a `` #`` comment: ``Meeting #3`` is kept whole). ``replace``
   sets the key; ``append`` / ``prepend`` add the item(s) at the end / start of a list
   (an absent key becomes a one-item list; items already there are not added again).
 """
@@ -317,13 +318,24 @@ def patch_block(path: str, text: str, target: str, operation: PatchOperation,
 # ---------------------------------------------------------------- field
 
 
+def _yaml_value(content: str) -> Any:
+    """``content`` read as YAML after ``v:``; None when it is no value or not YAML."""
+    value, _, error = parse_frontmatter(f"---\nv: {content}\n---\n")
+    return None if error is not None else value.get("v")
+
+
 def field_value(content: str) -> Any:
     """The value ``content`` stands for, read as it would be after ``key:`` in the
-    frontmatter; text that is not one YAML value (or is empty) stays the text."""
-    value, _, error = parse_frontmatter(f"---\nv: {content}\n---\n")
-    if error is not None or "v" not in value or value["v"] is None:
+    frontmatter; text that is not one YAML value (or is empty) stays the text, and so does
+    text YAML would cut at a comment (``Meeting #3 notes``, ``[a] # why``): it is kept
+    whole, never shortened."""
+    value = _yaml_value(content)
+    if value is None:
         return content
-    return _dated(value["v"])
+    # a trailing comment is the one thing that reads the same with more text after it
+    if "#" in content and _yaml_value(content + "x") == value:
+        return content
+    return _dated(value)
 
 
 def _dated(value: Any) -> Any:

@@ -44,7 +44,8 @@ class PatchParams:
                         "frontmatter key ('tags') or the block id ('^decision-1').",
                         min_length=1, max_length=500, cli=CliParam(from_prepare=True))
     content: str = param(help="The text to put there (for a field: the value as typed "
-                         "after 'key:', e.g. on-hold or 2026-03-05).", min_length=1,
+                         "after 'key:', e.g. on-hold or 2026-03-05; a ' #' is kept as "
+                         "text).", min_length=1,
                          max_length=MAX_CONTENT, cli=CliParam(
                              from_prepare=True, bounds=Bounds(max_length=CLI_MAX_CONTENT)))
     dry_run: bool = param(False, help="Show the diff only; nothing is written.")
@@ -136,8 +137,9 @@ Heading: the section runs from the heading line to the next heading of the
 same or a higher level (nested headings are part of it). append adds after
 its last non-blank line, prepend before its first, replace swaps the content
 (the heading line is kept). Field: one frontmatter line changes; the value is
-read as typed after 'key:'; replace sets it, append/prepend add to a list (an
-absent key becomes a list). Block: the list item or paragraph ending in ^ID
+read as typed after 'key:' (but a ' #' never starts a comment: such text is
+kept whole, quoted); replace sets it, append/prepend add to a list (an absent
+key becomes a list). Block: the list item or paragraph ending in ^ID
 (an ^ID alone on a line: the block before it); append/prepend add the next
 or previous item or paragraph; replace keeps ^ID on the new text.
 
