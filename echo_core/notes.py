@@ -1,8 +1,9 @@
 """Markdown note helpers: parse a note, find and edit sections, read links (SPEC §1.3).
 
 Pure functions on note text; no I/O. Headings are ATX (``## Title``) outside fenced code
-blocks and outside the frontmatter block. Edits keep the file's line endings and every
-byte outside the inserted lines.
+blocks, outside comments (``<!-- ... -->`` and Obsidian's ``%% ... %%``, on one line or
+across lines) and outside the frontmatter block. Edits keep the file's line endings and
+every byte outside the inserted lines.
 """
 
 from __future__ import annotations
@@ -36,19 +37,24 @@ _HEADING_ARG_RE = LazyPattern(r"(#{1,6})[ \t]+(.+)")
 _WIKILINK_RE = LazyPattern(r"\[\[([^\[\]\n]+?)\]\]")
 _INLINE_CODE_RE = LazyPattern(r"`[^`\n]*`")
 _TARGET_END_RE = LazyPattern(r"[|#]")
+_COMMENT_OR_CODE_RE = LazyPattern(r"<!--|%%|`+")
+#: What closes each comment opener.
+_COMMENT_CLOSERS = {"<!--": "-->", "%%": "%%"}
 
 
 @attrs.frozen
 class _Line:
     """One line of a note: offsets ``[start, end)`` (``end`` past its line ending), its
-    ``content`` without the ending, whether it is code (a fence line or inside one), and
-    the fence still open after it (``""`` when none)."""
+    ``content`` without the ending, whether it is code (a fence line or inside one), the
+    fence still open after it (``""`` when none), and whether it starts inside a comment
+    opened on an earlier line (``in_comment``; such a line is never a heading)."""
 
     start: int
     end: int
     content: str
     in_code: bool
     open_fence: str
+    in_comment: bool = False
 
 
 def parse_note(path: str, text: str) -> Note:
@@ -63,23 +69,75 @@ def _body_start(text: str) -> int:
     return len(text) - len(split_frontmatter(text)[1])
 
 
+def _code_span_end(content: str, mark: str, pos: int) -> int:
+    """Where the inline code span opened by the backtick run ``mark`` (ending at ``pos``)
+    ends: past the next run of exactly as many backticks; ``pos`` when there is none (the
+    backticks are literal text)."""
+    found = content.find(mark, pos)
+    while found >= 0:
+        run_end = found + len(mark)
+        while run_end < len(content) and content[run_end] == "`":
+            run_end += 1
+        if run_end - found == len(mark):
+            return run_end
+        found = content.find(mark, run_end)
+    return pos
+
+
+def _comment_after(content: str, closer: str) -> str:
+    """The closer (``-->`` or ``%%``) of the comment still open after the line ``content``
+    when ``closer`` was awaited before it (``""``: none). Outside a comment, ``<!--`` and
+    ``%%`` open one, except inside an inline code span (`` `%%` ``)."""
+    if not closer and "<!--" not in content and "%%" not in content:
+        return ""
+    pos = 0
+    while pos < len(content):
+        if closer:
+            found = content.find(closer, pos)
+            if found < 0:
+                return closer
+            pos, closer = found + len(closer), ""
+            continue
+        match = _COMMENT_OR_CODE_RE.search(content, pos)
+        if match is None:
+            return ""
+        mark = match.group()
+        if mark[0] == "`":
+            pos = _code_span_end(content, mark, match.end())
+        else:
+            pos, closer = match.end(), _COMMENT_CLOSERS[mark]
+    return closer
+
+
 def _scan(text: str, start: int, fence: str = "") -> Iterator[_Line]:
-    """The lines of ``text`` from offset ``start``, with ``fence`` open before the first.
+    """The lines of ``text`` from offset ``start``, with ``fence`` open before the first
+    (and no comment open).
 
     A line ends after ``\n``; ``\r`` before it (or at the very end) belongs to the ending.
     A fence opens on a line of 3+ backticks or tildes (up to 3 spaces in; a backtick
     fence's info string has no backtick) and closes on a line of the same character, at
     least as long, with nothing else but spaces; left open, it runs to the end (CommonMark).
+    Outside code, ``<!--`` opens a comment up to the next ``-->`` and ``%%`` one up to the
+    next ``%%`` (on the same line or a later one; left open, to the end, as Obsidian
+    shows it); a fence line inside a comment opens no code.
     """
     pos = start
+    comment = ""
     while pos < len(text):
         newline = text.find("\n", pos)
         end = len(text) if newline < 0 else newline + 1
         content = text[pos:end].rstrip("\n").rstrip("\r")
+        if comment:
+            comment = _comment_after(content, comment)
+            yield _Line(pos, end, content, False, "", True)
+            pos = end
+            continue
         match = _FENCE_RE.fullmatch(content)
         if not fence:
             if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
                 fence = match.group(1)
+            else:
+                comment = _comment_after(content, "")
             yield _Line(pos, end, content, bool(fence), fence)
         else:
             closes = (
@@ -128,7 +186,7 @@ def _heading_line(level: int, title: str) -> str:
 def _heading_lines(text: str) -> Iterator[tuple[_Line, int, str]]:
     """Yield ``(line, level, title)`` for each heading line of the body."""
     for line in _scan(text, _body_start(text)):
-        heading = None if line.in_code else _heading_of(line.content)
+        heading = None if line.in_code or line.in_comment else _heading_of(line.content)
         if heading is not None:
             yield line, heading[0], heading[1]
 
@@ -166,7 +224,8 @@ def find_section(text: str, heading: str) -> tuple[int, int] | None:
     ``heading`` is ``"Notes"`` (any level) or ``"## Notes"`` (that level); titles match
     case-insensitively. ``start`` is the heading line's start; ``end`` is the start of
     the next heading of the same or a higher level, or ``len(text)``. Headings inside
-    fenced code blocks do not count. Raises ``usage_error`` for an empty heading.
+    fenced code blocks or comments (``<!-- -->``, ``%% %%``) do not count. Raises
+    ``usage_error`` for an empty heading.
     """
     return _find(text, *_parse_heading(heading))
 
@@ -174,13 +233,18 @@ def find_section(text: str, heading: str) -> tuple[int, int] | None:
 def before_trailing_related(text: str, line: str) -> str | None:
     """``text`` with ``line`` added as the last line of its content when the note ends
     with a ``## Related`` section (the links echo-memory keeps there stay last and apart):
-    right after the last line before that heading, the heading's blank line kept. None
-    when the note has no trailing ``## Related`` (append at the end as usual)."""
+    right after the last line before that heading, ended as that line is ended. Every
+    other byte stays, the blank lines before the heading too (one blank line is added
+    when there was none). None when the note has no trailing ``## Related`` (append at
+    the end as usual)."""
     span = find_section(text, "## Related")
     if span is None or span[1] != len(text) or not text[:span[0]].strip():
         return None
-    eol = "\r\n" if "\r\n" in text else "\n"
-    return text[:span[0]].rstrip("\r\n") + eol + line + eol + eol + text[span[0]:]
+    head = text[:span[0]]  # ends with a line break: the heading starts a line
+    cut = head.index("\n", len(head.rstrip("\r\n"))) + 1  # past the last filled line
+    eol = "\r\n" if head.endswith("\r\n", 0, cut) else "\n"
+    gap = head[cut:] or eol
+    return head[:cut] + line + eol + gap + text[span[0]:]
 
 
 def get_section(text: str, heading: str) -> str | None:
@@ -319,7 +383,8 @@ def append_under_heading(text: str, heading: str, lines: list[str], *,
         if line.start != start:
             if once and line.content.rstrip() == first:
                 return original, False
-            if not line.in_code and _heading_of(line.content) is not None:
+            if (not line.in_code and not line.in_comment
+                    and _heading_of(line.content) is not None):
                 own_content = False
             if not own_content or not line.content.strip():
                 continue
