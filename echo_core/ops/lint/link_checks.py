@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from echo_core.names import slugify
 from echo_core.ops.lint.model import Finding
 from echo_core.ops.lint.snapshot import SYSTEM_NOTES, VaultSnapshot
 
@@ -14,15 +15,26 @@ _BRACKETS_RE = re.compile(r"^\[\[(.+?)\]\]$")
 
 def check_broken_links(snap: VaultSnapshot) -> Iterator[Finding]:
     """Each ``[[target]]`` (and ``[[t|label]]``, ``[[t#h]]``, embed ``![[file]]``)
-    resolving to no note, file or entity name; links in code are not links. One finding
-    per note and target."""
-    resolve = snap.resolver.resolve
+    resolving to no note, file or entity name, or, written as a file name is
+    (``[[charles-babbage]]``: what echo-memory writes), naming a note only by its entity
+    name: the old name of a note renamed by hand, which Obsidian does not follow. A link
+    a person writes by title (``[[Charles Babbage]]``) resolves by entity name as before.
+    Links in code are not links. One finding per note and target."""
+    resolver = snap.resolver
     for path, targets in snap.links.items():
         for target in targets:
-            if not resolve(target):
+            found = resolver.resolve(target)
+            if not found:
                 yield Finding("broken-wikilink", path, f"[[{target}]] points to no note "
                               "or file", "correct the link, or create the note it names "
                               "(e.g. with `echo-memory capture`)")
+            elif target == slugify(target) and resolver.by_name_only(target):
+                named = found[0].rsplit("/", 1)[-1][:-len(".md")] if len(found) == 1 else ""
+                yield Finding("broken-wikilink", path, f"[[{target}]] names no file: it is "
+                              f"the old name of {' or '.join(found)} (renamed by hand?), "
+                              "which Obsidian does not follow (clicking it makes a new, "
+                              "empty note)", f"write [[{named}]] instead" if named else
+                              "write the linked note's file name in the link")
 
 
 def check_orphans(snap: VaultSnapshot) -> Iterator[Finding]:

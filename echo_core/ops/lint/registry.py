@@ -25,7 +25,8 @@ CHECKS: tuple[CheckInfo, ...] = (
               "a trailing space or dot (Obsidian sync refuses it)", False,
               layout_checks.check_unsafe_names),
     CheckInfo("broken-wikilink", "a [[link]] (or embed) resolving to no note, file or "
-              "entity name; links in code do not count", False,
+              "entity name, or by a note's old file name only (renamed by hand); links in "
+              "code do not count", False,
               link_checks.check_broken_links),
     CheckInfo("orphan-note", "an entity note no other note links to and that links to "
               "none", False, link_checks.check_orphans),

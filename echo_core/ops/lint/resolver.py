@@ -52,7 +52,14 @@ class LinkResolver:
             found = self._seen[target] = self._resolve(target)
         return found
 
-    def _resolve(self, target: str) -> tuple[str, ...]:
+    def by_name_only(self, target: str) -> bool:
+        """Whether ``target`` resolves only through an entity's name (its title, an alias,
+        or its slug when that is not its file's name): Obsidian, which resolves by path
+        and file name, opens no note for it."""
+        return bool(self.resolve(target)) and not self._by_file(target)
+
+    def _by_file(self, target: str) -> tuple[str, ...]:
+        """The paths ``target`` names as a path or a file name, as Obsidian resolves it."""
         folded = target.strip().casefold().lstrip("/")
         if not folded:
             return ()
@@ -62,14 +69,14 @@ class LinkResolver:
                 if exact is not None:
                     return (exact,)
             name = folded.rsplit("/", 1)[-1]
-            tails = [p for p in self._names.get(name, ())
-                     if p.casefold().endswith("/" + folded)
-                     or p.casefold().endswith("/" + folded + ".md")]
-            if tails:
-                return tuple(tails)
-        else:
-            named = self._names.get(folded)
-            if named:
-                return tuple(named)
+            return tuple(p for p in self._names.get(name, ())
+                         if p.casefold().endswith("/" + folded)
+                         or p.casefold().endswith("/" + folded + ".md"))
+        return tuple(self._names.get(folded, ()))
+
+    def _resolve(self, target: str) -> tuple[str, ...]:
+        found = self._by_file(target)
+        if found:
+            return found
         key = name_key(target)
         return tuple(sorted(self._by_entity_name.get(key, ()))) if key else ()
