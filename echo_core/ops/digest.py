@@ -50,7 +50,7 @@ from echo_core.ops.scope import (
     tally_sessions,
 )
 from echo_core.ops.semantic_lines import NO_FACTS, semantic_line
-from echo_core.ops.triage import parse_inbox
+from echo_core.ops.triage import parse_inbox, unread_lines
 
 TRUNCATED = "(truncated)"
 OBSERVATIONS_SHOWN = 10
@@ -360,13 +360,16 @@ def _inbox_block(snap: VaultSnapshot) -> _Block:
     if read.status != "ok":
         return _fixed("inbox", "error", "## Inbox\n" + _problem(read, "the inbox"))
     items = parse_inbox(read.text, snap.today)
+    unread = unread_lines(read.text, snap.today)
+    other = (f"; {_count(len(unread), 'line')} not in the item form `- YYYY-MM-DD: text` "
+             "(`echo-memory triage list` shows them)") if unread else ""
     if not items:
-        return _fixed("inbox", "ok", "## Inbox\nempty")
+        return _fixed("inbox", "ok", f"## Inbox\nempty{other}")
     oldest = max(item.age_days for item in items)  # struck (processed) lines never count
     hint = ("review them all with `echo-memory inbox review`" if oldest > EXPIRE_AFTER_DAYS
             else "triage with `echo-memory triage list`")
     return _fixed("inbox", "ok", f"## Inbox\n{_count(len(items), 'item')} waiting, oldest "
-                                 f"{_count(oldest, 'day')} old; {hint}")
+                                 f"{_count(oldest, 'day')} old; {hint}{other}")
 
 
 def _always_load_block(snap: VaultSnapshot, budget: int) -> _Block | None:

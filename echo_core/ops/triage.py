@@ -97,11 +97,14 @@ class InboxItem:
 
 @attrs.frozen
 class TriageList:
-    """Result data of ``list_inbox``: the waiting items in file order, and how many
-    lines are struck as processed or expired (kept in the inbox, no longer waiting)."""
+    """Result data of ``list_inbox``: the waiting items in file order, how many lines are
+    struck as processed or expired (kept in the inbox, no longer waiting), and the list
+    lines a person wrote in another form, which triage does not take (``unread``)."""
 
     items: tuple[InboxItem, ...] = ()
     processed: int = 0
+    #: list lines that are not ``- YYYY-MM-DD: text`` (``unread_lines``): not triaged
+    unread: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -163,20 +166,40 @@ def parse_inbox(text: str, today: _dt.date) -> list[InboxItem]:
     return items
 
 
+#: A list line of any form: a ``-``, ``*`` or ``+`` bullet, a task, a numbered item.
+_LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
+
+
+def unread_lines(text: str, today: _dt.date) -> list[str]:
+    """The list lines of the inbox ``text`` that are neither a waiting item
+    (``parse_inbox``: ``- YYYY-MM-DD: text`` with a real date) nor struck as processed:
+    a ``*`` bullet, a task ``- [ ] ...``, an undated or misdated line a person typed.
+    Triage does not take them; listing them says so rather than skipping them silently."""
+    waiting = {item.line for item in parse_inbox(text, today)}
+    return [line for raw in text.splitlines()
+            if _LIST_LINE.match(line := raw.rstrip("\r")) and line not in waiting
+            and struck_original(line) is None]
+
+
 def list_inbox(ctx: EchoContext) -> Envelope[TriageList]:
-    """The waiting inbox items (``TriageList``); a missing inbox is an empty list. Reads
+    """The waiting inbox items (``TriageList``), and the list lines in another form
+    (``unread_lines``), said in the message; a missing inbox is an empty list. Reads
     only."""
     text = read_optional(ctx, INBOX_PATH)
     items = tuple(parse_inbox(text, ctx.today()))
+    unread = tuple(unread_lines(text, ctx.today()))
     processed = sum(1 for line in text.splitlines() if struck_original(line) is not None)
     kept = f"; {processed} processed (struck, kept in the file)" if processed else ""
+    if unread:
+        kept += (f"; {len(unread)} line{'s' if len(unread) > 1 else ''} not in the item "
+                 "form `- YYYY-MM-DD: text` (not triaged; rewrite to include)")
     if not items:
         return Envelope(True, Action.LISTED, f"nothing waiting in the inbox{kept}",
-                        TriageList((), processed))
+                        TriageList((), processed, unread))
     oldest = max(item.age_days for item in items)
     noun = "item" if len(items) == 1 else "items"
     return Envelope(True, Action.LISTED, f"{len(items)} inbox {noun} waiting (oldest "
-                    f"{oldest} days){kept}", TriageList(items, processed))
+                    f"{oldest} days){kept}", TriageList(items, processed, unread))
 
 
 # -- validation -----------------------------------------------------------------------

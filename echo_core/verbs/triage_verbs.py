@@ -56,14 +56,18 @@ class TriageListParams:
 def render_list(env: Envelope[Any]) -> str:
     """Each waiting inbox item: date, age, text."""
     items = env.data.items
+    unread = getattr(env.data, "unread", ())
+    not_items = [f"Not in the item form `- YYYY-MM-DD: text`, so not triaged ({len(unread)}):",
+                 *(f"  {line}" for line in unread)] if unread else []
     if not items:
         processed = getattr(env.data, "processed", 0)
-        return (f"Nothing waiting in the inbox ({processed} processed: struck, kept in the "
-                "file)." if processed else "The inbox is empty.")
+        return "\n".join([f"Nothing waiting in the inbox ({processed} processed: struck, kept "
+                          "in the file)." if processed else "The inbox is empty.", *not_items])
     lines = [f"{env.message}:"]
     for item in items:
         age = f"{item.age_days}d"
         lines.append(f"  {item.date}  {age:>5}  {item.text}")
+    lines += not_items
     if current_surface() == "mcp":
         lines.append("Route items by calling echo_triage_inbox with proposals (a preview; "
                      "then again with apply: true).")
