@@ -47,10 +47,20 @@ def parse_user_json(text: str, what: str, hint: str = "") -> object:
 
     ``what`` names the input in errors (``PROPOSALS``, ``bundle``); ``hint`` (e.g. "see
     `echo-memory reflect --help`") ends every message. Errors: ``EchoError`` 2 when
-    ``text`` is not JSON (line and column given), is nested too deeply to read, or holds
+    ``text`` is not JSON (line and column given), is nested too deeply to read, holds
     an integer with more digits than Python converts (the field named, e.g.
-    ``[0].confidence``). No side effects."""
+    ``[0].confidence``), or gives one key twice in an object (``json`` keeps the last
+    value silently: a proposal's ``title`` would be swapped). No side effects."""
     huge: list[_HugeInteger] = []
+    twice: list[str] = []
+
+    def one_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for key, item in pairs:
+            if key in out and not twice:
+                twice.append(key)
+            out[key] = item
+        return out
 
     def as_int(digits: str) -> object:
         try:
@@ -60,7 +70,7 @@ def parse_user_json(text: str, what: str, hint: str = "") -> object:
             return huge[-1]
 
     try:
-        value = json.loads(text, parse_int=as_int)
+        value = json.loads(text, parse_int=as_int, object_pairs_hook=one_each)
     except json.JSONDecodeError as exc:
         problem = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
     except RecursionError:
@@ -68,6 +78,9 @@ def parse_user_json(text: str, what: str, hint: str = "") -> object:
     except ValueError as exc:  # any other refusal of the decoder
         problem = str(exc)
     else:
+        if twice:
+            raise usage_error(f"{what}: the key {twice[0]!r} is given twice in one object (only "
+                              f"one value would be read){'; ' + hint if hint else ''}")
         if not huge:
             return value
         where = _where(value, huge[0])

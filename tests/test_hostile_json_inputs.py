@@ -74,3 +74,14 @@ def test_parse_user_json_refuses_nesting_deeper_than_the_decoder_can_go() -> Non
     with pytest.raises(EchoError, match="nested too deeply") as caught:
         parse_user_json(DEEP, "PROPOSALS")
     assert caught.value.code == ExitCode.USAGE
+
+
+def test_a_key_given_twice_in_one_object_is_refused() -> None:
+    from echo_core.errors import EchoError, ExitCode
+    from echo_core.user_json import parse_user_json
+
+    with pytest.raises(EchoError) as refused:
+        parse_user_json('[{"title": "A", "body": "x", "title": "B"}]', "PROPOSALS")
+    assert refused.value.code == ExitCode.USAGE
+    assert "'title' is given twice" in refused.value.message
+    assert parse_user_json('[{"a": {"a": 1}}]', "X") == [{"a": {"a": 1}}]  # nesting: fine
