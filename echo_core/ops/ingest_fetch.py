@@ -123,11 +123,29 @@ def _require_http(url: str, *, redirect_from: str = "") -> None:
         raise UsageError(f"source: {url[:200]!r}{via} is not an http(s) URL; {WHAT}")
 
 
+#: The byte-order marks of UTF-16 (``ingest_extract`` decodes by them).
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _typed(media_type: str, suffix: str) -> SourceType | None:
+    """The text type the header, else the file name, names (never ``pdf``)."""
+    for kind in (_MEDIA.get(media_type), _EXTENSIONS.get(suffix.lower())):
+        if kind is not None and kind != "pdf":
+            return kind
+    return None
+
+
 def sniff(data: bytes, media_type: str, suffix: str) -> SourceType | None:
     """The type of ``data`` (see the module docstring); None when it is not text."""
     head = data[:2048]
     if head.startswith(b"%PDF-"):
         return "pdf"
+    if head.startswith(_UTF16_BOMS):  # UTF-16 text holds NULs; its BOM says how to read it
+        try:
+            head = data.decode("utf-16")[:2048].encode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return "html" if _HTML_START.match(head) else _typed(media_type, suffix) or "text"
     if _HTML_START.match(head):
         return "html"
     if b"\x00" in head:
@@ -252,8 +270,11 @@ def _fetch_url(url: str, max_bytes: int, timeout: float, *,
         kind = sniff(data, media_type.strip().lower(),
                      os.path.splitext(urlsplit(current).path)[1])
         if kind is None:
-            raise UsageError(f"source: {current!r} is {media_type.strip() or 'binary'} "
-                             f"content, not text; {WHAT}")
+            said = media_type.strip()
+            what = (f"declared {said}, but its bytes are not UTF-8 text (UTF-16 without a "
+                    "byte-order mark?)" if said.startswith("text/") else
+                    f"{said or 'binary'} content, not text")
+            raise UsageError(f"source: {current!r} is {what}; {WHAT}")
         return FetchedSource(clean_url(url), True, data, kind, _charset(params))
     raise UsageError(f"source: {url!r} redirects more than {MAX_REDIRECTS} times")
 
