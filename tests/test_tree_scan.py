@@ -42,3 +42,12 @@ def test_a_pruned_folder_is_left_out_with_everything_below_it(tmp_path: Path) ->
     scan = FolderStorage(str(vault)).scan_tree("", ".md", ("templates",))
     assert sorted(scan.files) == ["notes/n.md"]
     assert sorted(scan.folders) == ["", "notes"]
+
+
+def test_a_fifo_in_the_vault_is_not_a_file(tmp_path: Path) -> None:
+    """A FIFO (or socket, device) is not listed: reading it would block, and backup
+    reported it as 'deleted while the backup ran'."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes/a.md").write_text("# a\n")
+    os.mkfifo(tmp_path / "notes/pipe.md")
+    assert FolderStorage(tmp_path).list("") == ["notes/a.md"]

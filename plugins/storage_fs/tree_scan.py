@@ -94,7 +94,7 @@ def _linked_file(path: str, real_root: Path) -> os.stat_result | None:
 def list_tree(root: str, rel: str) -> tuple[list[str], dict[str, int | None]]:
     """The files ``FolderStorage.list(rel)`` gives (sorted; the same rules: hidden names
     skipped, linked folders not descended, a linked file kept when it resolves to a file
-    inside the vault), without a stat of each file, and the ``mtime_ns`` of every folder
+    inside the vault, a FIFO, socket or device left out: reading a FIFO would block), without a stat of each file, and the ``mtime_ns`` of every folder
     walked (``rel`` itself included; None when it is not a folder), each taken before its
     entries were listed: a file added or removed since moves one of them."""
     found: list[str] = []
@@ -129,6 +129,8 @@ def list_tree(root: str, rel: str) -> tuple[list[str], dict[str, int | None]]:
                     real = Path(os.path.realpath(entry.path))
                     if real_root not in real.parents or not real.is_file():
                         continue
+                elif not entry.is_file():  # a FIFO, socket or device: no file to read
+                    continue
                 found.append(entry.path[skip:])
     if os.sep != "/":
         found = [p.replace(os.sep, "/") for p in found]
