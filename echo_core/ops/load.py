@@ -30,7 +30,7 @@ unreachable; proceed without memory".
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import attrs
 
@@ -168,7 +168,7 @@ class _Done:
 class _Inline:
     """A pool that runs each call at once, in this thread (``submit`` -> ``_Done``)."""
 
-    def __enter__(self) -> _Inline:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -231,12 +231,30 @@ def read_snapshot(ctx: EchoContext, outbox_note: str = "",
                           for path, text in read_always_load(ctx, storage)))
 
 
+def _finish_interrupted(ctx: EchoContext) -> None:
+    """Finish the writes of an operation killed part-way (``write_intent``), so a session
+    does not start on a half-made capture (a note without its backlinks); cheap when there
+    is none (one folder listing); never fails a load (the next write retries)."""
+    from echo_core.ops.write_intent import pending_intents, recover_pending
+
+    try:
+        if pending_intents(ctx):
+            with ctx.vault.storage.lock(timeout=2.0):
+                recover_pending(ctx)
+    except Exception as exc:  # noqa: BLE001 - a load never fails on it
+        from echo_core.lazy_log import lazy_logger
+
+        lazy_logger("echo_memory").info("interrupted writes not finished now (%s); the "
+                                        "next write does it", exc)
+
+
 def outbox_step(ctx: EchoContext) -> tuple[str, str]:
     """The outbox flush (SPEC §4.1: first): ``(status for the result, note for the digest
     or "")``. Replays queued writes through ``echo_core.ops.outbox.flush``; never fails a
     load (a failure is reported in the status)."""
     from echo_core.ops.outbox import FlushBusy, flush
 
+    _finish_interrupted(ctx)
     try:
         if ctx.queue is None:
             return "no outbox plugin installed; nothing to flush", ""

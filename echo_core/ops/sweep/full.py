@@ -79,6 +79,10 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
     storage = ctx.vault.storage
     lock = storage.lock(timeout=LOCK_TIMEOUT) if apply else contextlib.nullcontext()
     with lock:
+        if apply:  # a capture killed part-way is finished before the vault is read
+            from echo_core.ops.write_intent import recover_pending
+
+            recover_pending(ctx)
         marker = plan_marker(storage, ctx.manifest.schema_version, ctx.today())
         decayed = None
         edited: tuple[str, ...] = ()
