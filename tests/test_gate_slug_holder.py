@@ -59,3 +59,4 @@ def test_a_case_only_rename_with_a_new_title_stops_too(retitled: VaultBox) -> No
 def test_another_kind_with_that_name_does_not_stop_it(retitled: VaultBox) -> None:
     env = retitled.capture("Ada Lovelace", kind="concept", body="The idea of her.")
     assert env.ok and env.data.path == "resources/concepts/ada-lovelace-2.md"  # slugs: one each
+

@@ -110,7 +110,11 @@ def _slug_holder(request: CaptureRequest, ctx: GateContext) -> Entity | None:
     entity = ctx.entities.get(slug) or next(  # a file renamed in case only: Ada-Lovelace.md
         (e for e in ctx.entities.exact(slug, kind=request.kind)
          if e.slug.casefold() == slug.casefold()), None)
-    return entity if entity is not None and entity.kind == request.kind else None
+    if entity is None or entity.kind != request.kind:
+        return None
+    # its own title no longer makes its slug (retitled by hand); a title that does (two
+    # long titles cut to one slug) is another entity: it gets ``-2`` as before
+    return entity if slugify(entity.title).casefold() != entity.slug.casefold() else None
 
 
 def check_duplicate(request: Any, ctx: Any) -> GateStop | None:
