@@ -157,6 +157,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.storage_base import none_if_absent as none_if_absent
     from echo_core.storage_base import single_line as single_line
     from echo_core.storage_base import with_line as with_line
+    from echo_core.tempfiles import fsync_dir as fsync_dir
     from echo_core.tempfiles import sweep_stale as sweep_stale
     from echo_core.tempfiles import temp_name as temp_name
     from echo_core.terminal_text import json_text as json_text
@@ -218,7 +219,7 @@ _EXPORTS: dict[str, str] = {
                      "VaultMissing", "VaultNotWritable", "WeightedTerm"), "echo_core.protocols"),
     **dict.fromkeys(("BM25_B", "BM25_K1", "FRESHNESS_FLOOR", "FRESHNESS_HALF_LIFE_DAYS"),
                     "echo_core.scoring"),
-    **dict.fromkeys(("sweep_stale", "temp_name"), "echo_core.tempfiles"),
+    **dict.fromkeys(("fsync_dir", "sweep_stale", "temp_name"), "echo_core.tempfiles"),
     "read_text_source": "echo_core.text_source",
     "settle_wal": "echo_core.sqlite_wal",
     **dict.fromkeys(("RedactionResult", "redact", "strip_private"), "echo_core.redaction"),

@@ -24,6 +24,22 @@ STALE_AFTER = 3600.0
 _TEMP = LazyPattern(r"\..+\.([0-9a-f]{8})-(\d+)-[0-9a-f]+\.tmp")
 
 
+def fsync_dir(folder: Path) -> None:
+    """Make the renames and creations in ``folder`` durable (its entries flushed to
+    stable storage); best effort: nothing where a folder cannot be opened (Windows, where
+    renames are durable already) or synced."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 @functools.cache
 def host_tag() -> str:
     """This host's tag in temp file names: 8 hex digits of the sha256 of its name

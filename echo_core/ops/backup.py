@@ -42,7 +42,7 @@ from echo_core.config import state_dir_for
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import BackendUnavailable, Storage
-from echo_core.tempfiles import sweep_stale, temp_name
+from echo_core.tempfiles import fsync_dir, sweep_stale, temp_name
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -182,20 +182,6 @@ def _publish(tmp: Path, folder: Path, name: str, stamp: str) -> Path:
         return target
 
 
-def _fsync_folder(folder: Path) -> None:
-    """Make the new name in ``folder`` durable (best effort where unsupported)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _is_backup_of(path: Path, vault_id: str) -> bool:
     """Whether the zip at ``path`` ends with the comment naming ``vault_id``."""
     mark = _MARK.format(vault_id).encode("ascii")
@@ -279,7 +265,7 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     finally:
         if tmp.exists():
             tmp.unlink()
-    _fsync_folder(folder)
+    fsync_dir(folder)
     removed = rotate(folder, name, keep, vault_id=vault_id, written=target)
     result = BackupResult(str(target), files, size, target.stat().st_size, tuple(skipped),
                           removed, keep)

@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from echo_core import LazyPattern
+from echo_core import LazyPattern, fsync_dir
 
 __all__ = ["CorruptIndex", "StateLayout", "fsync_dir", "fsync_file"]
 
@@ -39,20 +39,6 @@ def fsync_file(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: Path) -> None:
-    """Flush a directory's entries (renames, creations) to stable storage (POSIX only)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # e.g. Windows cannot open directories; renames are durable there
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)
 

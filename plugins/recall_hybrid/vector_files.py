@@ -36,7 +36,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from echo_core import temp_name
+from echo_core import fsync_dir, temp_name
 
 __all__ = ["BaseFile", "LogRecord", "StoreUnreadable", "append_records", "encode_record",
            "read_base", "read_log", "replace_atomically", "side_file_head", "side_file_header",
@@ -86,14 +86,6 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[written:]
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def replace_atomically(folder: Path, name: str, parts: list[bytes | memoryview]) -> None:
     """Write ``parts`` to ``folder/name`` so a kill at any instant leaves the old file or
     the new one, never a mix (temp file, fsync, rename, fsync of the folder)."""
@@ -109,7 +101,7 @@ def replace_atomically(folder: Path, name: str, parts: list[bytes | memoryview])
         raise
     os.close(fd)
     os.replace(temp, folder / name)
-    _fsync_dir(folder)
+    fsync_dir(folder)
 
 
 def side_file_head(magic: bytes, header: dict[str, Any]) -> bytes:

@@ -28,6 +28,7 @@ from echo_core import (
     StorageBase,
     VaultMissing,
     VaultNotWritable,
+    fsync_dir,
     none_if_absent,
     normalize_path,
     not_found,
@@ -72,19 +73,6 @@ def _escape_error(path: str, real: str) -> EchoError:
 
 def _is_hidden(name: str) -> bool:
     return name.startswith(".")
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename or unlink in ``folder`` durable (best effort where unsupported)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class FolderStorage(ChangeProbe, StorageBase):
@@ -389,7 +377,7 @@ class FolderStorage(ChangeProbe, StorageBase):
             else:
                 raise self._write_error(rel, exc) from None
         if done:
-            _fsync_dir(folder)
+            fsync_dir(folder)
         return done
 
     @staticmethod
@@ -459,7 +447,7 @@ class FolderStorage(ChangeProbe, StorageBase):
             raise not_found(
                 f"no file {rel!r} in the vault {self.root}; nothing to delete"
             ) from None
-        _fsync_dir(real.parent)
+        fsync_dir(real.parent)
 
     # --- backend ----------------------------------------------------------------------
 
