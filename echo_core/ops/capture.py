@@ -12,13 +12,13 @@ from echo_core.actions import Action
 from echo_core.edit_retry import EDIT_ATTEMPTS, planned_again_if_edited
 from echo_core.entities import Match, content_hash
 from echo_core.errors import EditedMeanwhile, NotFoundError, not_found
-from echo_core.frontmatter import render_frontmatter, set_frontmatter_key, split_frontmatter
+from echo_core.frontmatter import render_frontmatter, set_frontmatter_key
 from echo_core.gating import GateContext
-from echo_core.lazy_pattern import LazyPattern
 from echo_core.models import CaptureRequest, Entity, Envelope, GateStop
 from echo_core.name_matching import entity_name_tokens, name_score
 from echo_core.names import name_key, name_tokens, slugify
 from echo_core.notes import append_under_heading, parse_note
+from echo_core.ops.capture_blocks import holds_body, update_block
 from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.capture_result import CaptureResult
@@ -73,7 +73,7 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
     op = op_id or new_op_id()
     today = replay.day if replay is not None else ctx.today()
     try:
-        env = _capture_valid(ctx, req, op, today)
+        env = _capture_valid(ctx, req, op, today, rerun=replay is not None)
     except BackendUnavailable as down:
         if req.dry_run:
             raise
@@ -81,7 +81,8 @@ def capture(ctx: EchoContext, request: CaptureRequest, *, op_id: str | None = No
     return report_capture_redaction(ctx, req, env)
 
 
-def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt.date) -> Envelope[CaptureResult]:
+def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt.date, *,
+                   rerun: bool = False) -> Envelope[CaptureResult]:
     require_initialised(ctx)
     if req.kind is None:
         return _capture_inbox(ctx, req, today)
@@ -94,7 +95,7 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
         for _attempt in range(EDIT_ATTEMPTS):
             with index.one_snapshot():
                 try:
-                    return _capture_locked(ctx, req, route, index, op_id, today)
+                    return _capture_locked(ctx, req, route, index, op_id, today, rerun)
                 except _NoteAppeared as appeared:  # index it, then resolve the title again
                     sync_paths(ctx, [appeared.path])
                     taken = appeared.path
@@ -128,8 +129,11 @@ class _NoteGone(Exception):
 
 
 def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
-                    index: EntityLookup, op_id: str, today: _dt.date) -> Envelope[CaptureResult]:
-    """Resolve, gate, then update or create; the caller holds the vault lock."""
+                    index: EntityLookup, op_id: str, today: _dt.date,
+                    rerun: bool = False) -> Envelope[CaptureResult]:
+    """Resolve, gate, then update or create; the caller holds the vault lock. ``rerun``
+    (an outbox replay): the agent-log line is not added twice when recovery of this
+    operation's interrupted write logged it already (``write_intent``)."""
     if ctx.entity_names.has_op(op_id):
         return Envelope(True, Action.UNCHANGED, f"capture {op_id} landed already; nothing to do",
                         CaptureResult(kind=req.kind, changed=False))
@@ -181,9 +185,10 @@ def _capture_locked(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
                                        "slug": target.slug})
         found = target
         return planned_again_if_edited(
-            lambda: _update(ctx, req, route, index, found, near, op_id, today, old))
+            lambda: _update(ctx, req, route, index, found, near, op_id, today, old,
+                            rerun=rerun))
     return planned_again_if_edited(
-        lambda: _create(ctx, req, route, index, near, op_id, today, old))
+        lambda: _create(ctx, req, route, index, near, op_id, today, old, rerun=rerun))
 
 
 def inbox_entry(title: str, body: str) -> str:
@@ -286,36 +291,6 @@ def _dry_run(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Ent
                                   changed=False, superseded=old.path if old else None))
 
 
-def _update_block(day: str, body: str) -> list[str]:
-    first, _, rest = body.partition("\n")
-    lines = [f"- {day}: {first.strip()}"]
-    lines += [f"  {line}" if line.strip() else "" for line in rest.rstrip().split("\n")] if rest.strip() else []
-    return lines
-
-
-#: A dated bullet's head (``- 2026-03-01: ``), left out when comparing a body's lines.
-_DATED_BULLET = LazyPattern(r"- \d{4}-\d{2}-\d{2}: ")
-
-
-def holds_body(text: str, body: str) -> bool:
-    """Whether the note ``text`` holds ``body`` already: its non-blank lines, stripped, as
-    consecutive lines of the note (a dated bullet's ``- YYYY-MM-DD: `` head left out), as
-    the note's own text when a capture made it or as an earlier update's bullet. An agent
-    that captures the same fact again (a retry after a timeout) adds nothing."""
-    want = [line.strip() for line in body.splitlines() if line.strip()]
-    if not want:
-        return True
-    have = [_undated(line.strip()) for line in split_frontmatter(text)[1].splitlines()
-            if line.strip()]
-    size = len(want)
-    return any(have[at:at + size] == want for at, line in enumerate(have) if line == want[0])
-
-
-def _undated(line: str) -> str:
-    head = _DATED_BULLET.match(line)
-    return line[head.end():] if head else line
-
-
 def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tuple[str, list[str]]:
     current = fm.get(key) or []
     current = [str(x) for x in (current if isinstance(current, list) else [current])]
@@ -327,7 +302,8 @@ def _merge_list(text: str, fm: dict[str, Any], key: str, extra: list[str]) -> tu
 
 def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
             target: Entity, near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date, old: Entity | None = None) -> Envelope[CaptureResult]:
+            today: _dt.date, old: Entity | None = None, *,
+            rerun: bool = False) -> Envelope[CaptureResult]:
     vault = StagedVault(ctx)
     from echo_core.ops.supersession import check_supersedable  # only with --supersedes
 
@@ -342,7 +318,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     changed = False
     if req.body and not holds_body(text, req.body):
         text, changed = append_under_heading(text, route.log_heading,
-                                             _update_block(req.date or today.isoformat(), req.body))
+                                             update_block(req.date or today.isoformat(), req.body))
     fm = parse_note(target.path, text).frontmatter
     known = {name_key(n) for n in (target.title, *target.aliases, target.slug)}
     mentions = (req.title, *req.aliases) if _learns_title(req, target) else req.aliases
@@ -371,7 +347,7 @@ def _update(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     vault.write_note(target.path, text, prior=original)
     entity = attrs.evolve(target, aliases=target.aliases + tuple(learned), h=content_hash(text))
     append_agent_log(vault, today, f"- {today.isoformat()}: updated {target.kind} "
-                                   f"[[{link_target(target.path)}]]")
+                                   f"[[{link_target(target.path)}]]", rerun=rerun)
     commit(ctx, vault, [*refreshed, entity], op_id)
     also = f"; {old.path} is superseded by it" if old is not None else ""
     return Envelope(True, Action.UPDATED, f"updated {target.path}{also}",
@@ -449,7 +425,8 @@ def _expiry(ctx: EchoContext, req: CaptureRequest, route: KindRoute,
 
 def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: EntityLookup,
             near: tuple[dict[str, Any], ...], op_id: str,
-            today: _dt.date, old: Entity | None = None) -> Envelope[CaptureResult]:
+            today: _dt.date, old: Entity | None = None, *,
+            rerun: bool = False) -> Envelope[CaptureResult]:
     refuse_taken_aliases(index, req.aliases, None)
     vault = StagedVault(ctx)
     slug, path = _new_location(ctx, req, route, index, today)
@@ -464,7 +441,7 @@ def _create(ctx: EchoContext, req: CaptureRequest, route: KindRoute, index: Enti
     entity = Entity(slug=slug, path=path, kind=route.kind, title=req.title,
                     aliases=req.aliases, h=content_hash(text))
     append_agent_log(vault, today, f"- {today.isoformat()}: created {route.kind} "
-                                   f"[[{link_target(path)}]]")
+                                   f"[[{link_target(path)}]]", rerun=rerun)
     try:
         commit(ctx, vault, [*refreshed, entity], op_id)
     except EditedMeanwhile as edited:

@@ -269,9 +269,15 @@ def _record_finished(ctx: EchoContext, entities: Sequence[Entity], left: Sequenc
                      op_id: str) -> None:
     """Commit the intent's planned entities, but not one whose note was left as a person
     changed it (``left``): the index takes that note as it is now instead (``sync_paths``),
-    so the planned title never names a note a person wrote at that path."""
+    so the planned title never names a note a person wrote at that path. With anything
+    left, ``op_id`` is not marked done: when the operation also waits in the outbox (it
+    was queued when the vault went away mid-write), its replay then runs again, planned
+    from the notes as they are, instead of being skipped as landed (its lines were lost:
+    the agent-log line, an update's body). What recovery already wrote is not doubled by
+    that replay (appends skip a line already there; an update skips a body it holds)."""
     skipped = set(left)
-    ctx.entities.record(puts=[e for e in entities if e.path not in skipped], op_id=op_id)
+    ctx.entities.record(puts=[e for e in entities if e.path not in skipped],
+                        op_id=None if skipped else op_id)
     if skipped:
         from echo_core.ops.index_sync import sync_paths
 
