@@ -7,7 +7,9 @@ vault both hold it, so "unique" is a document frequency of 2). Dated kinds compa
 only entities of the same date. The gate's rule, applied with the core's own
 ``EntityIndex.fuzzy``, so the work stays bounded: candidates come only through tokens
 naming at most ``MAX_DF`` entities (a word in hundreds of names says nothing about
-which one is meant), never from all pairs.
+which one is meant), never from all pairs. Kinds that expire (``working``: the hooks'
+per-session checkpoints, "2026-03-01 checkpoint 0a1b2c3d" beside "... 9f8e7d6c") are
+left out: such notes are alike on purpose and go on their own; merging them is wrong.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def duplicate_pairs(index: EntityIndex, snap: VaultSnapshot) -> Iterator[tuple[E
     for entity in sorted(index.entities.values(), key=lambda e: e.slug):
         if entity.path not in snap.notes:
             continue  # index drift reports it
+        route = snap.manifest.kinds.get(entity.kind)
+        if route is not None and route.expires_days:
+            continue  # working memory: per-session notes alike on purpose, gone on their own
         best: dict[str, tuple[Entity, float]] = {}
         for tokens in index.name_tokens_of(entity.slug):
             if not any(1 < df(t) <= MAX_DF for t in tokens):
