@@ -98,6 +98,21 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+#: A control character a one-line text may not hold: C0 (but the tab) and DEL. Line
+#: breaks are refused before this, with their own message.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def require_plain_line(value: str, field: str) -> None:
+    """``EchoError`` (2) naming ``field`` when the one-line text ``value`` (a title, an
+    alias, a tag, an appended line) holds a control character other than a tab: a NUL,
+    or an escape sequence that a terminal showing the note would run (``\x1b[2J``)."""
+    found = _CONTROL.search(value)
+    if found is not None:
+        raise usage_error(f"{field}: {value[:60]!r} holds the control character "
+                          f"{found.group()!r}; give plain text")
+
+
 def require_text(value: object, field: str) -> None:
     """``EchoError`` (2) naming ``field`` when a string in ``value`` (a str, or lists and
     mappings of them, e.g. a frontmatter value) cannot be written as UTF-8

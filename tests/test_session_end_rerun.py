@@ -96,10 +96,10 @@ def test_a_rerun_after_a_failure_between_reflections_completes_the_rest_once(
     raw = bundle(PYTEST, RENEWAL)
     real_capture = capture_module._capture_valid  # what every capture runs, validated
 
-    def fail_on_renewal(ctx: Any, request: Any, *args: Any) -> Any:
+    def fail_on_renewal(ctx: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
         if request.title == RENEWAL["title"] and not request.dry_run:
             raise RuntimeError("injected failure")
-        return real_capture(ctx, request, *args)
+        return real_capture(ctx, request, *args, **kwargs)
 
     monkeypatch.setattr(capture_module, "_capture_valid", fail_on_renewal)
     with pytest.raises(RuntimeError, match="injected failure"):

@@ -13,7 +13,7 @@ from echo_core.models import CaptureRequest
 from echo_core.names import slugify
 from echo_core.redaction import ordered, redact
 from echo_core.routing import RoutingManifest
-from echo_core.write_scope import require_text
+from echo_core.write_scope import require_plain_line, require_text
 
 MAX_TITLE = 200
 
@@ -26,6 +26,7 @@ def _clean_list(field: str, values: Iterable[str]) -> tuple[str, ...]:
         item = value.strip()
         if "\n" in item or "\r" in item:
             raise usage_error(f"{field}: {value!r} contains a line break")
+        require_plain_line(item, field)
         if item and item not in out:
             out.append(item)
     return tuple(out)
@@ -58,6 +59,7 @@ def validate_request(request: CaptureRequest, manifest: RoutingManifest) -> Capt
         raise usage_error("title: a capture needs a non-empty title")
     if "\n" in title or "\r" in title:
         raise usage_error("title: must be one line (put details in the body)")
+    require_plain_line(title, "title")
     if len(title) > MAX_TITLE:
         raise usage_error(f"title: {len(title)} characters; keep it under {MAX_TITLE}")
     kind = request.kind.strip() if request.kind else None

@@ -19,7 +19,7 @@ from echo_core.notes import before_trailing_related, get_section, headings, trun
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_or_raise
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
-from echo_core.write_scope import require_note_path, require_text
+from echo_core.write_scope import require_note_path, require_plain_line, require_text
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -119,6 +119,7 @@ def append_line(ctx: EchoContext, path: str, line: str, *,
         raise usage_error("append needs a non-empty line")
     clean = require_note_path(path)
     require_text(line, "line")
+    require_plain_line(line, "line")
     try:
         with ctx.vault.storage.lock():
             changed = planned_again_if_edited(lambda: _append_once(ctx, clean, line))
