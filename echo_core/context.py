@@ -88,9 +88,11 @@ class EchoContext:
         factory = factories.get(scheme)
         if factory is None:
             known = ", ".join(sorted(factories)) or "none"
+            from echo_core.vault_seen import shown_vault
+
             raise EchoError(
                 f"no storage plugin serves vault URL scheme {scheme!r} "
-                f"(vault {self.config.vault.value!r}); installed schemes: {known}. "
+                f"(vault {shown_vault(self.config.vault.value)!r}); installed schemes: {known}. "
                 "Install the backend plugin or fix the vault setting.",
                 ExitCode.NOT_CONFIGURED,
             )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING
 
 from echo_core.errors import EchoError, NotConfiguredError
@@ -33,6 +34,24 @@ if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
 SEEN_FILE = "vault-seen.json"
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_QUERY_PASSWORD = re.compile(r"(?<=[?&])password=[^&#]*")
+
+
+def shown_vault(setting: str) -> str:
+    """The vault setting ``setting`` as shown to a person (messages, advice, JSON): a URL
+    whose userinfo holds a password (``scheme://user:PASSWORD@host/...``) or that has a
+    ``password=`` query option gets ``***`` in its place; anything else (a folder path, a
+    URL without a password) is returned unchanged. Never raises."""
+    scheme, sep, rest = setting.partition("://")
+    if not sep or not _URL_SCHEME.fullmatch(scheme):
+        return setting
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    userinfo, at, host = rest[:end].rpartition("@")
+    user, _, password = userinfo.partition(":")
+    netloc = f"{user}:***@{host}" if at and password else rest[:end]
+    tail = _QUERY_PASSWORD.sub("password=***", rest[end:])
+    return f"{scheme}://{netloc}{tail}"
 
 
 def was_seen(ctx: EchoContext) -> bool:
@@ -60,32 +79,41 @@ def mark_seen(ctx: EchoContext) -> None:
     ctx.vault_seen = True
 
 
-def _path_advice(where: str) -> str:
+def init_advice(setting: str) -> str:
+    """``echo-memory init --vault <setting>`` as shown to a person (``shown_vault``), and
+    when that hid a password, a word to put the real one back."""
+    shown = shown_vault(setting)
+    hidden = " (with the real password in place of ***)" if shown != setting else ""
+    return f"`echo-memory init --vault {shown}`{hidden}"
+
+
+def _path_advice(setting: str) -> str:
     return (f"check the vault path (--vault, ECHO_VAULT or `vault` in the config file) for "
-            f"a typo; to start a new vault there: `echo-memory init --vault {where}`")
+            f"a typo; to start a new vault there: {init_advice(setting)}")
 
 
 def not_a_vault_error(ctx: EchoContext, why: str) -> NotConfiguredError:
     """The one error every verb gives for a vault path that is not a vault this machine
-    knows (exit 78): ``why`` says what is there ("the folder does not exist", ...)."""
-    where = ctx.config.vault.value
-    return NotConfiguredError(f"{where} is not an echo-memory vault ({why}); "
-                              f"{_path_advice(where)}")
+    knows (exit 78): ``why`` says what is there ("the folder does not exist", ...). The
+    setting is shown as ``shown_vault`` does (no password)."""
+    setting = ctx.config.vault.value
+    return NotConfiguredError(f"{shown_vault(setting)} is not an echo-memory vault ({why}); "
+                              f"{_path_advice(setting)}")
 
 
 def lost_marker_error(ctx: EchoContext) -> NotConfiguredError:
     """The vault is reachable but its marker is gone, and this machine used it (78)."""
     return NotConfiguredError(
-        f"vault {ctx.config.vault.value} has lost its marker {MARKER_PATH}: this machine used "
-        "a vault there before. Check that the right folder or drive is there (a mount point "
-        "without its drive looks like this); if it is, `echo-memory sweep --apply` rewrites "
-        "the marker")
+        f"vault {shown_vault(ctx.config.vault.value)} has lost its marker {MARKER_PATH}: "
+        "this machine used a vault there before. Check that the right folder or drive is "
+        "there (a mount point without its drive looks like this); if it is, "
+        "`echo-memory sweep --apply` rewrites the marker")
 
 
 def vault_gone_text(ctx: EchoContext) -> str:
     """What every verb says when the vault folder this machine used is not there."""
-    return (f"vault {ctx.config.vault.value} is missing, and this machine used a vault there: "
-            "mount the drive or restore the folder")
+    return (f"vault {shown_vault(ctx.config.vault.value)} is missing, and this machine used "
+            "a vault there: mount the drive or restore the folder")
 
 
 class VaultGone(VaultMissing):

@@ -80,8 +80,11 @@ class BackupResult:
 
 
 def vault_name(vault: str) -> str:
-    """A file-name-safe name for the vault: the last part of its path or URL."""
-    _, sep, rest = vault.partition("://")
+    """A file-name-safe name for the vault: the last part of its path or URL (a URL's
+    password never: ``postgresql://u:pw@host`` names ``u-host``)."""
+    from echo_core.vault_seen import shown_vault
+
+    _, sep, rest = shown_vault(vault).replace(":***@", "@").partition("://")
     tail = (rest if sep else vault).rstrip("/\\")
     tail = re.split(r"[/\\]", tail)[-1] if tail else ""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-.")

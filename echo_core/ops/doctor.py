@@ -24,7 +24,7 @@ from echo_core.ops.write_intent import pending_intents
 from echo_core.plugins import disabled_from_env
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.vault import MARKER_PATH
-from echo_core.vault_seen import vault_gone_text, was_seen
+from echo_core.vault_seen import init_advice, shown_vault, vault_gone_text, was_seen
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -73,14 +73,14 @@ def _advice(exc: BaseException) -> tuple[str, str]:
 
 def _vault_failure(ctx: EchoContext, exc: BaseException) -> Check:
     """The failed ``vault`` check for an error met opening or reaching the vault."""
-    where = ctx.config.vault.value
+    where = shown_vault(ctx.config.vault.value)
     what, todo = _advice(exc)
     if isinstance(exc, VaultMissing):
         if was_seen(ctx):
             fix = vault_gone_text(ctx) + " (queued writes wait in the outbox)"
         else:
-            fix = (f"check the vault path (--vault, ECHO_VAULT or `vault` in the config "
-                   f"file), or start a new vault there: `echo-memory init --vault {where}`")
+            fix = ("check the vault path (--vault, ECHO_VAULT or `vault` in the config "
+                   f"file), or start a new vault there: {init_advice(ctx.config.vault.value)}")
         return Check("vault", "fail", f"{where}: {exc}", fix)
     if isinstance(exc, BackendUnavailable):
         fix = todo or "check that the vault's server is running and its URL is right"
@@ -108,8 +108,8 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
         fix = ("this machine used a vault there: check that the right folder or drive is "
                "there; if it is, `echo-memory sweep --apply` rewrites the marker"
                if was_seen(ctx) else
-               f"run `echo-memory init --vault {ctx.config.vault.value}` if this is the "
-               "folder meant for memory; else fix the vault setting")
+               f"run {init_advice(ctx.config.vault.value)} if this is the folder meant for "
+               "memory; else fix the vault setting")
         checks.append(Check("marker", "fail", f"no {MARKER_PATH}", fix))
         return checks
     schema = marker.frontmatter.get("schema_version")
@@ -359,7 +359,7 @@ def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
         Check("python", "ok" if sys.version_info >= (3, 11) else "fail",
               sys.version.split()[0], "use Python 3.11 or newer"),
         _config_check(ctx),
-        Check("vault-setting", "ok", f"{cfg.vault.value} (from {cfg.vault.source})"),
+        Check("vault-setting", "ok", f"{shown_vault(cfg.vault.value)} (from {cfg.vault.source})"),
         Check("state-dir", "ok", f"{cfg.state_base.value} (from {cfg.state_base.source})"),
     ]
     from echo_core.operations.registry import registration_problems

@@ -24,7 +24,7 @@ from echo_core.models import Entity, Envelope
 from echo_core.protocols import BackendUnavailable, Storage, VaultMissing
 from echo_core.templates import render_template, template_names
 from echo_core.vault import ENTITY_INDEX_PATH, INBOX_PATH, MARKER_PATH
-from echo_core.vault_seen import mark_seen, was_seen
+from echo_core.vault_seen import mark_seen, shown_vault, was_seen
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -53,8 +53,9 @@ FOLDER_PURPOSE: dict[str, str] = {
 
 @attrs.frozen
 class InitResult:
-    """What ``init`` did: files created and files that already existed (left as they
-    were), and whether the full layout was written."""
+    """What ``init`` did: the vault (its setting as ``shown_vault`` shows it, no
+    password), files created and files that already existed (left as they were), and
+    whether the full layout was written."""
 
     vault: str
     created: tuple[str, ...]
@@ -172,9 +173,9 @@ def init_vault(ctx: EchoContext, *, new: bool = False,
             vault.storage.ping()
         except VaultMissing as missing:
             raise UnavailableError(
-                f"vault {ctx.config.vault.value} is missing ({missing}), and this machine "
-                "used a vault there before: mount the drive or restore the folder rather "
-                "than starting over. To create a new empty vault there anyway: "
+                f"vault {shown_vault(ctx.config.vault.value)} is missing ({missing}), and "
+                "this machine used a vault there before: mount the drive or restore the "
+                "folder rather than starting over. To create a new empty vault there anyway: "
                 "`echo-memory init --new`") from None
     vault.storage.create()
     with vault.storage.lock():
@@ -184,7 +185,8 @@ def init_vault(ctx: EchoContext, *, new: bool = False,
             (created if vault.create_if_absent(path, text) else existing).append(path)
         _index_seed_entities(ctx)
     mark_seen(ctx)
-    result = InitResult(ctx.config.vault.value, tuple(created), tuple(existing), full)
+    result = InitResult(shown_vault(ctx.config.vault.value), tuple(created), tuple(existing),
+                        full)
     if created:
         message = f"initialised vault at {result.vault}: {len(created)} files created"
         if not full:

@@ -301,8 +301,10 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope[LoadResult]:
         return _load_from_cache(ctx, brief=brief, budget=budget, outbox=_offline_outbox(ctx),
                                 down=down)
     if snapshot.marker.status == "absent":
-        raise NotConfiguredError(f"vault {ctx.config.vault.value} is not initialised "
-                                 f"(no {MARKER_PATH}); run `echo-memory init` first")
+        from echo_core.vault_seen import shown_vault
+
+        raise NotConfiguredError(f"vault {shown_vault(ctx.config.vault.value)} is not "
+                                 f"initialised (no {MARKER_PATH}); run `echo-memory init` first")
     warnings = _save_read_cache(ctx, recorder)
     return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, warnings=warnings)
 

@@ -32,9 +32,11 @@ def require_repairable(ctx: EchoContext) -> bool:
         raise vault_missing_error(ctx, down) from None
     if own_files:
         return False
+    from echo_core.vault_seen import init_advice, shown_vault
+
     where = ctx.config.vault.value
     raise NotConfiguredError(
-        f"{where} has no marker {MARKER_PATH} and none of echo-memory's files under "
-        "_agent/, so there is no vault here to repair. Check the vault path (a mount "
-        "point without its drive looks like this); to start a new vault there: "
-        f"`echo-memory init --vault {where}`")
+        f"{shown_vault(where)} has no marker {MARKER_PATH} and none of echo-memory's files "
+        "under _agent/, so there is no vault here to repair. Check the vault path (a mount "
+        f"point without its drive looks like this); to start a new vault there: "
+        f"{init_advice(where)}")
