@@ -6,7 +6,9 @@
 every test its own). Every other query option (``sslmode``, ``sslrootcert``,
 ``connect_timeout``, ``application_name`` ...) goes to libpq unchanged, and so do the
 usual ``PG*`` environment variables and ``~/.pgpass``. A schema name is a lower-case SQL
-identifier (letters, digits, ``_``; not starting with a digit; at most 63 characters).
+identifier (letters, digits, ``_``; not starting with a digit; at most 63 characters),
+not ``information_schema`` and not starting with ``pg_`` (PostgreSQL reserves those, and
+``pg_dump`` leaves them out), given at most once.
 
 The identity (which keys the per-machine state dir) names user, host, port, database and
 schema, never the password; messages show the same form.
@@ -39,11 +41,19 @@ class PgTarget:
 
 
 def check_schema(name: str) -> str:
-    """``name`` when it is a usable schema name, else exit 2 saying what is allowed."""
+    """``name`` when it is a usable schema name, else exit 2 saying what is allowed: a
+    plain lower-case SQL name that PostgreSQL does not reserve (not ``information_schema``,
+    not starting with ``pg_``)."""
     if not _SCHEMA_NAME.fullmatch(name):
         raise usage_error(
             f"schema {name!r} is not a plain lower-case SQL name; use letters a-z, digits "
             "and _ (not starting with a digit, at most 63 characters), e.g. schema=echo_memory"
+        )
+    if name == "information_schema" or name.startswith("pg_"):
+        raise usage_error(
+            f"schema {name!r} is reserved by PostgreSQL (information_schema and names "
+            "starting with pg_ are system schemas, which pg_dump leaves out); pick another "
+            "name, e.g. schema=echo_memory"
         )
     return name
 
@@ -52,7 +62,9 @@ def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTar
     """The ``PgTarget`` of a ``postgresql://`` vault URL (exit 2 for one that is not).
 
     The schema comes from the URL's ``schema`` option, else the ``schema`` backend
-    option (``[backends.postgresql]`` in the config file), else ``echo_memory``."""
+    option (``[backends.postgresql]`` in the config file), else ``echo_memory``; it must
+    pass ``check_schema``, and a URL giving ``schema=`` more than once is refused (exit 2)
+    rather than one of them picked."""
     text = url.strip()
     scheme, sep, _ = text.partition("://")
     if not sep or scheme.lower() not in SCHEMES:
@@ -68,12 +80,14 @@ def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTar
                           "e.g. :5432") from None
     query = parse_qsl(parts.query, keep_blank_values=True)
     schema = str((options or {}).get("schema") or DEFAULT_SCHEMA)
-    rest: list[tuple[str, str]] = []
-    for key, value in query:
-        if key == "schema":
-            schema = value
-        else:
-            rest.append((key, value))
+    given = [value for key, value in query if key == "schema"]
+    if len(given) > 1:
+        raise usage_error(
+            f"vault URL {_hide_password(text)!r} gives schema= {len(given)} times "
+            f"({', '.join(map(repr, given))}); give the schema once")
+    if given:
+        schema = given[0]
+    rest = [(key, value) for key, value in query if key != "schema"]
     check_schema(schema)
     conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
     user = parts.username or ""
