@@ -1,9 +1,12 @@
 """Vault-relative path validation, shared by every backend and operation.
 
-A vault path is a relative POSIX string (``projects/active/echo.md``). Absolute paths,
-``..`` segments, backslashes, NUL bytes and empty segments are rejected with exit 2 and a
-message naming the offending path; so are paths no file system can hold (a segment over
-255 bytes, more than ``MAX_SEGMENTS`` segments, over ``MAX_PATH_BYTES`` bytes in all).
+A vault path is a relative POSIX string (``projects/active/echo.md``). Absolute paths
+(``/x``, a Windows drive ``C:``, ``C:/x``, ``C:\\x``), ``..`` segments, backslashes, NUL
+bytes and empty segments are rejected with exit 2 and a message naming the offending
+path; so is a ``:`` as the second character of any other path (``a:b.md``: not allowed
+in a Windows name, and read there as a drive; a ``:`` further on is left to the stricter
+rule of writes), and paths no file system can hold (a segment over 255 bytes, more than
+``MAX_SEGMENTS`` segments, over ``MAX_PATH_BYTES`` bytes in all).
 
 This runs on every read, so it stays cheap: the length checks only run for paths longer
 than ``_SHORT`` characters, which cannot break any limit. Which names a note verb may
@@ -34,11 +37,16 @@ def normalize_path(path: str, *, allow_root: bool = False) -> str:
         raise usage_error(f"path must be a string, got {type(path).__name__}")
     if "\x00" in path:
         raise usage_error(f"path {path!r} contains a NUL byte; use a plain vault-relative path")
-    if "\\" in path:
-        raise usage_error(f"path {path!r} contains a backslash; use '/' separators")
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+    if path.startswith("/") or _is_drive(path):
         raise usage_error(
             f"path {path!r} is absolute; give a path relative to the vault root"
+        )
+    if "\\" in path:
+        raise usage_error(f"path {path!r} contains a backslash; use '/' separators")
+    if path[1:2] == ":":
+        raise usage_error(
+            f"path {path!r} contains ':', a character not allowed in names on Windows; "
+            "rename it without ':'"
         )
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
@@ -51,6 +59,13 @@ def normalize_path(path: str, *, allow_root: bool = False) -> str:
     if not clean and not allow_root:
         raise usage_error("path is empty; give a vault-relative path such as 'inbox/x.md'")
     return clean
+
+
+def _is_drive(path: str) -> bool:
+    """Whether ``path`` starts with a Windows drive: an ASCII letter and ``:``, alone or
+    followed by a separator (``C:``, ``C:/x``, ``C:\\x``)."""
+    return (len(path) > 1 and path[1] == ":" and path[0].isascii() and path[0].isalpha()
+            and path[2:3] in ("", "/", "\\"))
 
 
 def _check_lengths(path: str, parts: list[str]) -> None:

@@ -2,8 +2,10 @@
 
 A folder is walked as a folder vault lists itself: regular files only, hidden names
 (``.obsidian/``, ``.git/``, lock and temp files) skipped, symbolic links skipped (and
-reported: a link's target is not the vault's to copy). A file is written to a folder
-atomically (an owner-tagged temp file beside it, then a rename).
+reported: a link's target is not the vault's to copy), and so are files and folders whose
+names are not valid UTF-8 (reported with the bad bytes as ``\\xNN``: a vault path is
+text). A file is written to a folder atomically (an owner-tagged temp file beside it,
+then a rename).
 
 A storage is read and written in bulk where it can: ``read_many_bytes`` /
 ``write_many`` (the PostgreSQL backend: a query or a transaction per thousand files),
@@ -195,9 +197,27 @@ def _linked_part(folder: Path, path: str) -> str | None:
 # --- a plain folder -----------------------------------------------------------------------
 
 
+_NOT_UTF8 = "name is not valid UTF-8 (shown with \\x escapes); rename it to UTF-8 to copy it"
+
+
+def _undecodable(name: str) -> bool:
+    """Whether ``name`` (from ``os.walk``) held bytes that are not UTF-8 (surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _shown(rel: str) -> str:
+    """``rel`` as text that can be printed: undecodable bytes as ``\\xNN``."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
 def folder_files(root: Path, skipped: list[TransferSkip]) -> list[str]:
     """Vault paths of the regular files under ``root``, sorted (module docstring for
-    what is skipped; links and names no vault can hold go to ``skipped``)."""
+    what is skipped; links, names that are not UTF-8 and names no vault can hold go to
+    ``skipped``, each path printable)."""
     found: list[str] = []
     for folder, dirs, files in os.walk(root, followlinks=False):
         base = Path(folder)
@@ -208,7 +228,11 @@ def folder_files(root: Path, skipped: list[TransferSkip]) -> list[str]:
                 continue
             rel = name if rel_base == "." else f"{rel_base}/{name}"
             if (base / name).is_symlink():
-                skipped.append(TransferSkip(rel, "a symbolic link to a folder; not followed"))
+                skipped.append(TransferSkip(_shown(rel),
+                                            "a symbolic link to a folder; not followed"))
+                continue
+            if _undecodable(name):
+                skipped.append(TransferSkip(_shown(rel), f"a folder whose {_NOT_UTF8}"))
                 continue
             kept_dirs.append(name)
         dirs[:] = kept_dirs
@@ -218,7 +242,11 @@ def folder_files(root: Path, skipped: list[TransferSkip]) -> list[str]:
             rel = name if rel_base == "." else f"{rel_base}/{name}"
             full = base / name
             if full.is_symlink() or not full.is_file():
-                skipped.append(TransferSkip(rel, "a symbolic link or special file; not copied"))
+                skipped.append(TransferSkip(_shown(rel),
+                                            "a symbolic link or special file; not copied"))
+                continue
+            if _undecodable(name):
+                skipped.append(TransferSkip(_shown(rel), f"a file whose {_NOT_UTF8}"))
                 continue
             try:
                 found.append(normalize_path(rel))
