@@ -49,12 +49,22 @@ class GetParams:
                                   mcp=McpParam(bounds=Bounds(ge=100), default=20000))
 
 
+class WholeNoteText(str):
+    """A render's text that is a whole note as stored: where the CLI prints a note
+    exactly (``exact_when_piped``, stdout not a terminal) it writes these characters and
+    nothing else (no newline added), so ``get n.md > copy.md`` copies the note. A
+    transport asks ``whole_note`` (true here) rather than the class."""
+
+    whole_note = True
+
+
 def render_get(env: Envelope[Any]) -> str:
-    """The note's text, marked when cut."""
+    """The note's text, marked when cut; a whole note (no section, not cut) comes as
+    ``WholeNoteText``."""
     text: str = env.data.content
     if env.data.truncated:
-        text += "\n… (truncated)"
-    return text
+        return text + "\n… (truncated)"
+    return text if env.data.section is not None else WholeNoteText(text)
 
 
 def run_get(ctx: Any, p: GetParams) -> Envelope[Any]:

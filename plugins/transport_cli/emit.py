@@ -4,7 +4,8 @@ and exits non-zero when the envelope is not ``ok``. No click here: the direct pa
 
 Text is written as ``click.echo`` would write it (a newline, then a flush): prose goes
 through ``terminal_safe`` and JSON through ``json_text``, so neither holds a control
-character for click to strip.
+character for click to strip. The one exception is a whole note printed exactly
+(``get`` piped): its characters alone, so the output is the note byte for byte.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ _NOT_OK_EXIT: dict[str, ExitCode] = {Action.DUPLICATE_GATE: ExitCode.DUPLICATE_G
                                      Action.UNREACHABLE: ExitCode.UNAVAILABLE}
 
 
-def write_line(text: str, *, err: bool = False) -> None:
-    """``text`` and a newline on stdout (stderr with ``err``), flushed."""
+def write_line(text: str, *, err: bool = False, end: str = "\n") -> None:
+    """``text`` and ``end`` (a newline) on stdout (stderr with ``err``), flushed."""
     stream = sys.stderr if err else sys.stdout
-    stream.write(text + "\n")
+    stream.write(text + end)
     stream.flush()
 
 
@@ -41,7 +42,8 @@ def emit(envelope: Envelope[object], as_json: bool,
 
     A ``queued`` envelope (the outbox took the write) prints its message, whatever the
     verb's ``render``. Prose goes through ``terminal_safe``; with ``exact_when_piped``
-    (note text for ``get``) it is printed exactly as it is when stdout is not a terminal.
+    (note text for ``get``) it is printed exactly as it is when stdout is not a terminal,
+    and a render's ``WholeNoteText`` (a whole note) then without the closing newline.
     A gate stop (a near duplicate, a contradiction) exits 76; a write kept in the outbox
     because the vault folder is missing, or a read of an unreachable vault, 69; any other
     not-ok envelope exits 1.
@@ -53,11 +55,19 @@ def emit(envelope: Envelope[object], as_json: bool,
         text = render(envelope) if render and not plain else envelope.message
         if text:
             exact = exact_when_piped and not stdout_is_terminal()
-            write_line(text if exact else terminal_safe(text))
+            write_line(text if exact else terminal_safe(text),
+                       end="" if exact and _whole_note(text) else "\n")
         for warning in envelope.warnings:
             write_line(f"warning: {terminal_safe(warning)}", err=True)
     if not envelope.ok:
         sys.exit(int(_NOT_OK_EXIT.get(envelope.action, ExitCode.FAILURE)))
+
+
+def _whole_note(text: str) -> bool:
+    """Whether a render marked ``text`` as a whole note (a ``str`` whose ``whole_note`` is
+    true: the core's ``note_verbs.WholeNoteText``; asked by attribute, as a plugin imports
+    only the public core)."""
+    return bool(getattr(text, "whole_note", False))
 
 
 def stdout_is_terminal() -> bool:
