@@ -91,5 +91,4 @@ Decisions Made lines); decisions are decision notes dated in it; created/updated
 are entity notes whose frontmatter `created` / `updated` falls in it; the agent
 log is the ## Agent Log lines of its daily notes. Reads only. Notes whose files
 were not modified since the period began are not read (see --json notes_read)."""),
-    fresh="quick",  # notes a person added or edited count, as for recall (the indexes first)
 )

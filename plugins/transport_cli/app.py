@@ -48,11 +48,14 @@ def _startup_host() -> PluginHost:
 
 def _as_reported(error: EchoError) -> EchoError:
     """``error``, or for a vault backend that could not be reached (``BackendUnavailable``)
-    the ``UnavailableError`` saying so (exit 69)."""
+    the ``UnavailableError`` saying so (exit 69), and that the command was not queued: a
+    write that queues answers with its own ``queued`` envelope and never gets here."""
     from echo_core import BackendUnavailable  # echo_core.protocols: not needed by --help
 
     if isinstance(error, BackendUnavailable):
-        return UnavailableError(f"vault unreachable: {error}")
+        return UnavailableError(f"vault unreachable: {error}; nothing was written and this "
+                                "command was not queued (only capture, append, put and fm "
+                                "wait in the outbox): run it again once the vault is back")
     return error
 
 

@@ -22,8 +22,9 @@ Start here:
 The vault is --vault, else $ECHO_VAULT, else `vault` in ~/.config/echo-memory/config.toml,
 else an embedded folder under ~/.local/share/echo-memory/vault. Every command takes
 --json (a group's sub-commands too: `scope show --json` or `scope --json show`).
-Exit codes: 0 ok, 1 failure, 2 usage, 44 not found, 69 vault unavailable (writes are
-queued), 75 lock held, 76 duplicate gate, 78 not configured (or not a vault).
+Exit codes: 0 ok (a write the outbox took says "queued"), 1 failure, 2 usage, 44 not
+found, 69 vault unavailable (the message says whether the write waits in the outbox),
+75 lock held, 76 duplicate gate, 78 not configured (or not a vault).
 """
 
 
