@@ -108,6 +108,7 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.ops.index_sync import sync_paths as sync_paths
     from echo_core.ops.init import init_vault as init_vault
     from echo_core.ops.outbox import replay_waiting as replay_waiting
+    from echo_core.ops.outbox_queue import queue_capture_for_later as queue_capture_for_later
     from echo_core.ops.plugins_info import list_plugins as list_plugins
     from echo_core.ops.recall import recall as recall
     from echo_core.ops.recall_index import ensure_index as ensure_index
@@ -198,6 +199,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("catch_up", "has_change_log"), "echo_core.ops.change_feed"),
     "init_vault": "echo_core.ops.init",
     "replay_waiting": "echo_core.ops.outbox",
+    "queue_capture_for_later": "echo_core.ops.outbox_queue",
     "sync_paths": "echo_core.ops.index_sync",
     "sync_changed": "echo_core.ops.vault_changes",
     "fast_sweep": "echo_core.ops.fast_sweep",

@@ -51,6 +51,16 @@ def idempotency_key(op: str, args: dict[str, Any], day: str) -> str:
     return sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
+def queue_capture_for_later(ctx: EchoContext, request: CaptureRequest,
+                            why: str) -> Envelope[QueuedResult]:
+    """Queue ``request`` in the outbox exactly as ``capture`` queues one when the vault is
+    down (validated and redacted first; one record, replayed by ``flush`` and ``load``),
+    for a caller that must not wait for the vault: a hook whose vault lock another
+    process holds. ``why`` is said in the message. Errors: ``BackendUnavailable`` when
+    there is no outbox to keep it in (nothing kept)."""
+    return queue_capture(ctx, request, BackendUnavailable(why))
+
+
 def queue_or_raise(ctx: EchoContext, op: str, args: dict[str, Any],
                    down: BackendUnavailable, *, op_id: str | None = None,
                    replay: Replay | None = None) -> Envelope[QueuedResult]:

@@ -12,9 +12,16 @@ consistent, and the note expires like any working memory.
   the note, so capture appends a dated bullet with the new checkpoint (no gate, no alias
   telemetry).
 * Vault away (unmounted folder, server down): capture queues the checkpoint in the outbox
-  like any capture. A later compaction first replays the outbox (``replay_waiting``) and,
-  while the vault is still away, queues an extension when a create of the same title
-  already waits (``checkpoint_known``): one note per session and day, never a ``-2``.
+  like any capture. Vault lock held by another process (a sweep, a long capture): the
+  hook waits ``LOCK_WAIT`` seconds for it, not capture's long wait, then queues the
+  checkpoint itself (``queue_checkpoint``), so compaction is not held back and the next
+  ``load`` or ``flush`` lands it. A later compaction first replays the outbox
+  (``replay_waiting``); while a capture of the same title still waits there, it queues
+  an extension behind it instead of writing (``waiting_in_outbox``).
+* One note per session and day, never a ``-2``: ``force`` is off whenever the note is
+  known (``checkpoint_known``): indexed, or its file already at its path (a run cut
+  after writing the note but before indexing it: capture adopts the file), or its
+  create waiting in the outbox.
 * Body: one summary line, then ``Recent prompts`` (the last ``MAX_PROMPTS``) and ``Files
   edited`` (the last ``MAX_FILES``, relative to ``cwd`` when inside it). Deterministic for
   a given transcript, payload and date. Nothing is written when the transcript has
@@ -30,6 +37,7 @@ consistent, and the note expires like any working memory.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
@@ -42,6 +50,8 @@ MAX_PROMPTS = 5
 MAX_FILES = 20
 KIND = "working"
 TAGS = ("checkpoint", "claude-code")
+#: Seconds the hook waits for another process's vault lock before queueing instead.
+LOCK_WAIT = 2.0
 
 
 def session8(session_id: Any) -> str:
@@ -89,37 +99,90 @@ def checkpoint_body(payload: dict[str, Any], summary: TranscriptSummary) -> str:
 
 def write_checkpoint(payload: dict[str, Any], make_ctx: Any) -> str | None:
     """Write (or extend) today's checkpoint note for the session; its vault path, or None
-    when there was nothing to keep or capture did not write."""
+    when there was nothing to keep, the vault is not initialised, or the checkpoint was
+    queued (vault away, lock held: module docstring) or capture did not write. Holds the
+    vault lock (waiting at most ``LOCK_WAIT``) from the outbox replay to the capture, so
+    neither waits on it again. Errors: capture's (the hook stays quiet)."""
     summary = read_transcript(payload.get("transcript_path"))
     if not summary.prompts and not summary.edited_files:
         return None
-    from echo_core import invoke, replay_waiting, slugify
+    from echo_core import (
+        MARKER_PATH,
+        BackendUnavailable,
+        EchoError,
+        ExitCode,
+        invoke,
+        replay_waiting,
+    )
 
     ctx = make_ctx()
-    replay_waiting(ctx)  # a checkpoint queued while the vault was away lands first
     title = checkpoint_title(ctx.today(), payload.get("session_id"))
-    exists = checkpoint_known(ctx, slugify(title), title)
-    envelope = invoke(ctx, "capture", {"title": title, "kind": KIND, "tags": tuple(TAGS),
-                                       "body": checkpoint_body(payload, summary),
-                                       "force": not exists})
+    body = checkpoint_body(payload, summary)
+    storage = ctx.vault.storage
+    with contextlib.ExitStack() as held:
+        try:
+            if not storage.exists(MARKER_PATH):
+                return None  # not a vault (capture refuses it): no lock file left in it
+            held.enter_context(storage.lock(timeout=LOCK_WAIT))
+        except BackendUnavailable:
+            pass  # the vault is away: capture queues the checkpoint
+        except EchoError as error:  # a backend may raise plain 75, not LockHeldError
+            if error.code != ExitCode.LOCK_HELD:
+                raise
+            queue_checkpoint(ctx, title, body, force=not checkpoint_known(ctx, title))
+            return None
+        replay_waiting(ctx)  # a checkpoint queued while away or locked out lands first
+        if waiting_in_outbox(ctx, title):  # its create replays first; this extends it
+            queue_checkpoint(ctx, title, body, force=False)
+            return None
+        envelope = invoke(ctx, "capture", {"title": title, "kind": KIND, "tags": tuple(TAGS),
+                                           "body": body,
+                                           "force": not checkpoint_known(ctx, title)})
     path = getattr(envelope.data, "path", None)
     return path if envelope.ok and isinstance(path, str) else None
 
 
-def checkpoint_known(ctx: Any, slug: str, title: str) -> bool:
-    """Whether the checkpoint note ``slug`` exists, or will: with the vault unreachable,
-    whether a capture of ``title`` waits in the outbox (it creates the note on replay, so
-    this one must extend it, not create a second: ``force`` is off). Unreachable with
-    none waiting: False (capture queues a create)."""
-    from echo_core import BackendUnavailable
+def checkpoint_known(ctx: Any, title: str) -> bool:
+    """Whether the checkpoint note ``title`` exists, or will, so capture must extend it
+    (``force`` off) rather than create a second: the entity index has it, its file is at
+    its path (``checkpoint_path``; written by a run cut before indexing it), or a capture
+    of ``title`` waits in the outbox (it creates the note on replay). With the vault
+    unreachable, only the outbox is asked."""
+    from echo_core import BackendUnavailable, slugify
 
+    if waiting_in_outbox(ctx, title):
+        return True
     try:
-        return ctx.entity_names.get(slug) is not None
+        return (ctx.entity_names.get(slugify(title)) is not None
+                or ctx.vault.storage.exists(checkpoint_path(ctx, title)))
     except BackendUnavailable:
-        queue = ctx.queue
-        return queue is not None and any(
-            record.get("op") == "capture" and isinstance(record.get("args"), dict)
-            and record["args"].get("title") == title for record in queue.pending())
+        return False
+
+
+def waiting_in_outbox(ctx: Any, title: str) -> bool:
+    """Whether a capture of ``title`` waits in the outbox (False without an outbox)."""
+    queue = ctx.queue
+    return queue is not None and any(
+        record.get("op") == "capture" and isinstance(record.get("args"), dict)
+        and record["args"].get("title") == title for record in queue.pending())
+
+
+def checkpoint_path(ctx: Any, title: str) -> str:
+    """The vault path capture gives the checkpoint note ``title`` when it creates it."""
+    from echo_core import slugify
+
+    return f"{ctx.manifest.route(KIND).folder_for()}/{slugify(title)}.md"
+
+
+def queue_checkpoint(ctx: Any, title: str, body: str, *, force: bool) -> None:
+    """Put the capture of the checkpoint in the outbox as capture queues one (validated,
+    redacted, one record; ``flush`` and ``load`` replay it through capture). Errors:
+    ``BackendUnavailable`` when there is no outbox to keep it in."""
+    from echo_core import CaptureRequest, queue_capture_for_later
+
+    queue_capture_for_later(ctx, CaptureRequest(title=title, kind=KIND, tags=TAGS, body=body,
+                                                force=force),
+                            "the vault lock is held by another process")
 
 
 def checkpoint_title(day: _dt.date, session_id: Any) -> str:

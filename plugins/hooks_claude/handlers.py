@@ -31,6 +31,8 @@ _UNREACHABLE = LazyPattern(r"vault unreachable; proceed without memory \((.*)\)"
 CHECKPOINT_CHARS = 3000
 #: Plugins' session contexts are asked for only while this much room is left.
 MIN_CONTEXT_ROOM = 200
+#: Seconds of Stop's budget kept for its answer: the mining after the decision is cut then.
+STOP_ANSWER_MARGIN = 1.0
 #: A wikilink's target: the entities the brief names.
 _LINK = LazyPattern(r"\[\[([^\]|#\n]{1,200})")
 
@@ -191,14 +193,25 @@ def user_prompt_submit(payload: Payload, make_ctx: Callable[[], Any]) -> Output 
 
 def stop(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
     """Stop: ask once per substantive, unsaved session to save (``stop_gate``), or quiet;
-    then mine what the session said since the last Stop into the inbox (``auto_reflect``;
-    its failure is noted on stderr and never changes the answer)."""
+    then mine what the session said since the last Stop into the inbox (``auto_reflect``).
+
+    The decision comes first and the mining may only use the budget left after it, less
+    ``STOP_ANSWER_MARGIN`` (``runner.budget_share``): mining that waits on a held vault
+    lock, or is slow, is cut there and the decided answer still goes out. This order is
+    the robust one: deciding marks the session asked (exclusively, so racing hooks ask
+    once), and an answer lost after that mark would never be asked again; the mining
+    loses nothing when cut (it writes nothing before it is done, and the next Stop or
+    SessionEnd goes on from its mark). A failed or cut mining is noted on stderr and
+    never changes the answer."""
+    from plugins.hooks_claude.events import HookTimeout
+    from plugins.hooks_claude.runner import budget_share
     from plugins.hooks_claude.stop_gate import stop_decision
 
     decision = stop_decision(payload, make_ctx)
     try:
-        _reflect(payload, make_ctx, "Stop")
-    except Exception as exc:  # noqa: BLE001 - the ask must not depend on the mining
+        with budget_share(STOP_ANSWER_MARGIN, "reflection"):
+            _reflect(payload, make_ctx, "Stop")
+    except (Exception, HookTimeout) as exc:  # noqa: BLE001 - the ask must not depend on it
         sys.stderr.write(f"echo-memory hook Stop: reflection skipped ({type(exc).__name__}: "
                          f"{exc})\n")
     return decision

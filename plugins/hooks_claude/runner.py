@@ -15,6 +15,8 @@ Contract (SPEC §4.5, ``reference/claude-code.md``):
 * Time budget (``events``): a SIGALRM timer raises ``HookTimeout`` at the soft budget so
   locks and temp files unwind cleanly; a daemon thread calls ``os._exit(0)`` at the hard
   stop in case the signal cannot interrupt (no SIGALRM on Windows, a long C call).
+  ``budget_share`` ends a handler's optional part early, so the answer it decided
+  still goes out within the budget (Stop's mining).
 * Work after the answer: a handler may leave work that need not hold the answer back
   (``after_answer``: SessionStart's full freshness pass). ``answer_hook`` returns it with
   the output; the ``hook`` command runs it (``finish``) once the output is written, in a
@@ -30,6 +32,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
@@ -61,6 +64,35 @@ def time_budget(soft: float, hard: float) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         backstop.cancel()
+
+
+@contextlib.contextmanager
+def budget_share(margin: float, what: str) -> Iterator[None]:
+    """Run the block with the soft budget ending ``margin`` seconds early: ``HookTimeout``
+    is raised there (at once when no more than ``margin`` is left), so the handler still
+    has ``margin`` seconds to answer after it. On leaving, the budget's own alarm is armed
+    again for the rest of the budget. Outside a budget (no alarm armed: a handler called
+    directly, no SIGALRM, not the main thread) the block runs without a limit."""
+    use_alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    left = signal.getitimer(signal.ITIMER_REAL)[0] if use_alarm else 0.0
+    if left <= 0:
+        yield
+        return
+    ends = time.monotonic() + left
+    if left <= margin:
+        raise HookTimeout(f"no time left for {what}")
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise HookTimeout(f"{what} stopped {margin:.1f}s before the hook's budget")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, left - margin)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_REAL, max(ends - time.monotonic(), 0.001))
 
 
 def read_payload(stream: BinaryIO | None) -> dict[str, Any] | None:

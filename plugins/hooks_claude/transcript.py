@@ -14,15 +14,21 @@ What we read:
   slash-command wrapper or interruption notice (text starting with ``<`` or ``[``).
 * whether the session already saved to memory (``saved``): a Bash tool use running an
   echo-memory write (``capture`` without ``--dry-run``, ``session-end ... --apply``,
-  ``reflect ... --apply``) or an MCP tool call of ``echo_capture``, or of
-  ``echo_log_session`` / ``echo_reflect`` with ``apply`` true.
+  ``reflect ... --apply``; never one asking for help, ``--help`` / ``-h``, which writes
+  nothing) or an MCP tool call of ``echo_capture``, or of ``echo_log_session`` /
+  ``echo_reflect`` with ``apply`` true.
+
+Only a regular file is read (``read_transcript``): a FIFO, a device or a socket at the
+path would block the hook or never end, so it counts as no transcript.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -32,6 +38,8 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 #: Global options of ``echo-memory`` that take a value (skipped when finding the verb).
 _VALUE_OPTIONS = frozenset({"--vault", "--state-dir"})
+#: Options that make any echo-memory command print its help and write nothing.
+_HELP_OPTIONS = frozenset({"--help", "-h"})
 _SAVE_TOOLS_ALWAYS = ("echo_capture",)
 _SAVE_TOOLS_WITH_APPLY = ("echo_log_session", "echo_reflect")
 
@@ -70,9 +78,13 @@ def one_line(text: str, limit: int = PROMPT_MAX_CHARS) -> str:
 
 
 def is_save_command(command: str) -> bool:
-    """Whether a shell command line runs an echo-memory write (see the module docstring)."""
+    """Whether a shell command line runs an echo-memory write (see the module docstring):
+    a help (``--help``, ``-h``) or dry-run invocation is not one."""
     for segment in re.split(r"&&|\|\||;|\n|\|", command):
-        verb = _verb_of(segment.split())
+        tokens = segment.split()
+        verb = _verb_of(tokens)
+        if verb is None or not _HELP_OPTIONS.isdisjoint(tokens):
+            continue
         if verb == "capture" and "--dry-run" not in segment:
             return True
         if verb in ("session-end", "reflect") and "--apply" in segment:
@@ -196,12 +208,23 @@ def summarize(lines: Iterable[str]) -> TranscriptSummary:
 
 
 def read_transcript(path: Any) -> TranscriptSummary:
-    """Summarize the transcript file at ``path``; an empty summary when ``path`` is not a
-    string or the file cannot be read (missing, a folder, not text)."""
+    """Summarize the transcript file at ``path``; an empty summary, at once, when ``path``
+    is not a string or not a regular file (missing, a folder, a FIFO, a device: opening
+    or reading those could block until the hook's budget runs out) or cannot be read."""
     if not isinstance(path, str) or not path:
         return TranscriptSummary()
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        # non-blocking, so opening a FIFO returns at once; the type is checked on the open
+        # descriptor (no window for a swap between a check and the open)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return TranscriptSummary()
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return TranscriptSummary()
+        with open(fd, encoding="utf-8", errors="replace", closefd=False) as handle:
             return summarize(handle)
     except OSError:
         return TranscriptSummary()
+    finally:
+        os.close(fd)
