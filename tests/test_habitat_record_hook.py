@@ -121,6 +121,27 @@ def test_a_session_first_seen_mid_way_gets_its_root_then(box: VaultBox) -> None:
     assert tool["parent_id"] == root["id"]
 
 
+def test_parallel_tool_calls_of_a_session_first_seen_mid_way_share_one_root(
+        box: VaultBox) -> None:
+    """Parallel tool calls in a session the recorder first meets mid-way (the plugin
+    installed mid-session) made several "start seen" roots; the session's lock keeps one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(n: int) -> int:
+        return run_recorder("PostToolUse", payload("par-1", tool_name="Bash",
+                                                   tool_input={"command": f"echo {n}"},
+                                                   tool_use_id=f"p{n}"),
+                            hook_env(box)).returncode
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert set(pool.map(one, range(12))) == {0}
+    records = [r for r in _records(box) if r["session_id"] == "par-1"]
+    roots = [r for r in records if r["kind"] == "session"]
+    assert [r["text"] for r in roots] == ["start seen"]
+    tools = [r for r in records if r["kind"] == "tool"]
+    assert len(tools) == 12 and {t["parent_id"] for t in tools} == {roots[0]["id"]}
+
+
 def test_a_resumed_session_chains_its_session_records(box: VaultBox) -> None:
     _run("SessionStart", box, source="startup")
     _run("SessionStart", box, source="compact")

@@ -256,6 +256,39 @@ def record_event(event: str, payload: Mapping[str, Any], habitat: str,
         return []
     if event not in EVENTS:
         return []
+    fd = _lock_session(hook, session_id)
+    try:
+        return _record_locked(event, payload, habitat, env, hook, session_id, agent)
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
+def _lock_session(hook: str, session_id: str) -> int | None:
+    """Hold ``<hook dir>/locks/<id>`` (``flock``) until the returned descriptor is
+    closed (the file goes at ``SessionEnd``, or a week unused): a session's events read and write its state (its root record) one at a time,
+    so parallel tool calls seen first mid-session share one "start seen" root instead of
+    each making its own. None where ``flock`` is missing (then unserialised, as before)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    folder = os.path.join(hook, "locks")
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(os.path.join(folder, _key(session_id)), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _record_locked(event: str, payload: Mapping[str, Any], habitat: str,
+                   env: Mapping[str, str], hook: str, session_id: str,
+                   agent: str) -> list[bytes]:
+    """``record_event`` for an answered event other than ``PreToolUse``, holding the
+    session's lock (``_lock_session``)."""
     clock = _clock(env)
     day = clock(0)[0][:10]
     session = _Session(hook, session_id)
@@ -297,6 +330,10 @@ def record_event(event: str, payload: Mapping[str, Any], habitat: str,
     if event == "SessionEnd":
         session.forget()
         _forget_pending(hook, session_id)
+        try:
+            os.unlink(os.path.join(hook, "locks", _key(session_id)))
+        except OSError:
+            pass
     elif session.root != previous_root or event in ("SessionStart", "UserPromptSubmit"):
         session.save()
     if event == "SessionStart":
@@ -327,7 +364,7 @@ STALE_SECONDS = 7 * 86400
 def _forget_stale(hook: str) -> None:
     """Remove session files and start marks not touched for ``STALE_SECONDS``."""
     limit = time.time() - STALE_SECONDS
-    for folder in ("sessions", "pending"):
+    for folder in ("sessions", "pending", "locks"):
         path = os.path.join(hook, folder)
         try:
             entries = list(os.scandir(path))
