@@ -85,6 +85,8 @@ class TransferResult:
     indexed: int = 0
     kept_own: tuple[str, ...] = ()
     set_aside: str = ""
+    #: an import left the vault without its marker (a plain folder into a new vault)
+    not_a_vault: bool = False
 
 
 def _folder(raw: str, what: str) -> Path:
@@ -110,6 +112,9 @@ def _message(verb: str, result: TransferResult) -> str:
                      "sweep write those)")
     if result.set_aside:
         parts.append(f"the replaced files that are not text were copied to {result.set_aside}")
+    if result.not_a_vault:
+        parts.append("the vault has no marker yet (the folder was not an echo-memory vault): "
+                     "run `echo-memory init` on it to use it (init keeps every file)")
     return "; ".join(parts)
 
 
@@ -231,7 +236,8 @@ def import_vault(ctx: EchoContext, source: str, *,
     result = TransferResult(str(root), storage.identity, len(written), size, len(unchanged),
                             tuple(sorted(p for p in differing if p in written)),
                             tuple(skipped), indexed, tuple(kept_own),
-                            str(aside) if set_aside else "")
+                            str(aside) if set_aside else "",
+                            not_a_vault=not storage.exists(MARKER_PATH))
     return Envelope(not skipped, Action.IMPORTED, _message("imported", result), result)
 
 

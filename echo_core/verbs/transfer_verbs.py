@@ -104,6 +104,8 @@ The folder is read as a folder vault lists itself: hidden files and symbolic lin
 left out (and listed). The vault is created when new (a PostgreSQL schema, a folder),
 so moving a folder vault to PostgreSQL is one command:
   ECHO_VAULT=postgresql://... echo-memory import --from ~/notes
+A folder of notes that is not an echo-memory vault (no _agent/echo-vault.md) imported into
+a new vault needs `echo-memory init` afterwards, which keeps every file (the import says so).
 A file already in the vault with the same bytes is left alone. One with other content
 stops the import before anything is written, naming it; --force replaces such files
 (each replaced text is kept in `echo-memory history`). A vault's own marker and
