@@ -88,8 +88,9 @@ def test_stop_mining_without_a_held_lock_still_lands_in_the_same_stop(
 def test_a_budget_share_ends_its_part_early_and_keeps_the_rest_of_the_budget() -> None:
     import signal
 
+    from plugins.hooks_claude.budget import budget_share
     from plugins.hooks_claude.events import HookTimeout
-    from plugins.hooks_claude.runner import budget_share, time_budget
+    from plugins.hooks_claude.runner import time_budget
 
     with budget_share(1.0, "part"):  # outside a budget: no limit, no alarm armed
         assert signal.getitimer(signal.ITIMER_REAL)[0] == 0

@@ -203,8 +203,8 @@ def stop(payload: Payload, make_ctx: Callable[[], Any]) -> Output | None:
     loses nothing when cut (it writes nothing before it is done, and the next Stop or
     SessionEnd goes on from its mark). A failed or cut mining is noted on stderr and
     never changes the answer."""
+    from plugins.hooks_claude.budget import budget_share
     from plugins.hooks_claude.events import HookTimeout
-    from plugins.hooks_claude.runner import budget_share
     from plugins.hooks_claude.stop_gate import stop_decision
 
     decision = stop_decision(payload, make_ctx)

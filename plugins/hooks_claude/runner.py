@@ -32,7 +32,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
@@ -64,35 +63,6 @@ def time_budget(soft: float, hard: float) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         backstop.cancel()
-
-
-@contextlib.contextmanager
-def budget_share(margin: float, what: str) -> Iterator[None]:
-    """Run the block with the soft budget ending ``margin`` seconds early: ``HookTimeout``
-    is raised there (at once when no more than ``margin`` is left), so the handler still
-    has ``margin`` seconds to answer after it. On leaving, the budget's own alarm is armed
-    again for the rest of the budget. Outside a budget (no alarm armed: a handler called
-    directly, no SIGALRM, not the main thread) the block runs without a limit."""
-    use_alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    left = signal.getitimer(signal.ITIMER_REAL)[0] if use_alarm else 0.0
-    if left <= 0:
-        yield
-        return
-    ends = time.monotonic() + left
-    if left <= margin:
-        raise HookTimeout(f"no time left for {what}")
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise HookTimeout(f"{what} stopped {margin:.1f}s before the hook's budget")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, left - margin)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        signal.setitimer(signal.ITIMER_REAL, max(ends - time.monotonic(), 0.001))
 
 
 def read_payload(stream: BinaryIO | None) -> dict[str, Any] | None:
