@@ -198,20 +198,39 @@ def _scope_written(ctx: EchoContext, scope: str
     return before, stamp
 
 
-def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
-    """Replace the scope; the prior one goes (dated by its ``scope_updated``) to the top
-    of Scope History. The same scope again changes nothing. Errors: 2 for an empty or
-    over-long scope, or one holding a markdown heading line."""
-    scope = scope.replace("\r\n", "\n").strip()
+#: A setext underline: a line of ``=`` or ``-`` only, which makes the line above it a
+#: heading in CommonMark (and in Obsidian).
+_UNDERLINE = LazyPattern(r"[ ]{0,3}(?:=+|-+)[ \t]*$")
+
+
+def clean_scope(scope: str) -> str:
+    """``scope`` as the context note's ``## Scope`` section will hold it (line breaks as
+    LF, a lone CR being one too, surrounding blanks stripped), or ``EchoError`` (2): empty,
+    over ``MAX_SCOPE`` characters, or holding a line a markdown reader takes for a heading
+    (``# ...``, or a ``===`` / ``---`` line under a line of text), which would end the
+    section. ``set_scope`` and a session-end bundle check it the same way, before any
+    write."""
+    scope = scope.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not scope:
         raise usage_error("scope: give the new scope text")
     if len(scope) > MAX_SCOPE:
         raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
-    for number, line in enumerate(scope.split("\n"), start=1):
-        if _HEADING.match(line):
-            raise usage_error(f"scope: line {number} is a markdown heading ({line.strip()!r}); "
-                              "the scope is the text of the context note's ## Scope "
-                              "section, so a heading would end it: write it without one")
+    lines = scope.split("\n")
+    for number, line in enumerate(lines, start=1):
+        underline = number > 1 and lines[number - 2].strip() and _UNDERLINE.match(line)
+        if _HEADING.match(line) or underline:
+            raise usage_error(f"scope: line {number} makes a markdown heading "
+                              f"({line.strip()!r}); the scope is the text of the context "
+                              "note's ## Scope section, so a heading would end it: write it "
+                              "without one")
+    return scope
+
+
+def set_scope(ctx: EchoContext, scope: str) -> Envelope[ScopeResult]:
+    """Replace the scope; the prior one goes (dated by its ``scope_updated``) to the top
+    of Scope History. The same scope again changes nothing. Errors: 2 for a scope
+    ``clean_scope`` refuses."""
+    scope = clean_scope(scope)
     with ctx.vault.storage.lock():
         planned = planned_again_if_edited(lambda: _scope_written(ctx, scope))
     if isinstance(planned, ScopeResult):

@@ -63,8 +63,8 @@ from echo_core.ops.proposals import (
 from echo_core.ops.reflect import reflect_proposal
 from echo_core.ops.scope import (
     CONTEXT_PATH,
-    MAX_SCOPE,
     PLACEHOLDER,
+    clean_scope,
     read_scope,
     set_scope,
 )
@@ -158,8 +158,8 @@ def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
     if line is not None and not line.startswith("- "):
         line = f"- {line}"
     scope = text_field(raw, "scope", "", required=False)
-    if scope is not None and len(scope) > MAX_SCOPE:
-        raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
+    if scope is not None:
+        scope = clean_scope(scope)  # refused here, before any write, as scope set refuses it
     reflect = raw.get("reflect")
     if reflect is not None and not isinstance(reflect, list):
         raise usage_error("reflect: must be a list of proposal objects")
