@@ -102,7 +102,8 @@ def _capture_valid(ctx: EchoContext, req: CaptureRequest, op_id: str, today: _dt
                 except _NoteGone as gone:  # moved or deleted meanwhile: find where it went
                     from echo_core.ops.freshness import freshen
 
-                    freshen(ctx, None)  # every note stat-ed: rare, and must not miss it
+                    sync_paths(ctx, [gone.path])  # its entry goes (an index older than
+                    freshen(ctx, None)  # the notes too); every note stat-ed finds it again
                     taken = gone.path
         raise EditedMeanwhile(taken)
 

@@ -11,7 +11,7 @@ from echo_core.edit_retry import planned_again_if_edited
 from echo_core.entities import content_hash
 from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.models import Entity, Envelope
-from echo_core.names import slugify
+from echo_core.names import name_key, slugify
 from echo_core.ops.links import link_reciprocally
 from echo_core.ops.telemetry import record_resolve_event
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id
@@ -47,18 +47,43 @@ def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envel
         ctx.manifest.route(kind)
     index = ctx.entity_names  # a few indexed lookups, never the whole index
     with index.one_snapshot():
-        return _resolve(ctx, index, mention, kind)
+        found = _resolve(ctx, index, mention, kind)
+    path = found.data.path
+    if path is not None and not ctx.vault.storage.exists(path):
+        # an entity index older than the notes (restored, checked out): heal that entry
+        from echo_core.ops.index_sync import sync_paths
+
+        sync_paths(ctx, [path])
+        with index.one_snapshot():
+            found = _resolve(ctx, index, mention, kind)
+    return found
+
+
+def _answering(index: EntityLookup, mention: str, kind: str | None) -> list[Entity]:
+    """Every entity ``mention`` names, best first: the slug as written, then those whose
+    title has its name key, then those with such an alias (each by slug), then a slug read
+    as words; the same order for any case of ``mention``."""
+    key = name_key(mention)
+    exact = index.get(mention)
+    named = sorted(index.named(mention, kind=kind),
+                   key=lambda e: (name_key(e.title) != key, e.slug))
+    found = [exact] if exact is not None and kind in (None, exact.kind) else []
+    found += [e for e in named if e not in found]
+    return found or index.exact(mention, kind=kind)
 
 
 def _resolve(ctx: EchoContext, index: EntityLookup, mention: str,
              kind: str | None) -> Envelope[ResolveResult]:
-    exact = index.get(mention)
-    found = ([exact] if exact is not None and kind in (None, exact.kind) else []) or \
-        index.named(mention, kind=kind) or index.exact(mention, kind=kind)
+    found = _answering(index, mention, kind)
     if found:
-        e = found[0]
-        result = ResolveResult(True, e.slug, e.path, e.kind, e.title, e.aliases)
-        return Envelope(True, Action.RESOLVED, f"{mention!r} -> {e.path}", result)
+        e, others = found[0], found[1:6]
+        also = tuple({"slug": o.slug, "path": o.path, "kind": o.kind, "title": o.title,
+                      "score": 1.0} for o in others)
+        result = ResolveResult(True, e.slug, e.path, e.kind, e.title, e.aliases,
+                               candidates=also)
+        names = ", ".join(f"{o.title} ({o.kind}, {o.path})" for o in others)
+        more = f" (also answers to it: {names}; --kind picks one)" if others else ""
+        return Envelope(True, Action.RESOLVED, f"{mention!r} -> {e.path}{more}", result)
     candidates = tuple(m.to_candidate() for m in index.fuzzy(mention, kind=kind))
     if candidates:
         record_resolve_event(ctx, {"event": "miss", "mention": mention,

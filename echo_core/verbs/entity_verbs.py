@@ -25,7 +25,10 @@ def render_resolve(env: Envelope[Any]) -> str:
     data = env.data
     if data.match:
         aliases = f" (aliases: {', '.join(data.aliases)})" if data.aliases else ""
-        return f"{data.slug}  {data.kind}  {data.path}  {data.title}{aliases}"
+        lines = [f"{data.slug}  {data.kind}  {data.path}  {data.title}{aliases}"]
+        lines += [f"  also answers to it: {c['slug']}  {c['kind']}  {c['path']}  {c['title']}"
+                  for c in data.candidates]
+        return "\n".join(lines)
     lines = [env.message]
     if data.suggest_slug is not None:
         lines.append(f"suggested slug for a new entity: {data.suggest_slug}")
