@@ -172,6 +172,39 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
                        budget_chars=budget_chars)
 
 
+def _stale_hits(ctx: EchoContext, scored: list[tuple[str, float]],
+                texts: dict[str, str | None], terms: set[str]) -> set[str]:
+    """The hits whose note, as read now, holds none of ``terms`` (the query's words and
+    expansions) in what the index takes from it (``corpus.index_doc``), for a ranker whose
+    hits always hold one (``hits_hold_query_words``, bm25; not a semantic one): the index had an
+    older text (a note saved in place, which no folder stamp shows, and the bounded
+    freshness check had not come to it yet). They are dropped from the answer and their
+    index entries brought up to date (``sync_paths``), so a word that is gone is never
+    answered with the note it left."""
+    from echo_core.corpus import index_doc
+    from echo_core.notes import parse_note
+
+    among = getattr(ctx.tokenizer, "terms_among", None)  # a TermFinder: only likely words
+    wanted = frozenset(terms)
+    stale: set[str] = set()
+    for path, _ in scored:
+        text = texts.get(path)
+        if text is None:
+            continue
+        doc = index_doc(parse_note(path, text))
+        if doc is None:
+            continue
+        found = among(doc.text, wanted) if among is not None else \
+            wanted.intersection(ctx.tokenizer.tokenize(doc.text))
+        if not found:
+            stale.add(path)
+    if stale:
+        from echo_core.ops.index_sync import sync_paths
+
+        sync_paths(ctx, sorted(stale), texts={p: texts[p] for p in stale})
+    return stale
+
+
 def _ranked(ctx: EchoContext, plain: list[WeightedTerm], extra: list[WeightedTerm],
             limit: int, query: str = "") -> list[tuple[str, float]]:
     """The best ``limit`` (path, score): the ranker's search for the plain terms, the
@@ -206,6 +239,10 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
                              [t.term for t in plain], [t.term for t in extra], limit,
                              upkeep.key_terms_of)
     wanted = {t.term for t in plain}
+    if getattr(upkeep.ranker, "hits_hold_query_words", False):  # a lexical ranker
+        stale = _stale_hits(ctx, scored, texts,
+                            wanted | {w for t in extra for w in t.term.split(" ")})
+        scored = [(p, s) for p, s in scored if p not in stale]
     primary = [_hit(p, s, text, wanted, ctx) for p, s in scored
                if (text := texts.get(p)) is not None]
     linked: list[Hit] = []

@@ -98,12 +98,18 @@ def _halves(docs: Iterable[IndexDoc]) -> tuple[Iterable[IndexDoc],
 class Bm25Index:
     """A ``PersistentRanker`` storing its files under ``<state_dir>/bm25``.
 
+    ``hits_hold_query_words``: every hit holds a query term (as the tokenizer makes them)
+    in its indexed text, so recall may drop a hit whose note, as read now, holds none (an
+    older text in the index: ``ops.recall._stale_hits``).
+
     Construction does no I/O. ``search``/``upsert``/``remove``/``compact`` raise
     ``CorruptIndex`` when the index is unreadable (``needs_rebuild()`` then says True and
     never raises) and let ``sqlite3.Error`` through (e.g. a write lock not obtained within
     ``delta_store.BUSY_TIMEOUT``). Thread-safe (one lock per instance); many processes may
     share a state dir.
     """
+
+    hits_hold_query_words = True
 
     def __init__(self, tokenizer: Tokenizer, state_dir: str, *,
                  merge_min_docs: int = MERGE_MIN_DOCS,
