@@ -7,8 +7,14 @@
    taken), with three frontmatter lines added: ``superseded_by: "[[<note>]]"``,
    ``superseded_at: <today>`` and ``superseded_reason: <reason>``. Nothing else of it
    changes: removing those three lines gives the old text back exactly.
-2. ``text`` is written in place with ``supersedes: "[[<archive>]]"`` (a list when the note
-   superseded others before) and ``updated: <today>`` set, one line each.
+2. ``text`` is written in place with what it leaves out of the old note carried over
+   (``carried_over``): each frontmatter key of the old note that ``text`` does not set
+   (``type``, ``status``, ``created``, ``tags``, ``aliases``...), its lines as they were,
+   and the old note's trailing ``## Related`` links when ``text`` has no ``## Related``.
+   The new text's own keys win; a key it leaves empty (``aliases:`` or ``aliases: []``)
+   drops that key of the old note (neither carried nor written). Then
+   ``supersedes: "[[<archive>]]"`` (a list when the note superseded others before) and
+   ``updated: <today>`` are set, one line each.
 
 Both writes are one crash-consistent operation (``ops.write_intent``); the previous text
 also goes to the note's history. Never deletes. An entity note's index entry follows its
@@ -28,9 +34,16 @@ import attrs
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import not_found, usage_error
-from echo_core.frontmatter import remove_frontmatter_key, set_frontmatter_key
+from echo_core.frontmatter import (
+    line_ending,
+    parse_frontmatter,
+    remove_frontmatter_key,
+    set_frontmatter_key,
+    split_frontmatter,
+)
 from echo_core.models import Entity, Envelope
 from echo_core.note_entities import entity_of_text, kind_folders
+from echo_core.notes import find_section
 from echo_core.ops.supersession import mark_superseding, wikilink
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.protocols import Storage
@@ -94,10 +107,7 @@ def _clean_reason(reason: str) -> str:
 def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
                 dry_run: bool = False, op_id: str | None = None) -> Envelope[EvolveResult]:
     """Archive the note at ``path`` and write ``text`` in its place (module docstring)."""
-    clean = require_note_path(path)
-    if clean.casefold().startswith(ARCHIVE_FOLDER + "/"):
-        raise usage_error(f"{clean} is an archived version, kept as it was (SPEC §1.1); "
-                          "evolve the current note it names in superseded_by")
+    clean = require_note_path(path)  # refuses an archived version (write_scope)
     why = _clean_reason(reason)
     require_text(text, "text")
     if not text.strip():
@@ -120,6 +130,7 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
     old = storage.read(clean)
     day = ctx.today()
     archive = archive_path(storage, clean, day.isoformat())
+    text = carried_over(old, text)
     new = set_frontmatter_key(mark_superseding(text, archive), "updated", day)
     if _already_evolved(old, text):
         return Envelope(True, Action.UNCHANGED, f"{clean} already holds this version",
@@ -135,6 +146,78 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
     commit(ctx, vault, [entity] if entity else [], op_id or new_op_id())
     return Envelope(True, Action.WRITTEN, f"evolved {clean}; the old version is {archive}",
                     EvolveResult(clean, archive))
+
+
+#: Values by which a key of the new text says "drop this key of the old note".
+_EMPTY: tuple[object, ...] = (None, "", [], {})
+_RELATED = "## Related"
+
+
+def carried_over(old: str, text: str) -> str:
+    """``text`` with what it leaves out of ``old`` carried over (module docstring, step 2).
+
+    Frontmatter: each key of ``old`` that ``text`` does not set is added before
+    ``text``'s closing ``---`` (a block is made when ``text`` has none), its lines copied
+    from ``old`` as they were (comment lines left behind when ``text`` has its own
+    block); a key ``text`` leaves empty that ``old`` has is removed. Nothing is carried
+    when either block cannot be read. Body: ``old``'s trailing ``## Related`` section,
+    when it lists something, is added at the end when ``text`` has no such section. Pure;
+    raises ``EchoError`` only as ``set_frontmatter_key`` does."""
+    old_fm, _body, old_error = parse_frontmatter(old)
+    new_fm, _body, new_error = parse_frontmatter(text)
+    if old_error is None and new_error is None and old_fm:
+        for key in [k for k, v in new_fm.items() if k in old_fm and v in _EMPTY]:
+            text = remove_frontmatter_key(text, key)
+        keep = [k for k in old_fm if k not in new_fm]
+        if keep:
+            text = _with_keys(text, old, keep, {k: old_fm[k] for k in keep})
+    return _with_related(text, old)
+
+
+def _with_keys(text: str, old: str, keep: list[str], values: dict[str, object]) -> str:
+    """``text`` with the frontmatter lines of ``old``'s keys ``keep`` (``values``: what
+    they read as) added; set one by one as values when the copied lines would not read
+    back as ``values``."""
+    carrier = old
+    for key in parse_frontmatter(old)[0]:
+        if key not in keep:
+            carrier = remove_frontmatter_key(carrier, key)
+    block = split_frontmatter(carrier)[0] or ""
+    eol = line_ending(text)
+    lines = block.replace("\r\n", "\n").splitlines(keepends=True)
+    own_block, body, _error = split_frontmatter(text)
+    if own_block is None:
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        merged = bom + "---\n" + "".join(lines) + "---\n"
+        merged = merged.replace("\n", eol) + body
+    else:
+        lines = [line for line in lines if not line.startswith("#")]
+        head = text[:len(text) - len(body)]  # the opening line, the block, the closing line
+        at = head.rfind("\n", 0, len(head.rstrip("\r\n"))) + 1
+        merged = head[:at] + "".join(lines).replace("\n", eol) + head[at:] + body
+    fm, _body, error = parse_frontmatter(merged)
+    if error is None and all(fm.get(k) == v for k, v in values.items()):
+        return merged
+    for key, value in values.items():  # an unusual layout: each key as its value
+        text = set_frontmatter_key(text, key, value)
+    return text
+
+
+def _with_related(text: str, old: str) -> str:
+    """``text`` with ``old``'s trailing ``## Related`` section (a non-empty one) at its
+    end, when ``text`` has no ``## Related`` section."""
+    span = find_section(old, _RELATED)
+    if span is None or span[1] != len(old) or find_section(text, _RELATED) is not None:
+        return text
+    section = old[span[0]:]
+    if not section.partition("\n")[2].strip():
+        return text
+    eol = line_ending(text)
+    if text and not text.endswith("\n"):
+        text += eol
+    if text.strip() and not text.endswith(("\n\n", "\n\r\n")):
+        text += eol
+    return text + section.replace("\r\n", "\n").replace("\n", eol)
 
 
 def _already_evolved(current: str, text: str) -> bool:

@@ -23,7 +23,8 @@ class EvolveParams:
     reason: str = param(help="Why it changes (one line), kept in the archived version as "
                         "superseded_reason.", min_length=1, max_length=500,
                         cli=CliParam(positional=True))
-    text: str = param(help="The whole new text of the note (frontmatter included).",
+    text: str = param(help="The whole new text of the note; frontmatter keys it leaves "
+                      "out carry over from the old note, a key left empty drops one.",
                       min_length=1, max_length=1_000_000, cli=None)
     dry_run: bool = param(False, help="Say where the old version would go; write nothing.")
 
@@ -67,6 +68,9 @@ EVOLVE = Operation(
 The current text is kept, byte for byte, at _agent/archive/<path>--<today>.md with
 superseded_by, superseded_at and superseded_reason added to its frontmatter; the new
 text is written in place with supersedes pointing at the archive. Nothing is deleted.
+Frontmatter keys of the old note that the new text does not set carry over as they
+were, and so do its trailing ## Related links when the new text has none; the new
+text's own keys win, and a key left empty in it (e.g. `aliases:`) drops that key.
 
 \b
 Example:
