@@ -4,11 +4,12 @@ Note verbs (put, append, fm, patch, capture and the MCP tools that call them) wr
 notes: ``.md`` files outside dot-folders (``.git/``, ``.obsidian/``, ``.trash/``, any
 segment starting with ``.``) and outside the agent's internal files (``_agent/.lock``,
 ``_agent/index/``, the vault marker ``_agent/echo-vault.md``, which only init, sweep and
-migrate write). Names must be valid on every platform Obsidian syncs to: no
-``: * ? " < > |``, no control or bidi-override characters, no segment ending in a space
-or a dot (Windows drops them, so two names would meet), no Windows device name (``con``,
-``nul``, ``com1``, ... with any extension), and short enough for the folder backend's
-temporary file beside the note.
+migrate write), and outside ``_agent/archive/``: the versions ``evolve`` archived are
+kept as they were (SPEC §2.6; evolve writes them itself, not through this check). Names
+must be valid on every platform Obsidian syncs to: no ``: * ? " < > |``, no control or
+bidi-override characters, no segment ending in a space or a dot (Windows drops them, so
+two names would meet), no Windows device name (``con``, ``nul``, ``com1``, ... with any
+extension), and short enough for the folder backend's temporary file beside the note.
 
 ``require_note_path(path)`` is the one check; it returns the clean path or raises
 ``EchoError`` (exit 2) whose message names the rule. Reads are not limited here: they
@@ -32,9 +33,13 @@ MAX_NOTE_NAME_BYTES = 200
 #: Windows vaults do not tell ``_Agent`` from ``_agent``).
 INTERNAL_FILES = frozenset({"_agent/echo-vault.md"})
 INTERNAL_FOLDERS = ("_agent/index/",)
+#: Where ``evolve`` keeps superseded versions, byte for byte (``ops.evolve``).
+ARCHIVE_FOLDER = "_agent/archive/"
 
 RULE = ("write scope: note verbs write only .md notes outside dot-folders and the agent's "
         "internal files (SPEC §1.4)")
+ARCHIVE_RULE = ("write scope: an archived version is kept as it was; restore it or evolve "
+                "the current note (SPEC §1.4, §2.6)")
 NAME_RULE = ("note names must be valid on every platform Obsidian syncs to: no "
              ': * ? " < > |, no control characters or line breaks, no name ending in a '
              "space or a dot, no Windows device name such as con or nul (SPEC §1.4)")
@@ -56,7 +61,8 @@ def require_note_path(path: str) -> str:
 
     Checks, in order: the escape rules of ``normalize_path`` (``..``, absolute, NUL,
     lengths); a name valid on every platform; no dot-folder or dot-file; the ``.md``
-    suffix; not one of the agent's internal files. Side effects: none.
+    suffix; not one of the agent's internal files; not an archived version under
+    ``_agent/archive/`` (``ARCHIVE_RULE``). Side effects: none.
     """
     clean = normalize_path(path)
     bad = _BAD_NAME_CHAR.search(clean)
@@ -78,6 +84,9 @@ def require_note_path(path: str) -> str:
     if folded in INTERNAL_FILES or folded.startswith(INTERNAL_FOLDERS):
         raise _refuse(clean, "is one of the agent's internal files; `echo-memory doctor` "
                       "checks them and `echo-memory init` repairs the layout")
+    if folded.startswith(ARCHIVE_FOLDER):
+        raise usage_error(f"{ARCHIVE_RULE}: {clean!r} is under {ARCHIVE_FOLDER} (its "
+                          "superseded_by names the current note)")
     name_bytes = len(segments[-1].encode("utf-8"))
     if name_bytes > MAX_NOTE_NAME_BYTES:
         raise usage_error(f"note name {segments[-1][:40]!r}... is {name_bytes} bytes; keep a "
