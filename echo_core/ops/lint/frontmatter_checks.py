@@ -1,10 +1,12 @@
 """Frontmatter a note of its kind should carry (and a block that can be read, with
-each key once), and working notes past their ``expires`` (SPEC §1.2, §2.7). Missing
-keys and expiry are mechanical: ``lint --fix`` sets the keys."""
+each key once, and a working note's ``expires`` and ``status`` that decay can read),
+and working notes past their ``expires`` (SPEC §1.2, §2.7). Missing keys and expiry are
+mechanical: ``lint --fix`` sets the keys."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from echo_core.frontmatter import split_frontmatter
 from echo_core.frontmatter_dates import as_date
@@ -21,7 +23,10 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
     adds each missing key, one line each, with the manifest's value (created/updated:
     the file's date). A block that cannot be parsed, and each key a block holds more
     than once (readers keep its last value; Obsidian calls the block invalid), are
-    reported with their lines, not repaired."""
+    reported with their lines, not repaired; so is a working note's ``expires`` that is
+    not a date (``2024-02-30``, ``02/01/2024``, a list) or ``status`` that is not one
+    word (a list), which ``sweep --decay`` cannot read and never archives
+    (``decay_working.unreadable_lifecycle``: the finding names the key, value and fix)."""
     for path, kind in snap.kinds.items():
         note = snap.notes[path]
         if note.frontmatter_error is not None:
@@ -31,6 +36,8 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
                           "does not rewrite a block it cannot read)")
             continue
         yield from _duplicate_keys(path, note.text)
+        if kind == "working":
+            yield from _unreadable_lifecycle(path, note.frontmatter)
         missing = snap.missing(path)
         if not missing:
             continue
@@ -38,6 +45,14 @@ def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
         yield Finding("incomplete-frontmatter", path, f"a {kind} note lacks {keys}",
                       "`echo-memory lint --fix --apply` adds them (one line each)",
                       repair=Repair(path, f"add {keys}", dict(missing)))
+
+
+def _unreadable_lifecycle(path: str, fm: Mapping[str, Any]) -> Iterator[Finding]:
+    """One finding per lifecycle key of a working note that decay cannot read."""
+    from echo_core.ops.sweep.decay_working import unreadable_lifecycle  # decay's own rule
+
+    for bad in unreadable_lifecycle(fm):
+        yield Finding("incomplete-frontmatter", path, bad.says(), bad.fix)
 
 
 def _duplicate_keys(path: str, text: str) -> Iterator[Finding]:

@@ -33,8 +33,9 @@ CHECKS: tuple[CheckInfo, ...] = (
     CheckInfo("dangling-superseded-by", "superseded_by naming no note", False,
               link_checks.check_superseded_by),
     CheckInfo("incomplete-frontmatter", "an entity note lacking a key of its kind (type, "
-              "status, created, updated, tags; expires for working), or whose block "
-              "cannot be read or repeats a key", True,
+              "status, created, updated, tags; expires for working), whose block "
+              "cannot be read or repeats a key, or a working note whose expires is not "
+              "a date or status not one word (decay never archives it)", True,
               frontmatter_checks.check_incomplete_frontmatter),
     CheckInfo("expired-working-note", "a working note past its expires, still active",
               True, frontmatter_checks.check_expired_working),

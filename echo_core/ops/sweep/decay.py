@@ -7,7 +7,8 @@ reported in the sweep's ``decay`` section:
    oldest first, to ``_agent/memory/episodic/observations-archive-YYYY.md``
    (``decay_observations``: archives written before the preferences note);
 2. expired working notes, PreCompact checkpoints included, get ``status: archived`` and
-   their body under a dated ``## Archived`` marker (``decay_working``);
+   their body under a dated ``## Archived`` marker (``decay_working``; a blank status
+   counts as the kind's, and one decay cannot read is reported in ``skipped``);
 3. projects move to the folder of their status; projects not updated for
    ``STALE_PROJECT_DAYS`` (30) are proposed for on-hold and put there only when
    confirmed with ``projects`` (slugs, or ``all``) (``project_moves``), path-style
@@ -120,8 +121,9 @@ def plan_decay(ctx: EchoContext, confirm: Sequence[str] = ()) -> DecayPlan:
     preferences = _read_one(storage, PREFERENCES_PATH)
     archives = {p: _read_one(storage, p) for p in archive_years(preferences, today)}
     observations = plan_observations(preferences, archives, today)
-    working_folder = ctx.manifest.route("working").folder
-    working, skipped = plan_working(_read(storage, _markdown(storage, working_folder)), today)
+    working_route = ctx.manifest.route("working")
+    working, skipped = plan_working(_read(storage, _markdown(storage, working_route.folder)),
+                                    today, working_route.status)
     moving = [w for w in projects.moves if blocked(w) is None]
     links: dict[str, tuple[str, str, list[LinkRewrite]]] = {}
     if moving:

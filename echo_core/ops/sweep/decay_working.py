@@ -13,14 +13,24 @@ every other byte:
   non-blank line after the title to the end is kept byte for byte below the marker. A
   blank line separates the title and the marker.
 
+A blank or missing ``status`` counts as the working kind's manifest status (``active``),
+which the full sweep that follows decay would backfill: one ``--apply`` archives such a
+note (``status: archived`` set), never a backfill now and the archive next run.
+
 A note already archived (any other status) is not touched again: a second run does
-nothing. A note without ``expires``, or with one that is not a date, is left alone.
+nothing. A note without ``expires`` is left alone. A note decay cannot decide on is left
+alone and reported as skipped (``DecaySkipped``): an ``expires`` that is not a date
+(``2024-02-30``, ``02/01/2024``, a list) while the status is live or unreadable, and a
+``status`` that is not one word (a list) once ``expires`` has passed
+(``unreadable_lifecycle``; lint reports them too).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -74,10 +84,53 @@ def with_archived_marker(text: str, day: _dt.date) -> str:
     return text[:head_len] + before + marker + body[at:]
 
 
-def plan_working(texts: dict[str, str], today: _dt.date) -> tuple[list[WorkingWrite],
-                                                                  list[DecaySkipped]]:
+@attrs.frozen
+class UnreadableKey:
+    """A lifecycle key of a working note that decay cannot read: the key, its value as
+    the frontmatter holds it, what is wrong and the fix."""
+
+    key: str
+    value: Any
+    problem: str
+    fix: str
+
+    def says(self) -> str:
+        """The problem in one line, naming the key and its value."""
+        return f"{self.key}: {self.value!r} {self.problem}"
+
+
+def unreadable_lifecycle(fm: Mapping[str, Any]) -> tuple[UnreadableKey, ...]:
+    """The keys of the working note frontmatter ``fm`` that decay cannot read: an
+    ``expires`` set but not a date (``frontmatter_dates.as_date``), a ``status`` set but
+    not one word (a list, a mapping, a number). Empty when both can be read or are
+    blank. Pure."""
+    found: list[UnreadableKey] = []
+    expires = fm.get("expires")
+    if expires not in (None, "") and as_date(expires) is None:
+        found.append(UnreadableKey(
+            "expires", expires, "is not a date, so sweep --decay never archives the note",
+            "write one date as YYYY-MM-DD, e.g. expires: 2026-03-15"))
+    status = fm.get("status")
+    if status is not None and not isinstance(status, str):
+        found.append(UnreadableKey(
+            "status", status, "is not one word, so sweep --decay never archives the note",
+            "write one status, e.g. status: active"))
+    return tuple(found)
+
+
+def _status(value: Any, default: str) -> str | None:
+    """A ``status`` value case-folded, ``default`` when blank, None when not a word."""
+    if value is not None and not isinstance(value, str):
+        return None
+    return (value or "").strip().casefold() or default
+
+
+def plan_working(texts: dict[str, str], today: _dt.date, default_status: str = "active",
+                 ) -> tuple[list[WorkingWrite], list[DecaySkipped]]:
     """The working notes of ``texts`` (path -> text) to archive, and those left alone
-    because their frontmatter cannot be edited line-wise."""
+    and reported: frontmatter that cannot be edited line-wise, or a lifecycle key decay
+    cannot read (module docstring). ``default_status``: the working kind's manifest
+    status, what a blank or missing ``status`` counts as."""
     writes: list[WorkingWrite] = []
     skipped: list[DecaySkipped] = []
     for path, text in sorted(texts.items()):
@@ -85,7 +138,13 @@ def plan_working(texts: dict[str, str], today: _dt.date) -> tuple[list[WorkingWr
         if error is not None:
             continue
         expires = as_date(fm.get("expires"))
-        status = str(fm.get("status") or "").strip().casefold()
+        status = _status(fm.get("status"), default_status)
+        unreadable = unreadable_lifecycle(fm)
+        if unreadable and (status is None or status in LIVE_STATUSES) and (
+                expires is None or expires < today):
+            skipped.append(DecaySkipped(path, "; ".join(f"{u.says()} ({u.fix})"
+                                                        for u in unreadable)))
+            continue
         if expires is None or expires >= today or status not in LIVE_STATUSES:
             continue
         try:
