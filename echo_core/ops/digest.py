@@ -13,14 +13,19 @@ Step); ``## Agent Log (<today>)`` (capture's own created / updated lines summed 
 line, the other lines as written); ``## Inbox`` (count and oldest age only, never the
 items). Sections are separated by one blank line.
 
-Over budget, the trimmable sections lose items in this order until the text fits:
-observations (oldest first), agent log (oldest first), last-session summary (from its end),
-always-loaded notes (from the last), semantic memory lines (least recently updated
-first). Each trimmed section ends with a ``(truncated) N ... not shown`` line, N counting
-every item of the source left out (so the shown and the not shown add up; a section
-trimmed to nothing has no "last 0" title). If the text still does not fit with all five
-emptied, it is cut at the budget and ends with
-``(truncated)``.
+Over budget (the steps are ``digest_fit.fit``), first the scope text and the Fact /
+Pattern section's own text are each cut to their share of the budget (1/``SCOPE_SHARE``,
+1/``FACTS_SHARE``; a text within its share is left whole), ending with
+``(truncated) the rest not shown (N chars; see <path of the note>)``. Then the
+trimmable sections lose items in this order until the text fits: observations (oldest
+first), agent log (oldest first), last-session summary (from its end), always-loaded notes
+(from the last), semantic memory lines (least recently updated first). Each trimmed
+section ends with a ``(truncated) N ... not shown`` line, N counting every item of the
+source left out (so the shown and the not shown add up; a section trimmed to nothing has
+no "last 0" title). If that is not enough, the scope and Fact / Pattern texts are cut
+further, down to ``(truncated) not shown (N chars; see <path>)``; so every section keeps
+at least its heading. Only if the text still does not fit (a budget too small for the
+headings) is it cut at the budget, ending with ``(truncated)``.
 The result never exceeds the budget.
 
 The full digest is the brief digest (within the brief budget) followed by the full texts
@@ -33,7 +38,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Callable
 
 import attrs
 
@@ -41,6 +45,7 @@ from echo_core.agent_log_lines import capture_record
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.always_load import always_load_item
+from echo_core.ops.digest_fit import TRUNCATED, Block, Section, fit, sections_text
 from echo_core.ops.inbox_marks import EXPIRE_AFTER_DAYS
 from echo_core.ops.links import link_target
 from echo_core.ops.scope import (
@@ -52,7 +57,11 @@ from echo_core.ops.scope import (
 from echo_core.ops.semantic_lines import NO_FACTS, semantic_line
 from echo_core.ops.triage import parse_inbox, unread_lines
 
-TRUNCATED = "(truncated)"
+__all__ = ["ALWAYS_LOAD_NOTE_CHARS", "ALWAYS_LOAD_SHARE", "CAPTURES_NAMED", "FACTS_SHARE",
+           "FULL_TRIM_ORDER", "LOG_HEADING", "OBSERVATIONS_SHOWN", "SCOPE_SHARE",
+           "SUMMARY_HEADINGS", "TRIM_ORDER", "TRUNCATED", "Read", "Section", "SemanticMemory",
+           "VaultSnapshot", "render_digest", "sections_text"]
+
 OBSERVATIONS_SHOWN = 10
 #: Notes named per verb in the brief's one line about today's captures.
 CAPTURES_NAMED = 8
@@ -64,6 +73,10 @@ TRIM_ORDER = ("observations", "agent-log", "last-session", "always-load", "prefe
 ALWAYS_LOAD_SHARE = 4
 #: Each always-loaded note's text is cut at this many characters.
 ALWAYS_LOAD_NOTE_CHARS = 1200
+#: Over budget, the scope text is first cut to this fraction (1/N) of the brief budget.
+SCOPE_SHARE = 8
+#: Over budget, the Fact / Pattern section's own text is first cut to 1/N of the budget.
+FACTS_SHARE = 4
 #: Full-text sections trimmed when over the full budget, first to last.
 FULL_TRIM_ORDER = ("session-note", "preferences-note", "context-note")
 _ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
@@ -111,56 +124,9 @@ class VaultSnapshot:
     always_load: tuple[Read, ...] = ()  # the notes with ``always_load: true``
 
 
-@attrs.frozen
-class Section:
-    """One digest section: a stable ``name``, its text, and ok|absent|error|truncated."""
-
-    name: str
-    text: str
-    status: str
-
-
-@attrs.define
-class _Block:
-    """A section being fitted: fixed text plus items that trimming may drop."""
-
-    name: str
-    status: str
-    title: Callable[[int], str]
-    fixed: str = ""
-    items: list[str] = attrs.field(factory=list)
-    keep_last: bool = True  # trimming drops the oldest (front) items; else from the end
-    noun: str = "items"  # plural; one is said without the final "s"
-    closing: str = ""  # a line after the items (a code fence), never trimmed
-    hint: str = ""  # where to read what trimming left out
-    shown: int = -1  # items shown; -1 = all
-    total: int = -1  # items in the source when ``items`` holds only some; -1 = len(items)
-
-    def render(self, shown: int | None = None) -> str:
-        """The section text with ``shown`` items (default: the current ``shown``).
-
-        When trimming left items out, the last line says how many of the source's items
-        are not shown, so shown + not shown = all of them."""
-        n = shown if shown is not None else len(self.items) if self.shown < 0 else self.shown
-        kept = (self.items[len(self.items) - n:] if self.keep_last else self.items[:n]) if n else []
-        lines = [self.title(n)]
-        if self.fixed:
-            lines.append(self.fixed)
-        lines += kept
-        if self.closing:
-            lines.append(self.closing)
-        if n < len(self.items):
-            which = "" if not n else " older" if self.keep_last else " more"
-            hidden = (self.total if self.total >= 0 else len(self.items)) - n
-            hint = f"; read {self.hint}" if self.hint else ""
-            noun = self.noun[:-1] if hidden == 1 and self.noun.endswith("s") else self.noun
-            lines.append(f"{TRUNCATED} {hidden}{which} {noun} not shown{hint}")
-        return "\n".join(lines)
-
-
-def _fixed(name: str, status: str, text: str) -> _Block:
+def _fixed(name: str, status: str, text: str) -> Block:
     head, _, rest = text.partition("\n")
-    return _Block(name, status, lambda _n: head, fixed=rest)
+    return Block(name, status, lambda _n: head, fixed=rest)
 
 
 def _items(body: str) -> list[str]:
@@ -188,7 +154,7 @@ def _problem(read: Read, what: str) -> str:
 # -- brief sections -------------------------------------------------------------------
 
 
-def _marker_block(snap: VaultSnapshot, logged: int) -> _Block:
+def _marker_block(snap: VaultSnapshot, logged: int) -> Block:
     if snap.marker.status != "ok":
         return _fixed("marker", snap.marker.status, "echo-memory vault: " + _problem(
             snap.marker, "the marker"))
@@ -216,7 +182,7 @@ def _scope_updated(read: Read) -> str:
     return str(parse_note(read.path, read.text).frontmatter.get("scope_updated") or "")
 
 
-def _scope_block(snap: VaultSnapshot, updated: str, sessions_since: int) -> _Block:
+def _scope_block(snap: VaultSnapshot, updated: str, sessions_since: int) -> Block:
     read = snap.context
     if read.status != "ok":
         return _fixed("scope", read.status, "## Scope\n" + _problem(read, "the current context"))
@@ -227,8 +193,9 @@ def _scope_block(snap: VaultSnapshot, updated: str, sessions_since: int) -> _Blo
         since = f"{_count(sessions_since, 'session')} logged since"
     if not scope or scope == PLACEHOLDER:
         scope = '(no scope set yet; set one with `echo-memory scope set "..."`)'
-    return _fixed("scope", "ok",
-                  f"## Scope (updated {shown_stamp(updated) or 'never'}; {since})\n{scope}")
+    title = f"## Scope (updated {shown_stamp(updated) or 'never'}; {since})"
+    return Block("scope", "ok", lambda _n: title, fixed=scope, cap_share=SCOPE_SHARE,
+                 source=read.path)
 
 
 def _semantic_items(memory: SemanticMemory) -> tuple[list[str], list[str]]:
@@ -250,7 +217,7 @@ def _semantic_items(memory: SemanticMemory) -> tuple[list[str], list[str]]:
     return [line for _, line in dated], problems
 
 
-def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
+def _preference_blocks(snap: VaultSnapshot) -> list[Block]:
     """Fact / Pattern: the preferences note's own section in full, then one line per
     semantic memory note (trimmed last, from the least recently updated); then the
     preferences note's Observations."""
@@ -268,16 +235,16 @@ def _preference_blocks(snap: VaultSnapshot) -> list[_Block]:
         if not recent:
             obs = _fixed("observations", "ok", "## Observations\n(none yet)")
         else:
-            obs = _Block("observations", "ok", lambda n: (
+            obs = Block("observations", "ok", lambda n: (
                              f"## Observations (last {n} of {total})" if n
                              else "## Observations"),
                          items=recent, noun="observations", hint=read.path, total=total)
     fixed = "\n".join(part for part in (facts, *problems) if part)
     if not fixed and not semantic:
         fixed = NO_FACTS
-    prefs = _Block("preferences", read.status, lambda _n: "## Fact / Pattern", fixed=fixed,
+    prefs = Block("preferences", read.status, lambda _n: "## Fact / Pattern", fixed=fixed,
                    items=semantic, keep_last=False, noun="semantic notes",
-                   hint=snap.semantic.folder)
+                   hint=snap.semantic.folder, cap_share=FACTS_SHARE, source=read.path)
     return [prefs, obs]
 
 
@@ -298,7 +265,7 @@ def _summary_lines(text: str) -> list[str]:
     return [f"### {LOG_HEADING}", *kept] if kept else []
 
 
-def _session_block(snap: VaultSnapshot) -> _Block:
+def _session_block(snap: VaultSnapshot) -> Block:
     read = snap.session_log
     if read is None:
         status = snap.heartbeat.status if snap.heartbeat.status != "ok" else "absent"
@@ -313,11 +280,11 @@ def _session_block(snap: VaultSnapshot) -> _Block:
     lines = _summary_lines(read.text)
     if not lines:
         return _fixed("last-session", "ok", f"{title}\n(the log is empty)")
-    return _Block("last-session", "ok", lambda _n: title, items=lines, keep_last=False,
+    return Block("last-session", "ok", lambda _n: title, items=lines, keep_last=False,
                   noun="summary lines", hint=read.path)
 
 
-def _agent_log_block(snap: VaultSnapshot) -> _Block:
+def _agent_log_block(snap: VaultSnapshot) -> Block:
     day = snap.today.isoformat()
     read = snap.daily
     if read.status == "absent":
@@ -331,7 +298,7 @@ def _agent_log_block(snap: VaultSnapshot) -> _Block:
     if not items:
         return _fixed("agent-log", "ok", f"## Agent Log ({day})\n"
                       + (summary or "(nothing logged yet today)"))
-    return _Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", fixed=summary,
+    return Block("agent-log", "ok", lambda _n: f"## Agent Log ({day})", fixed=summary,
                   items=items, noun="agent-log lines", hint=read.path)
 
 
@@ -353,7 +320,7 @@ def _captures_line(logged: list[str]) -> str:
     return f"captured today: {'; '.join(parts)}" if parts else ""
 
 
-def _inbox_block(snap: VaultSnapshot) -> _Block:
+def _inbox_block(snap: VaultSnapshot) -> Block:
     read = snap.inbox
     if read.status == "absent":
         return _fixed("inbox", "absent", "## Inbox\n(no inbox file yet)")
@@ -372,7 +339,7 @@ def _inbox_block(snap: VaultSnapshot) -> _Block:
                                  f"{_count(oldest, 'day')} old; {hint}{other}")
 
 
-def _always_load_block(snap: VaultSnapshot, budget: int) -> _Block | None:
+def _always_load_block(snap: VaultSnapshot, budget: int) -> Block | None:
     """The always-loaded notes within 1/``ALWAYS_LOAD_SHARE`` of ``budget``; notes past
     that share are counted in a closing line. None when there are none."""
     items = [always_load_item(r.path, r.text, ALWAYS_LOAD_NOTE_CHARS, TRUNCATED)
@@ -380,7 +347,7 @@ def _always_load_block(snap: VaultSnapshot, budget: int) -> _Block | None:
     if not items:
         return None
     share = budget // ALWAYS_LOAD_SHARE
-    block = _Block("always-load", "ok", lambda n: f"## Always loaded ({n} of {len(items)})"
+    block = Block("always-load", "ok", lambda n: f"## Always loaded ({n} of {len(items)})"
                    if n < len(items) else "## Always loaded", items=items, keep_last=False,
                    noun="always-loaded notes")
     shown = len(items)
@@ -394,7 +361,7 @@ def _always_load_block(snap: VaultSnapshot, budget: int) -> _Block | None:
     return block
 
 
-def _full_block(name: str, label: str, read: Read | None) -> _Block:
+def _full_block(name: str, label: str, read: Read | None) -> Block:
     if read is None:
         return _fixed(name, "absent", f"## Full text: {label}\n(none)")
     if read.status != "ok":
@@ -402,77 +369,9 @@ def _full_block(name: str, label: str, read: Read | None) -> _Block:
     lines = read.text.rstrip("\n").splitlines()
     fence = "`" * max(3, 1 + max((len(m.group()) for m in _FENCE_RUN.finditer(read.text)),
                                  default=0))
-    return _Block(name, "ok", lambda _n: f"## Full text: {label} ({read.path})",
-                  fixed=fence + "markdown", items=lines, keep_last=False, noun="lines",
-                  closing=fence, hint=read.path)
-
-
-# -- fitting --------------------------------------------------------------------------
-
-
-def _join(blocks: list[_Block]) -> str:
-    return "\n\n".join(block.render() for block in blocks)
-
-
-def _fit(blocks: list[_Block], budget: int, order: tuple[str, ...]) -> list[Section]:
-    """Trim ``blocks`` in ``order`` until they fit ``budget``; hard-cut as a last resort."""
-    total = len(_join(blocks))
-    for name in order:
-        if total <= budget:
-            break
-        for block in (b for b in blocks if b.name == name and b.items):
-            others = total - len(block.render())
-            lo, hi = 0, len(block.items) - 1  # largest n that fits, else 0
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if others + len(block.render(mid)) <= budget:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            block.shown, block.status = lo, "truncated"
-            total = others + len(block.render())
-    sections = [Section(b.name, b.render(), b.status) for b in blocks]
-    if total <= budget:
-        return sections
-    return _hard_cut(sections, budget)
-
-
-def _hard_cut(sections: list[Section], budget: int) -> list[Section]:
-    """Cut the joined text so that it plus a final ``(truncated)`` fits ``budget``.
-
-    The marker ends the last section that keeps any text; sections past the cut stay in
-    the list with empty text, all marked ``truncated``."""
-    marker = "\n" + TRUNCATED
-    room = budget - len(marker)
-    out: list[Section] = []
-    pos = 0
-    for i, section in enumerate(sections):
-        sep = len("\n\n") if out else 0
-        if pos + sep + len(section.text) <= room:
-            out.append(section)
-            pos += sep + len(section.text)
-            continue
-        rest = sections[i:]
-        cut = section.text[: max(0, room - pos - sep)]
-        if (newline := cut.rfind("\n")) >= len(cut) / 2:
-            cut = cut[:newline]  # end on a whole line when that keeps most of it
-        cut = cut.rstrip()
-        if cut:
-            out.append(Section(section.name, cut, "truncated"))
-            rest = rest[1:]
-        if out:
-            last = out[-1]
-            out[-1] = Section(last.name, last.text + marker, "truncated")
-        else:
-            out.append(Section(section.name, TRUNCATED, "truncated"))
-            rest = rest[1:]
-        return out + [Section(s.name, "", "truncated") for s in rest]
-    return out
-
-
-def sections_text(sections: list[Section]) -> str:
-    """The digest text of ``sections`` (one blank line between sections)."""
-    return "\n\n".join(s.text for s in sections if s.text)
+    return Block(name, "ok", lambda _n: f"## Full text: {label} ({read.path})",
+                 fixed=fence + "markdown", items=lines, keep_last=False, noun="lines",
+                 closing=fence, hint=read.path)
 
 
 def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
@@ -485,7 +384,7 @@ def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
     blocks = [_marker_block(snap, logged), _scope_block(snap, updated, since),
               *_preference_blocks(snap), *([always] if always is not None else []),
               _session_block(snap), _agent_log_block(snap), _inbox_block(snap)]
-    sections = _fit(blocks, budget, TRIM_ORDER)
+    sections = fit(blocks, budget, TRIM_ORDER)
     if brief:
         return tuple(sections)
     room = full_budget - len(sections_text(sections)) - len("\n\n")
@@ -494,4 +393,4 @@ def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
             _full_block("session-note", "last session log", snap.session_log)]
     if room <= len(TRUNCATED):  # no room left at all: listed, empty, truncated
         return tuple(sections + [Section(b.name, "", "truncated") for b in full])
-    return tuple(sections + _fit(full, room, FULL_TRIM_ORDER))
+    return tuple(sections + fit(full, room, FULL_TRIM_ORDER))

@@ -1,7 +1,16 @@
-"""Excerpts for recall hits and packing them into a character budget (SPEC §3.1)."""
+"""Excerpts for recall hits and packing them into a character budget (SPEC §3.1).
+
+An excerpt is the best-matching line of a note, from the first matched word (with a little
+lead-in) when that word lies past the excerpt size, extended with the following lines. An
+excerpt cut at its start begins with ``…``, one cut at its end ends with ``…``, and a cut
+never splits a visible character: a base character keeps its combining marks, variation
+selectors and emoji modifiers, and a zero-width-joiner sequence or a flag stays whole
+(``safe_cut``; the standard library's ``unicodedata``, no grapheme dependency).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 
 import attrs
@@ -15,6 +24,10 @@ _LINK_ONLY = LazyPattern(r"[-*]?\s*(\[\[[^\]]+\]\][\s,]*)+")
 EXCERPT_CHARS = 320
 MIN_PIECE = 40
 TRUNCATION_MARK = "…"
+#: Characters of lead-in kept before the first matched word when the excerpt starts
+#: inside its line (1/``LEAD_SHARE`` of the excerpt size).
+LEAD_SHARE = 4
+_ZWJ = "\u200d"
 
 
 #: Lines of a body scanned for the best passage (a longer note's excerpt comes from its
@@ -49,10 +62,15 @@ def best_passage(lines: Sequence[str], query_terms: set[str],
     """The line of ``lines`` (from ``content_lines``) with the most distinct query terms
     (``line_terms(i)`` gives line i's terms; ties: earliest; only the first
     ``SCAN_LINES`` are scored, and scoring stops at a line holding every term), extended
-    with following lines to ``max_chars`` (a longer cut ends with ``…``)."""
+    with following lines to at most ``max_chars`` characters.
+
+    When the first matched word of that line (``term_position``) would not fit in
+    ``max_chars`` from the line's start, the excerpt starts about 1/``LEAD_SHARE`` of
+    ``max_chars`` before it, at a word start, behind ``…``. A longer text is cut at a
+    grapheme-safe point (``safe_cut``) and ends with ``…``."""
     if not lines:
         return ""
-    best = 0
+    best, matched = 0, 0
     if query_terms:
         best_score, most = 0, len(query_terms)
         for i in range(min(len(lines), SCAN_LINES)):
@@ -61,14 +79,82 @@ def best_passage(lines: Sequence[str], query_terms: set[str],
                 best, best_score = i, score
                 if score == most:
                     break
+        matched = best_score
     out = lines[best]
+    if matched and len(out) >= max_chars:
+        out = _from_first_match(out, query_terms.intersection(line_terms(best)), max_chars)
     for line in lines[best + 1:]:
         if len(out) + 1 + len(line) > max_chars:
             break
         out = f"{out} {line}"
     if len(out) > max_chars:
-        out = out[: max_chars - 1].rstrip() + TRUNCATION_MARK
+        out = out[: safe_cut(out, max_chars - 1)].rstrip() + TRUNCATION_MARK
     return out
+
+
+def _from_first_match(line: str, terms: Collection[str], max_chars: int) -> str:
+    """``line`` from a little before its first word holding one of ``terms``, behind
+    ``…``; the whole line when that word ends within ``max_chars - 1`` characters or
+    none is found."""
+    spans = [span for term in terms if (span := term_position(line, term)) is not None]
+    if not spans:
+        return line
+    first, end = min(spans)
+    if end <= max_chars - 1:
+        return line
+    # the lead-in, or more when the line ends soon after: the window is filled
+    start = max(0, min(first - max_chars // LEAD_SHARE, len(line) - max_chars + 1))
+    space = line.find(" ", start, first)
+    if space >= 0:
+        start = space + 1
+    else:  # no word break in the lead-in (e.g. CJK): any point not inside a character
+        while 0 < start < first and _extends(line, start):
+            start += 1
+    return TRUNCATION_MARK + line[start:] if start else line
+
+
+def term_position(line: str, term: str) -> tuple[int, int] | None:
+    """Where (start, end) in ``line`` the first word that ``term`` (a tokenizer's term)
+    probably comes from lies: a word starting with the term, else with the term but for
+    its last character (a stemmer's term is a word's start but for its last character:
+    "penalti" from "penalty"), case ignored; None when no word does. A heuristic: a
+    term a tokenizer rewrote ("went" -> "go") is not found."""
+    for head in (term, term[:-1]) if len(term) > 3 else (term,):
+        found = re.search(r"(?<![^\W_])" + re.escape(head) + r"[^\W_]*", line, re.IGNORECASE)
+        if found is not None:
+            return found.start(), found.end()
+    return None
+
+
+def _extends(text: str, i: int) -> bool:
+    """Whether ``text[i]`` belongs with the character before it (cutting between them
+    would split what is seen as one character)."""
+    ch, before = text[i], text[i - 1]
+    if ch < "\u0300" and before != _ZWJ:  # ASCII and Latin-1 never extend a character
+        return False
+    if before == _ZWJ or ch == _ZWJ:
+        return True
+    code = ord(ch)
+    if (0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF  # variation selectors
+            or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F):  # skin, tags
+        return True
+    if 0x1F1E6 <= code <= 0x1F1FF and 0x1F1E6 <= ord(before) <= 0x1F1FF:  # a flag's pair
+        run = 0
+        while i - 1 - run >= 0 and 0x1F1E6 <= ord(text[i - 1 - run]) <= 0x1F1FF:
+            run += 1
+        return run % 2 == 1
+    import unicodedata  # only for non-Latin text: not at import (cold path)
+
+    return bool(unicodedata.combining(ch)) or unicodedata.category(ch) in ("Mn", "Mc", "Me")
+
+
+def safe_cut(text: str, at: int) -> int:
+    """The largest position <= ``at`` where ``text`` may be cut without splitting a
+    visible character (``_extends``); 0 when there is none."""
+    at = min(at, len(text))
+    while 0 < at < len(text) and _extends(text, at):
+        at -= 1
+    return at
 
 
 def body_excerpt(body: str, query_terms: set[str], tokenizer: Tokenizer,
@@ -79,9 +165,16 @@ def body_excerpt(body: str, query_terms: set[str], tokenizer: Tokenizer,
     return best_passage(lines, query_terms, lambda i: tokenizer.tokenize(lines[i]), max_chars)
 
 
+def was_cut(excerpt: str) -> bool:
+    """Whether ``excerpt`` (from ``best_passage`` or ``pack``) was cut: it starts or ends
+    with ``TRUNCATION_MARK``. (A line that itself ends with "…" reads as cut too.)"""
+    return excerpt.startswith(TRUNCATION_MARK) or excerpt.endswith(TRUNCATION_MARK)
+
+
 @attrs.frozen
 class Packed:
-    """Hits that fit the budget, how many were dropped, and whether any was cut."""
+    """Hits that fit the budget, how many were dropped, and whether the budget cut an
+    excerpt or left a hit out."""
 
     hits: tuple[Hit, ...]
     dropped: int
@@ -90,8 +183,9 @@ class Packed:
 
 def pack(hits: Sequence[Hit], budget_chars: int) -> Packed:
     """Keep hits by descending score while their excerpts fit ``budget_chars``; the first
-    that does not fit is cut (marked ``truncated``) if at least ``MIN_PIECE`` characters
-    remain; the rest are dropped."""
+    that does not fit is cut (at a grapheme-safe point, ``safe_cut``) if at least
+    ``MIN_PIECE`` characters remain; the rest are dropped. Every kept hit whose excerpt
+    was cut, here or when it was made (``was_cut``), is marked ``truncated``."""
     kept: list[Hit] = []
     used = 0
     truncated = False
@@ -99,11 +193,11 @@ def pack(hits: Sequence[Hit], budget_chars: int) -> Packed:
     for n, hit in enumerate(ordered):
         room = budget_chars - used
         if len(hit.excerpt) <= room:
-            kept.append(hit)
+            kept.append(attrs.evolve(hit, truncated=True) if was_cut(hit.excerpt) else hit)
             used += len(hit.excerpt)
             continue
         if room >= MIN_PIECE:
-            cut = hit.excerpt[: room - 1].rstrip() + TRUNCATION_MARK
+            cut = hit.excerpt[: safe_cut(hit.excerpt, room - 1)].rstrip() + TRUNCATION_MARK
             kept.append(attrs.evolve(hit, excerpt=cut, truncated=True))
             truncated = True
             n += 1

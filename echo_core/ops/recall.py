@@ -20,7 +20,7 @@ import attrs
 from echo_core.actions import Action
 from echo_core.errors import usage_error
 from echo_core.models import Envelope, Hit
-from echo_core.ops.excerpts import pack
+from echo_core.ops.excerpts import pack, was_cut
 from echo_core.ops.links import graph_links
 from echo_core.ops.recall_fields import reranked, search_depth
 from echo_core.ops.recall_index import ensure_index
@@ -65,8 +65,9 @@ def query_terms(ctx: EchoContext, query: str) -> tuple[list[WeightedTerm], list[
 def _hit(path: str, score: float, text: str, terms: set[str], ctx: EchoContext,
          via: str | None = None) -> Hit:
     view = ctx.note_views.view(text, path)
+    excerpt = view.excerpt(terms, ctx.tokenizer)
     return Hit(path=path, score=round(score, 6), type=view.type, updated=view.updated,
-               status=view.status, excerpt=view.excerpt(terms, ctx.tokenizer), via=via)
+               status=view.status, excerpt=excerpt, via=via, truncated=was_cut(excerpt))
 
 
 def _link_folders(ctx: EchoContext) -> list[str]:
