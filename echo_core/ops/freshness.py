@@ -163,8 +163,13 @@ def _caught_up(ctx: EchoContext, mode: str) -> Changes | None:
         return None
 
 
-def _off(ctx: EchoContext) -> bool:
+def freshness_off(ctx: EchoContext) -> bool:
+    """Whether ``ECHO_FRESHNESS=off`` asks every read to answer from the indexes as they
+    are (no catching up with hand edits, no healing an entry found stale)."""
     return ctx.env.get("ECHO_FRESHNESS", "").strip().lower() in ("off", "0", "no", "false")
+
+
+_off = freshness_off
 
 
 def _sweep_due(ctx: EchoContext) -> bool:

@@ -173,6 +173,12 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
                        budget_chars=budget_chars)
 
 
+def _freshness_off(ctx: EchoContext) -> bool:
+    from echo_core.ops.freshness import freshness_off
+
+    return freshness_off(ctx)
+
+
 def _stale_hits(ctx: EchoContext, scored: list[tuple[str, float]],
                 texts: dict[str, str | None], terms: set[str]) -> set[str]:
     """The hits whose note, as read now, holds none of ``terms`` (the query's words and
@@ -240,7 +246,7 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
                              [t.term for t in plain], [t.term for t in extra], limit,
                              upkeep.key_terms_of)
     wanted = {t.term for t in plain}
-    if getattr(upkeep.ranker, "hits_hold_query_words", False):  # a lexical ranker
+    if getattr(upkeep.ranker, "hits_hold_query_words", False) and not _freshness_off(ctx):
         stale = _stale_hits(ctx, scored, texts,
                             wanted | {w for t in extra for w in t.term.split(" ")})
         scored = [(p, s) for p, s in scored if p not in stale]

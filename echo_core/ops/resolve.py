@@ -51,7 +51,11 @@ def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envel
     path = found.data.path
     if path is not None and not ctx.vault.storage.exists(path):
         # an entity index older than the notes (restored, checked out): heal that entry
+        from echo_core.ops.freshness import freshness_off
         from echo_core.ops.index_sync import sync_paths
+
+        if freshness_off(ctx):
+            return found
 
         sync_paths(ctx, [path])
         with index.one_snapshot():
