@@ -10,7 +10,6 @@ selectors and emoji modifiers, and a zero-width-joiner sequence or a flag stays 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Sequence
 
 import attrs
@@ -119,10 +118,16 @@ def term_position(line: str, term: str) -> tuple[int, int] | None:
     its last character (a stemmer's term is a word's start but for its last character:
     "penalti" from "penalty"), case ignored; None when no word does. A heuristic: a
     term a tokenizer rewrote ("went" -> "go") is not found."""
+    lowered = line.lower()
     for head in (term, term[:-1]) if len(term) > 3 else (term,):
-        found = re.search(r"(?<![^\W_])" + re.escape(head) + r"[^\W_]*", line, re.IGNORECASE)
-        if found is not None:
-            return found.start(), found.end()
+        at = lowered.find(head)
+        while at >= 0:
+            if at == 0 or not lowered[at - 1].isalnum():  # a word starts here
+                end = at + len(head)
+                while end < len(line) and line[end].isalnum():
+                    end += 1
+                return at, end
+            at = lowered.find(head, at + 1)
     return None
 
 

@@ -188,22 +188,31 @@ def _stale_hits(ctx: EchoContext, scored: list[tuple[str, float]],
     freshness check had not come to it yet). They are dropped from the answer and their
     index entries brought up to date (``sync_paths``), so a word that is gone is never
     answered with the note it left."""
-    from echo_core.corpus import index_doc
-    from echo_core.notes import parse_note
-
     among = getattr(ctx.tokenizer, "terms_among", None)  # a TermFinder: only likely words
     wanted = frozenset(terms)
+
+    def holds(text: str) -> bool:
+        found = among(text, wanted) if among is not None else \
+            wanted.intersection(ctx.tokenizer.tokenize(text))
+        return bool(found)
+
+    # a word starts with its term but for the term's last letter (porterlite): a text
+    # holding none of these heads as a substring cannot hold a term; one that does almost
+    # always holds it (kept: the rare stale hit it lets through costs less than a check)
+    heads = [t[:-1] if len(t) > 3 else t for t in wanted]
     stale: set[str] = set()
     for path, _ in scored:
         text = texts.get(path)
         if text is None:
             continue
-        doc = index_doc(parse_note(path, text))
-        if doc is None:
+        lowered = text.lower()
+        if any(head in lowered for head in heads) or holds(text):
             continue
-        found = among(doc.text, wanted) if among is not None else \
-            wanted.intersection(ctx.tokenizer.tokenize(doc.text))
-        if not found:
+        from echo_core.corpus import index_doc  # a title from the file name, say
+        from echo_core.notes import parse_note
+
+        doc = index_doc(parse_note(path, text))
+        if doc is not None and not holds(doc.text):
             stale.add(path)
     if stale:
         from echo_core.ops.index_sync import sync_paths
