@@ -146,3 +146,44 @@ def context_of(stdout: str, event: str) -> str:
     assert specific["hookEventName"] == event
     assert isinstance(specific["additionalContext"], str) and specific["additionalContext"]
     return str(specific["additionalContext"])
+
+
+def plant_held_lock(vault: Path) -> Path:
+    """A vault lock held by a live process on this host (the test's own): its path."""
+    import socket
+    import time
+
+    path = vault / "_agent" / ".lock"
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time(),
+              "token": "planted"}
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+def compact(box: VaultBox, project: Path, transcripts: Path, session: str, trigger: str) -> float:
+    """Run PreCompact for ``session`` (a transcript of one prompt and some edits, written
+    under ``transcripts``), checking it exits 0 quietly; the seconds it took."""
+    import time
+
+    transcript = write_transcript(transcripts / f"{session}.jsonl", session, project,
+                                  prompts=["fix the deploy script"], tools=work_tools(project))
+    started = time.monotonic()
+    proc = run_hook("PreCompact", payload("PreCompact", session, transcript, project,
+                                          trigger=trigger, custom_instructions=""),
+                    hook_env(box), project)
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    return time.monotonic() - started
+
+
+def flush_cli(box: VaultBox, project: Path) -> str:
+    """``echo-memory flush`` on ``box``'s vault (exit 0 checked): its output."""
+    proc = subprocess.run([*([ECHO_BIN] if ECHO_BIN else FALLBACK_CLI), "flush"],
+                          env=hook_env(box), cwd=project, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def checkpoint_names(box: VaultBox) -> list[str]:
+    """The file names of the checkpoint notes in ``box``'s working memory, sorted."""
+    return sorted(p.name for p in (box.vault / "_agent/memory/working").glob("*checkpoint*"))

@@ -9,13 +9,12 @@ replays the outbox first, so the session and day still have one checkpoint note.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.capture_kit import VaultBox
-from tests.hook_kit import hook_env, payload, run_hook, seeded_vault, work_tools, write_transcript
+from tests.hook_kit import checkpoint_names, compact, flush_cli, seeded_vault
 
 SESSION = "a1b2c3d4-e5f6"
 NOTE = "_agent/memory/working/2026-03-01-checkpoint-a1b2c3d4.md"
@@ -34,23 +33,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def _compact(box: VaultBox, project: Path, tmp_path: Path, trigger: str) -> None:
-    transcript = write_transcript(tmp_path / f"{SESSION}.jsonl", SESSION, project,
-                                  prompts=["fix the deploy script"], tools=work_tools(project))
-    proc = run_hook("PreCompact", payload("PreCompact", SESSION, transcript, project,
-                                          trigger=trigger, custom_instructions=""),
-                    hook_env(box), project)
-    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
-
-
-def _flush(box: VaultBox, project: Path) -> str:
-    proc = subprocess.run(["echo-memory", "flush"], env=hook_env(box), cwd=project,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
-def _checkpoints(box: VaultBox) -> list[str]:
-    return sorted(p.name for p in (box.vault / "_agent/memory/working").glob("*checkpoint*"))
+    compact(box, project, tmp_path, SESSION, trigger)
 
 
 def test_checkpoints_made_while_the_vault_is_away_land_in_one_note(
@@ -61,13 +44,13 @@ def test_checkpoints_made_while_the_vault_is_away_land_in_one_note(
     _compact(box, project, tmp_path, "manual")
     assert not box.vault.exists()  # nothing made a stray folder where the vault belongs
     away.rename(box.vault)
-    assert "2 synced" in _flush(box, project)
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert "2 synced" in flush_cli(box, project)
+    assert checkpoint_names(box) == [Path(NOTE).name]
     text = box.read(NOTE)
     assert "Checkpoint before context compaction (auto)" in text
     assert "- 2026-03-01: Checkpoint before context compaction (manual)" in text
-    assert "0 synced, 0 pending" in _flush(box, project)  # nothing replays twice
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert "0 synced, 0 pending" in flush_cli(box, project)  # nothing replays twice
+    assert checkpoint_names(box) == [Path(NOTE).name]
 
 
 def test_a_compaction_after_the_vault_returns_lands_the_queued_checkpoint_first(
@@ -77,8 +60,8 @@ def test_a_compaction_after_the_vault_returns_lands_the_queued_checkpoint_first(
     _compact(box, project, tmp_path, "auto")
     away.rename(box.vault)
     _compact(box, project, tmp_path, "manual")  # no flush in between
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert checkpoint_names(box) == [Path(NOTE).name]
     text = box.read(NOTE)
     assert text.index("(auto)") < text.index("(manual)")
-    assert "0 synced, 0 pending" in _flush(box, project)
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert "0 synced, 0 pending" in flush_cli(box, project)
+    assert checkpoint_names(box) == [Path(NOTE).name]

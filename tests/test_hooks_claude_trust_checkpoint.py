@@ -6,24 +6,21 @@ note was written but before it was indexed never makes the next compaction write
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.capture_kit import VaultBox
 from tests.hook_kit import (
+    checkpoint_names,
+    compact,
     context_of,
+    flush_cli,
     hook_env,
     payload,
+    plant_held_lock,
     run_hook,
     seeded_vault,
-    work_tools,
-    write_transcript,
 )
 
 SESSION = "a1b2c3d4-e5f6"
@@ -44,36 +41,9 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
-def _plant_held_lock(box: VaultBox) -> Path:
-    """A vault lock held by a live process on this host (this test's)."""
-    path = box.vault / "_agent" / ".lock"
-    record = {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time(),
-              "token": "planted"}
-    path.write_text(json.dumps(record), encoding="utf-8")
-    return path
-
-
 def _compact(box: VaultBox, project: Path, tmp_path: Path, trigger: str) -> float:
     """Run PreCompact for ``SESSION``; the seconds it took."""
-    transcript = write_transcript(tmp_path / f"{SESSION}.jsonl", SESSION, project,
-                                  prompts=["fix the deploy script"], tools=work_tools(project))
-    started = time.monotonic()
-    proc = run_hook("PreCompact", payload("PreCompact", SESSION, transcript, project,
-                                          trigger=trigger, custom_instructions=""),
-                    hook_env(box), project)
-    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
-    return time.monotonic() - started
-
-
-def _flush(box: VaultBox, project: Path) -> str:
-    proc = subprocess.run(["echo-memory", "flush"], env=hook_env(box), cwd=project,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
-def _checkpoints(box: VaultBox) -> list[str]:
-    return sorted(p.name for p in (box.vault / "_agent/memory/working").glob("*checkpoint*"))
+    return compact(box, project, tmp_path, SESSION, trigger)
 
 
 # --- 2. the vault lock is held by another process -------------------------------------------
@@ -81,46 +51,46 @@ def _checkpoints(box: VaultBox) -> list[str]:
 
 def test_a_checkpoint_made_while_the_vault_lock_is_held_is_queued_and_lands_at_flush(
         box: VaultBox, project: Path, tmp_path: Path) -> None:
-    lock = _plant_held_lock(box)
+    lock = plant_held_lock(box.vault)
     took = _compact(box, project, tmp_path, "auto")
     assert took < QUICK, f"PreCompact stalled {took:.1f}s on the held lock"
-    assert _checkpoints(box) == []  # nothing written under another process's lock
+    assert checkpoint_names(box) == []  # nothing written under another process's lock
     lock.unlink()
-    assert "1 synced" in _flush(box, project)
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert "1 synced" in flush_cli(box, project)
+    assert checkpoint_names(box) == [Path(NOTE).name]
     assert "Checkpoint before context compaction (auto)" in box.read(NOTE)
     assert "- fix the deploy script" in box.read(NOTE)
 
 
 def test_checkpoints_made_while_the_lock_stays_held_land_in_one_note(
         box: VaultBox, project: Path, tmp_path: Path) -> None:
-    lock = _plant_held_lock(box)
+    lock = plant_held_lock(box.vault)
     assert _compact(box, project, tmp_path, "auto") < QUICK
     assert _compact(box, project, tmp_path, "manual") < QUICK
     lock.unlink()
-    assert "2 synced" in _flush(box, project)
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert "2 synced" in flush_cli(box, project)
+    assert checkpoint_names(box) == [Path(NOTE).name]
     text = box.read(NOTE)
     assert "Checkpoint before context compaction (auto)" in text
     assert "- 2026-03-01: Checkpoint before context compaction (manual)" in text
-    assert "0 synced, 0 pending" in _flush(box, project)
+    assert "0 synced, 0 pending" in flush_cli(box, project)
 
 
 def test_a_compaction_after_the_lock_is_released_lands_the_queued_checkpoint_first(
         box: VaultBox, project: Path, tmp_path: Path) -> None:
-    lock = _plant_held_lock(box)
+    lock = plant_held_lock(box.vault)
     _compact(box, project, tmp_path, "auto")
     lock.unlink()
     _compact(box, project, tmp_path, "manual")  # no flush in between
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert checkpoint_names(box) == [Path(NOTE).name]
     text = box.read(NOTE)
     assert text.index("(auto)") < text.index("(manual)")
-    assert "0 synced, 0 pending" in _flush(box, project)
+    assert "0 synced, 0 pending" in flush_cli(box, project)
 
 
 def test_the_session_start_after_a_compaction_lands_and_shows_the_queued_checkpoint(
         box: VaultBox, project: Path, tmp_path: Path) -> None:
-    lock = _plant_held_lock(box)
+    lock = plant_held_lock(box.vault)
     _compact(box, project, tmp_path, "auto")
     lock.unlink()
     proc = run_hook("SessionStart", payload("SessionStart", SESSION, None, project,
@@ -128,7 +98,7 @@ def test_the_session_start_after_a_compaction_lands_and_shows_the_queued_checkpo
     assert proc.returncode == 0, proc.stderr
     text = context_of(proc.stdout, "SessionStart")
     assert f"## Checkpoint before this compaction ({NOTE})" in text
-    assert _checkpoints(box) == [Path(NOTE).name]
+    assert checkpoint_names(box) == [Path(NOTE).name]
 
 
 # --- 3. a note written but not indexed (an interrupted PreCompact) --------------------------
@@ -143,7 +113,7 @@ def test_a_checkpoint_note_the_index_lost_is_extended_not_doubled(
     written = scratch.read(NOTE)
     (box.vault / NOTE).write_text(written, encoding="utf-8")
     _compact(box, project, tmp_path, "manual")
-    assert _checkpoints(box) == [Path(NOTE).name]  # no 2026-03-01-checkpoint-a1b2c3d4-2.md
+    assert checkpoint_names(box) == [Path(NOTE).name]  # no 2026-03-01-checkpoint-a1b2c3d4-2.md
     text = box.read(NOTE)
     assert text.startswith(written.split("## Notes")[0].split("updated:")[0])
     assert "Checkpoint before context compaction (auto)" in text

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -15,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.capture_kit import VaultBox
-from tests.hook_kit import hook_env, payload, run_hook, seeded_vault, work_tools, write_transcript
+from tests.hook_kit import (
+    hook_env,
+    payload,
+    plant_held_lock,
+    run_hook,
+    seeded_vault,
+    work_tools,
+    write_transcript,
+)
 
 SESSION = "sess-trust-1"
 PREFERENCE = "Always run the linter before you commit."
@@ -30,15 +37,6 @@ def box(tmp_path: Path) -> VaultBox:
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
-    return path
-
-
-def _plant_held_lock(box: VaultBox) -> Path:
-    """A vault lock held by a live process on this host (this test's)."""
-    path = box.vault / "_agent" / ".lock"
-    record = {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time(),
-              "token": "planted"}
-    path.write_text(json.dumps(record), encoding="utf-8")
     return path
 
 
@@ -62,7 +60,7 @@ def test_stop_still_asks_when_mining_waits_on_a_held_vault_lock(
     transcript = write_transcript(tmp_path / f"{SESSION}.jsonl", SESSION, project,
                                   prompts=[PREFERENCE, "fix the deploy script"],
                                   tools=work_tools(project))
-    lock = _plant_held_lock(box)
+    lock = plant_held_lock(box.vault)
     first = _stop(box, project, transcript)
     assert first.returncode == 0, first.stderr
     assert first.stdout, f"the request was lost: {first.stderr}"
