@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.capture_kit import VaultBox
 
 NOW = "2026-03-01T09:30:00"
@@ -187,3 +189,18 @@ def flush_cli(box: VaultBox, project: Path) -> str:
 def checkpoint_names(box: VaultBox) -> list[str]:
     """The file names of the checkpoint notes in ``box``'s working memory, sorted."""
     return sorted(p.name for p in (box.vault / "_agent/memory/working").glob("*checkpoint*"))
+
+
+@pytest.fixture(name="box")
+def hook_box(tmp_path: Path) -> VaultBox:
+    """Fixture ``box``: a seeded vault (``seeded_vault``) under ``tmp_path/box``. A test
+    module takes it with ``from tests.hook_kit import hook_box, hook_project``."""
+    return seeded_vault(tmp_path / "box")
+
+
+@pytest.fixture(name="project")
+def hook_project(tmp_path: Path) -> Path:
+    """Fixture ``project``: the agent's working folder (the hook's cwd), made empty."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path

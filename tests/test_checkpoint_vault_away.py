@@ -11,25 +11,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.capture_kit import VaultBox
-from tests.hook_kit import checkpoint_names, compact, flush_cli, seeded_vault
+from tests.hook_kit import (  # noqa: F401 - fixtures box, project
+    checkpoint_names,
+    compact,
+    flush_cli,
+    hook_box,
+    hook_project,
+    seeded_vault,
+)
 
 SESSION = "a1b2c3d4-e5f6"
 NOTE = "_agent/memory/working/2026-03-01-checkpoint-a1b2c3d4.md"
-
-
-@pytest.fixture
-def box(tmp_path: Path) -> VaultBox:
-    return seeded_vault(tmp_path / "box")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
 
 
 def _compact(box: VaultBox, project: Path, tmp_path: Path, trigger: str) -> None:

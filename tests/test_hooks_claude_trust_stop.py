@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.capture_kit import VaultBox
-from tests.hook_kit import (
+from tests.hook_kit import (  # noqa: F401 - fixtures box, project
+    hook_box,
     hook_env,
+    hook_project,
     payload,
     plant_held_lock,
     run_hook,
@@ -26,18 +28,6 @@ from tests.hook_kit import (
 
 SESSION = "sess-trust-1"
 PREFERENCE = "Always run the linter before you commit."
-
-
-@pytest.fixture
-def box(tmp_path: Path) -> VaultBox:
-    return seeded_vault(tmp_path / "box")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
 
 
 def _stop(box: VaultBox, project: Path, transcript: Path, *, active: bool = False,
