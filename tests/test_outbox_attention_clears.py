@@ -6,7 +6,6 @@ keeps a line saying so. Everything else queued still replays exactly once."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from echo_core.config import state_dir_for
-from echo_core.context import EchoContext, create_context
+from echo_core.context import EchoContext
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
@@ -25,21 +24,10 @@ from echo_core.ops.outbox import FlushBusy, FlushResult, flush, flush_lock
 from echo_core.ops.outbox_queue import queue_capture
 from echo_core.protocols import BackendUnavailable
 from plugins.queue_outbox.outbox import OutboxQueue
+from tests.outbox_kit import make_ctx, outbox_env  # noqa: F401 - fixture env
 
 REPO = Path(__file__).resolve().parent.parent
 GATED = CaptureRequest(title="Grace Hoper", kind="person", body="gated fact one")
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return {"HOME": str(tmp_path / "home"), "ECHO_CONFIG": str(tmp_path / "none.toml"),
-            "ECHO_TODAY": "2026-03-01", "ECHO_NOW": "2026-03-01T10:00:00",
-            "PATH": os.environ.get("PATH", "")}
-
-
-def make_ctx(tmp_path: Path, env: dict[str, str]) -> EchoContext:
-    return create_context(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "state"),
-                          env=env)
 
 
 @pytest.fixture

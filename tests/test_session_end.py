@@ -17,6 +17,7 @@ from echo_core.ops.load import HEARTBEAT_PATH, load
 from echo_core.ops.session_end import SessionBundle, session_end
 from tests.capture_kit import VaultBox, section
 from tests.conftest import run_cli
+from tests.session_end_kit import vantage_box  # noqa: F401 - fixture box
 
 LOG_PATH = "_agent/sessions/2026-03-01-0930-recall-index.md"
 NOW = {"ECHO_NOW": "2026-03-01T09:30:00"}
@@ -44,13 +45,6 @@ def bundle(**changes: Any) -> dict[str, Any]:
     }
     raw.update(changes)
     return raw
-
-
-@pytest.fixture
-def box(tmp_path: Path) -> VaultBox:
-    box = VaultBox(tmp_path).init()
-    assert box.capture("Vantage Systems", kind="company", body="vendor").ok
-    return box
 
 
 def _steps(result: Any) -> dict[str, Any]:

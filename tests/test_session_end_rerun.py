@@ -4,7 +4,6 @@ completed or failed part-way (the re-run then completes only what was missing)."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ import echo_core.ops.session_end as session_end_module
 from echo_core.ops.load import HEARTBEAT_PATH
 from echo_core.ops.session_end import session_end
 from tests.capture_kit import VaultBox, section
+from tests.session_end_kit import vantage_box  # noqa: F401 - fixture box
 
 NOW = {"ECHO_NOW": "2026-03-01T09:30:00"}
 DAILY = "journal/daily/2026-03-01.md"
@@ -32,13 +32,6 @@ def bundle(*proposals: dict[str, Any], scope: str | None = None) -> dict[str, An
     if scope is not None:
         raw["scope"] = scope
     return raw
-
-
-@pytest.fixture
-def box(tmp_path: Path) -> VaultBox:
-    box = VaultBox(tmp_path).init()
-    assert box.capture("Vantage Systems", kind="company", body="vendor").ok
-    return box
 
 
 def _contents(box: VaultBox) -> dict[str, bytes]:
