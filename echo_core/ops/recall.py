@@ -275,7 +275,9 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     primary, linked, truncated, dropped = within_budget(primary, linked, budget_chars)
     result = RecallResult(query, tuple(primary), tuple(linked), tuple(t.term for t in plain),
                           tuple(t.term for t in extra), truncated, dropped, rebuilt)
-    message = f"{len(primary)} hits" + (f", {len(linked)} linked" if linked else "")
+    message = (f"{len(primary)} hits" + (f", {len(linked)} linked" if linked else "")
+               if plain or extra else "no word of the query is searched for (stopwords and "
+               "one-letter words are left out): ask with other words")
     if truncated:
         message += " (truncated to the budget)"
     return Envelope(True, Action.RECALLED, message, result)

@@ -58,6 +58,9 @@ def _why(hit: Any) -> list[str]:
 def render_recall(env: Envelope[Any]) -> str:
     """Ranked hits with excerpts, then linked notes, then budget and expansion notes."""
     data = env.data
+    if not data.primary and not data.terms and not data.expansions:
+        return (f"no word of {data.query!r} is searched for (stopwords and one-letter "
+                "words are left out): ask with other words")
     if not data.primary:
         return f"nothing in memory matches {data.query!r}"
     lines = []
