@@ -43,6 +43,7 @@ from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import fsync_dir, sweep_stale, temp_name
+from echo_core.write_scope import text_problem
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -144,15 +145,6 @@ def _read_all(storage: Storage, paths: Sequence[str],
                     yield path, got
 
 
-def _valid_name(path: str) -> bool:
-    """Whether ``path`` can be a zip entry name (no undecodable byte from the disk)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _next_name(folder: Path, name: str, stamp: str, after: int = 0) -> tuple[int, Path]:
     """``(n, path)`` of the backup name for ``stamp`` one past the highest suffix of that
     name and second in ``folder`` (and past ``after``): never a gap an older backup left."""
@@ -244,7 +236,7 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     for path in storage.list(""):
         if _hidden(path) or pattern.fullmatch(path.rsplit("/", 1)[-1]):
             continue
-        if _valid_name(path):
+        if text_problem(path) is None:
             paths.append(path)
         else:
             skipped.append(SkippedFile(path, NOT_UTF8_NAME))

@@ -30,6 +30,7 @@ from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import temp_name
+from echo_core.write_scope import text_problem
 
 #: Files read or written per batch (and per progress report).
 CHUNK = 500
@@ -194,19 +195,15 @@ def _linked_part(folder: Path, path: str) -> str | None:
     return None
 
 
+def _has_undecodable(name: str) -> bool:
+    """Whether ``name`` (from ``os.walk``) held bytes that are not UTF-8 (surrogates)."""
+    return text_problem(name) is not None
+
+
 # --- a plain folder -----------------------------------------------------------------------
 
 
 _NOT_UTF8 = "name is not valid UTF-8 (shown with \\x escapes); rename it to UTF-8 to copy it"
-
-
-def _undecodable(name: str) -> bool:
-    """Whether ``name`` (from ``os.walk``) held bytes that are not UTF-8 (surrogates)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _shown(rel: str) -> str:
@@ -231,7 +228,7 @@ def folder_files(root: Path, skipped: list[TransferSkip]) -> list[str]:
                 skipped.append(TransferSkip(_shown(rel),
                                             "a symbolic link to a folder; not followed"))
                 continue
-            if _undecodable(name):
+            if _has_undecodable(name):
                 skipped.append(TransferSkip(_shown(rel), f"a folder whose {_NOT_UTF8}"))
                 continue
             kept_dirs.append(name)
@@ -245,7 +242,7 @@ def folder_files(root: Path, skipped: list[TransferSkip]) -> list[str]:
                 skipped.append(TransferSkip(_shown(rel),
                                             "a symbolic link or special file; not copied"))
                 continue
-            if _undecodable(name):
+            if _has_undecodable(name):
                 skipped.append(TransferSkip(_shown(rel), f"a file whose {_NOT_UTF8}"))
                 continue
             try:
