@@ -16,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
+import pytest
+
+from tests.capture_kit import VaultBox
 
 DATA = Path(__file__).parent / "data" / "ingest"
 ARTICLE = (DATA / "article.html").read_bytes()
@@ -166,3 +169,17 @@ def site_pages() -> dict[str, Page]:
         "/papers/escapements.pdf": Page(PDF, "application/pdf"),
         "/docs/guide.md": Page(GUIDE, "text/markdown; charset=utf-8"),
     }
+
+
+@pytest.fixture(name="box")
+def ingest_box(tmp_path: Path) -> VaultBox:
+    """Fixture ``box``: a new vault. A module takes it (and ``site``) with ``from
+    tests.ingest_kit import ingest_box, ingest_site``."""
+    return VaultBox(tmp_path).init()
+
+
+@pytest.fixture(name="site")
+def ingest_site() -> Iterator[Site]:
+    """Fixture ``site``: the loopback server of ``site_pages``, stopped after the test."""
+    with loopback_site(site_pages()) as running:
+        yield running

@@ -6,7 +6,7 @@ saves one while ingest runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,14 @@ from echo_core.ops.ingest import ingest
 from echo_core.ops.lint.run import lint
 from echo_core.ops.recall import recall
 from tests.capture_kit import VaultBox
-from tests.ingest_kit import (
+from tests.ingest_kit import (  # noqa: F401 - fixtures box, site
     BOILERPLATE,
     PART3_PHRASE,
     Page,
     Site,
     article_v2,
+    ingest_box,
+    ingest_site,
     loopback_site,
     site_pages,
 )
@@ -35,17 +37,6 @@ GEARS_PARTS = f"{REFS}/gear-trains-explained"
 ARTICLE = "/articles/gear-trains.html"
 PART2 = f"{GEARS_PARTS}/gear-trains-explained-part-02.md"
 PART5 = f"{GEARS_PARTS}/gear-trains-explained-part-05.md"
-
-
-@pytest.fixture()
-def box(tmp_path: Path) -> VaultBox:
-    return VaultBox(tmp_path).init()
-
-
-@pytest.fixture()
-def site() -> Iterator[Site]:
-    with loopback_site(site_pages()) as running:
-        yield running
 
 
 def _ingested(box: VaultBox) -> set[str]:

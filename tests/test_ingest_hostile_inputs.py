@@ -21,21 +21,10 @@ from echo_core.ops.ingest import ingest
 from echo_core.ops.ingest_extract import extract
 from echo_core.ops.ingest_fetch import FetchedSource
 from tests.capture_kit import VaultBox
-from tests.ingest_kit import Site, loopback_site, site_pages
+from tests.ingest_kit import Site, ingest_box, ingest_site, loopback_site, site_pages  # noqa: F401 - fixtures box, site
 
 REFS = "resources/references"
 ARTICLE = "/articles/gear-trains.html"
-
-
-@pytest.fixture()
-def box(tmp_path: Path) -> VaultBox:
-    return VaultBox(tmp_path).init()
-
-
-@pytest.fixture()
-def site() -> Iterator[Site]:
-    with loopback_site(site_pages()) as running:
-        yield running
 
 
 def _refused(box: VaultBox, source: str, code: ExitCode, *words: str, **env: str) -> str:
