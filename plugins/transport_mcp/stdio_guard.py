@@ -11,7 +11,8 @@ its streams and the server loop.
   (result or error) is replaced by a JSON-RPC internal error for the same request id;
   another message (a notification, a request to the client) is dropped. Both are logged.
 
-``serve_stdio_guarded(server)`` runs a low-level server with them until stdin closes.
+``serve_stdio_guarded(server)`` runs a low-level server with them until stdin closes and
+every request read is answered (``stdio_drain``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from mcp.types import (
     JSONRPCResponse,
     jsonrpc_message_adapter,
 )
+
+from plugins.transport_mcp.stdio_drain import AnsweringWriter, AnswerLedger, DrainingReader
 
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -151,7 +154,10 @@ class SendableWriter:
 
 async def serve_stdio_guarded(server: Server[Any]) -> None:
     """Serve ``server`` (a low-level SDK server) over stdin/stdout with both guards,
-    until the client closes stdin."""
+    until the client closes stdin and every request it sent is answered (``stdio_drain``:
+    the answers reach stdout before this returns)."""
+    ledger = AnswerLedger()
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(LenientReader(read_stream), SendableWriter(write_stream),
+        await server.run(DrainingReader(LenientReader(read_stream), ledger),
+                         SendableWriter(AnsweringWriter(write_stream, ledger)),
                          server.create_initialization_options())
