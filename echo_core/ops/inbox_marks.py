@@ -3,11 +3,17 @@
 The inbox file (``inbox/captures/inbox.md``) is the one truth about what is waiting. A
 *waiting* item is a ``- YYYY-MM-DD: text`` line (``echo_core.ops.triage.parse_inbox``).
 When ``triage apply --apply`` routes an item, or ``inbox review --apply`` expires one,
-its line is struck in place, the original text intact between the ``~~``, followed by
-where it went (or that it expired) and the day::
+its line is struck in place, the original text between the ``~~``, followed by where it
+went (or that it expired) and the day::
 
     - ~~2026-02-20: met Ada at the engine demo~~ → resources/people/ada-lovelace.md (processed 2026-03-01)
     - ~~2025-12-01: look at the old printer~~ (expired 2026-03-01)
+
+The strike holds whatever the text says (``strike_text``): outside code spans each ``~``
+is written ``\\~`` and the backslashes right before it or at the end are doubled, so a
+``~~`` in the text cannot close the strike early and a trailing backslash cannot escape
+its closing ``~~``; code spans and every other character are kept as typed, and
+``struck_original`` gives the exact original line back.
 
 A struck line no longer matches the item pattern, so ``triage list``, ``load`` and the
 brief leave it out; Obsidian shows it struck through. Nothing else in the file changes
@@ -51,20 +57,91 @@ def _content(line: str) -> str:
     return line.strip().removeprefix("- ")
 
 
+def _run(text: str, at: int, char: str) -> int:
+    """How many ``char`` follow one another in ``text`` from ``at``."""
+    end = at
+    while end < len(text) and text[end] == char:
+        end += 1
+    return end - at
+
+
+def _in_code(text: str) -> list[bool]:
+    """Per character of ``text``: whether it is part of a code span (CommonMark: a
+    backtick string not escaped by a backslash, up to the next backtick string of the
+    same length; an unmatched one is plain text)."""
+    inside = [False] * len(text)
+    at = 0
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2  # an escape pair (an escaped backtick opens nothing)
+            continue
+        if text[at] != "`":
+            at += 1
+            continue
+        run = _run(text, at, "`")
+        close = next((m for m in re.finditer(r"`+", text[at + run:])
+                      if len(m.group()) == run), None)
+        if close is None:
+            at += run
+            continue
+        end = at + run + close.end()
+        inside[at:end] = [True] * (end - at)
+        at = end
+    return inside
+
+
+def _rewrite(text: str, *, escape: bool) -> str:
+    """``strike_text`` (``escape``) or its inverse: outside code spans, a run of ``n``
+    backslashes at the end is written ``2n`` and one before a ``~`` ``2n + 1`` (that
+    ``~`` escaped); any other run is kept. Undoing it, a run of the wrong parity (a
+    line struck before escaping, or by hand) is kept as it is."""
+    inside = _in_code(text)
+    out: list[str] = []
+    at = 0
+    while at < len(text):
+        char = text[at]
+        if inside[at] or char not in "\\~":
+            out.append(char)
+            at += 1
+            continue
+        run = _run(text, at, "\\")
+        after = at + run
+        tilde = after < len(text) and text[after] == "~" and not inside[after]
+        if after == len(text):
+            kept = 2 * run if escape else (run // 2 if run % 2 == 0 else run)
+        elif tilde:
+            kept = 2 * run + 1 if escape else ((run - 1) // 2 if run % 2 else run)
+        else:
+            kept = run
+        out.append("\\" * kept + ("~" if tilde else ""))
+        at = after + (1 if tilde else 0)
+    return "".join(out)
+
+
+def strike_text(content: str) -> str:
+    """``content`` (a line without its bullet) as written between the ``~~`` of a strike
+    (module docstring); ``struck_original`` undoes it exactly."""
+    return _rewrite(content, escape=True)
+
+
 def processed_line(line: str, path: str, day: str) -> str:
     """Waiting ``line`` struck as routed to ``path`` on ``day`` (ISO)."""
-    return f"- ~~{_content(line)}~~ → {path} (processed {day})"
+    return f"- ~~{strike_text(_content(line))}~~ → {path} (processed {day})"
 
 
 def expired_line(line: str, day: str) -> str:
     """Waiting ``line`` struck as expired on ``day`` (ISO)."""
-    return f"- ~~{_content(line)}~~ (expired {day})"
+    return f"- ~~{strike_text(_content(line))}~~ (expired {day})"
 
 
 def struck_original(line: str) -> str | None:
-    """The original ``- <date>: <text>`` of a struck inbox line, None for any other line."""
+    """The original ``- <date>: <text>`` of a struck inbox line (of ``processed_line`` or
+    ``expired_line``: exactly the line struck; struck by hand: the text as it stands),
+    None for any other line."""
     line = line.rstrip("\r")
-    found = _MARKED.match(line) or _STRUCK.match(line)
+    if (found := _MARKED.match(line)) is not None:
+        return f"- {_rewrite(found.group(1), escape=False)}"
+    found = _STRUCK.match(line)
     return f"- {found.group(1)}" if found else None
 
 

@@ -196,8 +196,9 @@ add "merge_into": SLUG, or "force": true if it really is new), done (already rou
 or error (e.g. the line is not in the inbox; the other items still go ahead).
 Without --apply nothing is written. With --apply, each create/update goes through
 capture and gets an audit line in inbox/processing-log/<today>.md. The originals
-stay in the inbox, struck in place with their text intact, so they no longer wait
-(triage list and the session brief count only waiting lines):
+stay in the inbox, struck in place with their text kept (a ~ in it written \\~, a
+trailing backslash doubled, so the strike holds), so they no longer wait (triage
+list and the session brief count only waiting lines):
 
 \b
   - ~~2026-02-20: met Ada~~ → resources/people/ada.md (processed 2026-03-01)
