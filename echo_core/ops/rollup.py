@@ -14,8 +14,11 @@ The result (``RollupResult``, the JSON of ``--json`` and the MCP structured cont
 Sources, cheapest first: session logs are the ``_agent/sessions/<date>-...`` files of the
 period (the listing ``load`` keeps, ``ops.session_logs``), read for their ``## Goal`` and
 ``## Decisions Made``; the agent log is the period's daily notes (at most 31 reads);
-entities and decisions are the notes of the entity index. An entity note whose file was
-last modified before the period began (one day of slack for time zones) is not read: a
+entities and decisions are the notes in the kinds' folders as listed now, and any other
+path the entity index holds, so a note a person made or edited by hand counts at once
+(its kind and title as its text says now: ``note_entities``), with no wait for a command
+that indexes it. An entity note whose file was last modified before the period began
+(one day of slack for time zones) is not read: a
 date in the period written into its frontmatter would have modified it since. Only the
 rest is read (``notes_read``), so a rollup of this week on a large vault reads what
 changed this week. A note dated in the future of its last write (a hand-typed future
@@ -37,6 +40,7 @@ from echo_core.agent_log_lines import is_mechanical_line
 from echo_core.errors import usage_error
 from echo_core.frontmatter_dates import as_date
 from echo_core.models import Envelope
+from echo_core.note_entities import file_stem, folder_kind, kind_folders, note_kind
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.daily import AGENT_LOG_HEADING, daily_note_path
 from echo_core.ops.index_sync import read_current
@@ -196,12 +200,22 @@ class _Entities:
     read: int
 
 
+def _entity_paths(ctx: EchoContext, folders: dict[str, str]) -> list[str]:
+    """Every entity note: each note listed now in a kind's folder (``folders``: folder ->
+    kind), a note a person made by hand and one the index dropped or never took (not
+    UTF-8) included, and every path of the entity index (one gone has no stamp later)."""
+    storage = ctx.vault.storage
+    tops = [f for f in folders if not any(f.startswith(o + "/") for o in folders)]
+    listed = {p for top in tops for p in storage.list(top) if folder_kind(p, folders)}
+    return sorted(listed | ctx.entity_names.all_paths())
+
+
 def _entities(ctx: EchoContext, start: _dt.date, end: _dt.date, unreadable: list[str]
               ) -> _Entities:
-    names = ctx.entity_names
-    paths = sorted(names.all_paths())
+    folders = kind_folders(ctx.manifest)
+    paths = _entity_paths(ctx, folders)
     candidates = _touched_since(ctx.vault.storage, paths, start)
-    known = names.by_paths(candidates)
+    known = ctx.entity_names.by_paths(candidates)
     decisions: list[RollupNote] = []
     created: list[RollupNote] = []
     updated: list[RollupNote] = []
@@ -211,8 +225,11 @@ def _entities(ctx: EchoContext, start: _dt.date, end: _dt.date, unreadable: list
         note = parse_note(path, text)
         fm = note.frontmatter
         entity = known.get(path)
-        kind = str(fm.get("type") or (entity.kind if entity else ""))
-        title = entity.title if entity else note.title
+        if entity is None and note_kind(note, folders, ctx.manifest) is None:
+            continue  # not an entity (a part of an ingested document)
+        kind = str(fm.get("type") or folder_kind(path, folders)
+                   or (entity.kind if entity else ""))
+        title = note.title.strip() or file_stem(path)  # as the index derives it
         made, changed = as_date(fm.get("created")), as_date(fm.get("updated"))
         if kind == DECISION_KIND:
             when = as_date(fm.get("date")) or made

@@ -89,6 +89,11 @@ A week is the ISO week (Monday to Sunday) holding --date, a month its calendar
 month. Sessions are the logs in _agent/sessions/ dated in it (with their Goal and
 Decisions Made lines); decisions are decision notes dated in it; created/updated
 are entity notes whose frontmatter `created` / `updated` falls in it; the agent
-log is the ## Agent Log lines of its daily notes. Reads only. Notes whose files
-were not modified since the period began are not read (see --json notes_read)."""),
+log is the ## Agent Log lines of its daily notes. Notes a person made or edited
+in the vault by hand count at once. Reads only. Notes whose files were not
+modified since the period began are not read (see --json notes_read); a note that
+is not UTF-8 is skipped with a warning naming it."""),
+    # the indexes catch up with hand edits first, as for recall; the op itself lists the
+    # kinds' folders, so a note the catch-up drops (not UTF-8) is still warned about
+    fresh="quick",
 )
