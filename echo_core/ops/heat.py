@@ -8,9 +8,11 @@ frontmatter says ``always_load: true`` (every note's frontmatter read once;
 * promote: a note not always-loaded, with at least ``PROMOTE_MIN_HITS`` (5) recall hits
   in the window, status not archived / superseded / expired, most hits first (then the
   latest hit, then the path), while the always-loaded notes stay at most
-  ``MAX_ALWAYS_LOAD`` (5) and their texts as the brief shows them (each cut at
-  ``digest.ALWAYS_LOAD_NOTE_CHARS``) fit 1/``digest.ALWAYS_LOAD_SHARE`` of the brief
-  budget (``ECHO_LOAD_BUDGET``); a note too long for what is left is skipped;
+  ``MAX_ALWAYS_LOAD`` (5) and their texts as the brief shows them, with the block's
+  heading, fit 1/``digest.ALWAYS_LOAD_SHARE`` of the brief budget (``ECHO_LOAD_BUDGET``);
+  a note the brief would cut (longer than ``digest.ALWAYS_LOAD_NOTE_CHARS``: a
+  multi-megabyte note, say) or too long for what is left of the share is skipped,
+  its reason in ``skipped``, and never marked;
 * demote: an always-loaded note with no recall hit in the window, known as
   always-loaded for at least ``WINDOW_DAYS`` (so a fresh promotion is not undone), or
   whose status is archived / superseded / expired. An always-loaded note is in every
@@ -57,6 +59,9 @@ PROMOTE_MIN_HITS = 5
 MAX_ALWAYS_LOAD = 5
 LOCK_TIMEOUT = 30.0
 _SPENT = ("archived", "superseded", "expired")
+#: The heading of the brief's always-load block (``digest._always_load_block``): it
+#: counts against the block's share too (each note adds its text and a newline).
+BLOCK_HEADING = "## Always loaded"
 
 
 @attrs.frozen
@@ -91,6 +96,14 @@ def _status(text: str) -> str:
 def _shown(path: str, text: str) -> int:
     """Characters the note takes in the brief's always-load block."""
     return len(always_load_item(path, text, ALWAYS_LOAD_NOTE_CHARS, TRUNCATED)) + 1
+
+
+def _cut_at(path: str, text: str) -> int:
+    """Characters of the note the brief would show were it never cut (0 when the brief
+    shows it whole: at most ``ALWAYS_LOAD_NOTE_CHARS``)."""
+    whole = always_load_item(path, text, len(text) + 1, TRUNCATED)
+    cut = always_load_item(path, text, ALWAYS_LOAD_NOTE_CHARS, TRUNCATED)
+    return 0 if whole == cut else len(whole) - len(whole.split("\n", 1)[0]) - 1
 
 
 def _demotions(current: dict[str, str], registry: dict[str, str], hits: dict[str, NoteHits],
@@ -136,7 +149,7 @@ def plan_heat(ctx: EchoContext) -> tuple[HeatResult, dict[str, str], tuple[str, 
     share = budget // ALWAYS_LOAD_SHARE
     demote = _demotions(current, registry, hits, today)
     staying = {p: t for p, t in current.items() if p not in {d.path for d in demote}}
-    used = sum(_shown(p, t) for p, t in staying.items())
+    used = len(BLOCK_HEADING) + sum(_shown(p, t) for p, t in staying.items())
     hot = sorted(sorted((h for p, h in hits.items()
                          if p not in current and h.hits >= PROMOTE_MIN_HITS),
                         key=lambda h: h.path),
@@ -152,9 +165,16 @@ def plan_heat(ctx: EchoContext) -> tuple[HeatResult, dict[str, str], tuple[str, 
             continue
         reason = f"{h.hits} recall hits in {WINDOW_DAYS} days"
         size = _shown(h.path, text)
+        too_long = _cut_at(h.path, text)
         if len(staying) + len(promote) >= MAX_ALWAYS_LOAD:
             skipped.append(HeatChange(h.path, h.hits, h.last, f"{reason}; already "
                                       f"{MAX_ALWAYS_LOAD} always-loaded notes"))
+        elif too_long:
+            skipped.append(HeatChange(h.path, h.hits, h.last, f"{reason}; {too_long} "
+                                      f"characters, over the {ALWAYS_LOAD_NOTE_CHARS} "
+                                      "characters the brief shows of one note (it would be "
+                                      "cut); recall finds it, or make a short note to "
+                                      "always load"))
         elif used + size > share:
             skipped.append(HeatChange(h.path, h.hits, h.last, f"{reason}; {size} characters "
                                       f"do not fit the {share - used} left of the brief's "

@@ -67,9 +67,12 @@ A note whose frontmatter says `always_load: true` is shown in every brief
 (`load --brief`, the SessionStart digest). Each recall counts its hits per note
 in the state dir; heat reads those counts and proposes:
 
+\b
   promote  a note with >= 5 recall hits in the last 30 days, most hits first,
            while at most 5 notes are always loaded and their texts fit a
-           quarter of ECHO_LOAD_BUDGET;
+           quarter of ECHO_LOAD_BUDGET; a note the brief would cut (over
+           1200 characters) or one that does not fit what is left is
+           listed under "left out" with the reason, and never marked;
   demote   an always-loaded note without a recall hit for 30 days (known as
            always-loaded for at least that long), or archived / superseded.
 
