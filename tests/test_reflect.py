@@ -247,3 +247,24 @@ def test_reflect_one_failing_or_stopped_capture_does_not_stop_the_others(
     assert [i["classification"] for i in got] == ["error", "gated", "created"]
     assert "nobody-here" in got[0]["detail"] and "Ada Lovelace" in got[1]["detail"]
     assert not (box.vault / "resources/people/grace-hopper.md").exists()
+
+
+@pytest.mark.parametrize("body", ["Swap ~~old~~ for new.", "Path is C:\\temp\\", "Plain."])
+def test_reflect_knows_an_inbox_line_once_triage_has_struck_it(
+        box: VaultBox, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    from echo_core.ops.inbox_marks import expired_line
+
+    source = write(tmp_path, [{**LOW, "body": body}])
+    assert reflect(box, capsys, monkeypatch, source, "--apply").code == 0
+    inbox = box.vault / "inbox/captures/inbox.md"
+    lines = inbox.read_text(encoding="utf-8").splitlines()
+    waiting = [n for n, line in enumerate(lines) if line.startswith(f"- {TODAY}: ")]
+    assert len(waiting) == 1
+    lines[waiting[0]] = expired_line(lines[waiting[0]], "2026-03-05")
+    inbox.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = box.tree_digest()
+    again = items(reflect(box, capsys, monkeypatch, source, "--apply", "--json",
+                          today="2026-03-09"))
+    assert [i["classification"] for i in again] == ["unchanged"]
+    assert box.tree_digest() == before

@@ -10,7 +10,10 @@ written through capture only when asked.
   ``gated`` (the duplicate gate would stop it: its ``candidates``),
   ``supersede-suggested`` (the contradiction check would stop it: ``supersedes`` lists
   the values that would replace the lines it contradicts), or ``unchanged`` (already
-  recorded: see below);
+  recorded: see below). Each proposal is previewed against the vault as it will be once the proposals
+  before it in the same batch are applied (``preview_proposals``: they are applied in
+  memory, ``ops.reflect_preview``), so a note the first one creates is what the second
+  updates, and the preview says what apply then does; nothing is written;
 * apply: the capture itself (gate-aware): ``created``, ``updated``, ``superseded``,
   ``inbox``, ``gated``, ``contradiction`` (stopped; ``supersedes`` says how to answer:
   add ``"supersedes": VALUE`` to the proposal), ``queued`` (the vault was unreachable:
@@ -28,6 +31,7 @@ date, waiting or processed) is in the inbox already.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -41,6 +45,7 @@ from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
 from echo_core.ops.capture import capture, inbox_entry, require_initialised
+from echo_core.ops.inbox_marks import struck_original
 from echo_core.ops.proposals import (
     PROPOSAL_KEYS,
     Proposal,
@@ -65,9 +70,16 @@ _APPLIED: dict[str, str] = {
     Action.CREATED: "created", Action.UPDATED: "updated", Action.UNCHANGED: "unchanged",
     Action.INBOX: "inbox", Action.DUPLICATE_GATE: "gated",
     Action.CONTRADICTION: "contradiction", Action.QUEUED: "queued"}
+#: Preview classifications of a proposal that writes when applied.
+_WRITES = frozenset({"create", "update", "inbox", "supersede"})
+#: An applied outcome as the preview names it.
+_AS_PREVIEW: dict[str, str] = {
+    "created": "create", "updated": "update", "superseded": "supersede", "inbox": "inbox",
+    "unchanged": "unchanged", "gated": "gated", "contradiction": "supersede-suggested",
+    "error": "error"}
 #: Errors of one proposal's capture that do not stop the others.
 _ITEM_ERRORS = (ExitCode.USAGE, ExitCode.NOT_FOUND)
-_INBOX_LINE = re.compile(r"-\s+(?:~~)?\d{4}-\d{2}-\d{2}: (.*)")
+_INBOX_LINE = re.compile(r"-\s+\d{4}-\d{2}-\d{2}: (.*)")
 
 
 @attrs.frozen
@@ -154,8 +166,8 @@ def _in_inbox(ctx: EchoContext, proposal: Proposal) -> bool:
         return False
     entry = _inbox_entry(proposal)
     for line in storage.read(INBOX_PATH).splitlines():
-        found = _INBOX_LINE.match(line.strip())
-        if found and found.group(1).split("~~", 1)[0].rstrip() == entry:
+        found = _INBOX_LINE.match(struck_original(line.strip()) or line.strip())
+        if found and found.group(1).rstrip() == entry:
             return True
     return False
 
@@ -229,6 +241,32 @@ def _guarded(ctx: EchoContext, proposal: Proposal, origin: ProposalOrigin | None
         return _item(proposal, "error", None, origin, exc.message)
 
 
+def preview_proposals(ctx: EchoContext, proposals: Sequence[Proposal],
+                      origins: Sequence[ProposalOrigin | None]) -> tuple[ReflectItem, ...]:
+    """Each proposal previewed against the vault as the proposals before it leave it
+    (module docstring): classified by a dry run, then applied in a ``PreviewContext``
+    (writes in memory only) so the next one sees it. When that apply ends otherwise than
+    the dry run said (e.g. an alias another note holds), the item says what apply will
+    do. Writes nothing. Errors: 75 lock held; ``BackendUnavailable``; 78 when no
+    temporary folder can be made (a proposal's own 2 / 44 is its ``error`` item)."""
+    from echo_core.ops.reflect_preview import preview_context
+
+    items: list[ReflectItem] = []
+    view: EchoContext = ctx
+    with contextlib.ExitStack() as stack:
+        for proposal, origin in zip(proposals, origins, strict=True):
+            item = _guarded(view, proposal, origin, False)
+            if item.classification in _WRITES:
+                if view is ctx:
+                    view = stack.enter_context(preview_context(ctx))
+                done = _guarded(view, proposal, origin, True)
+                outcome = _AS_PREVIEW.get(done.classification, done.classification)
+                if outcome != item.classification:
+                    item = attrs.evolve(done, classification=outcome)
+            items.append(item)
+    return tuple(items)
+
+
 def _summary(result: ReflectResult) -> str:
     counts = ", ".join(f"{n} {c}" for c, n in result.counts.items()) or "no proposals"
     if not result.applied:
@@ -254,8 +292,9 @@ def reflect(ctx: EchoContext, proposals: Sequence[object], *, apply: bool,
              else validate_proposals(proposals, ctx))
     require_initialised(ctx)
     extra = list(origins or ())
-    items = tuple(_guarded(ctx, p, extra[i] if i < len(extra) else None, apply)
-                  for i, p in enumerate(valid))
+    kept = [extra[i] if i < len(extra) else None for i in range(len(valid))]
+    items = (tuple(_guarded(ctx, p, kept[i], True) for i, p in enumerate(valid)) if apply
+             else preview_proposals(ctx, valid, kept))
     counts: dict[str, int] = {}
     for item in items:
         counts[item.classification] = counts.get(item.classification, 0) + 1
