@@ -21,7 +21,11 @@ create / update / inbox / gated, or unchanged when already recorded, see step 3)
    with the paragraph or list under their heading; everything else - text before any
    section, a plain paragraph after a known section's content, every other section -
    goes under ``## Log``, see ``ops.session_log``); an existing log with other content is refused (2),
-   identical content is an idempotent re-apply;
+   identical content is an idempotent re-apply. A session is its day, slug and content,
+   not its minute: when this bundle's log was written earlier the same day
+   (``session_log.logged_today``: a hook retry, an outbox replay, a run killed
+   half-way), that log is this session's and every step below works from it, so a
+   replay writes no second log and no second agent-log line;
 2. the agent-log line in today's daily note (default ``- <today>: session [[<stem>]]``;
    a given line without a leading ``- `` gets one);
 3. each proposal captured as ``reflect`` captures it (``ops.reflect.reflect_proposal``;
@@ -32,7 +36,11 @@ create / update / inbox / gated, or unchanged when already recorded, see step 3)
 4. ``scope set`` when ``scope`` is given;
 5. the heartbeat ``_agent/heartbeat/last-session.md`` = ``"<log path> @ <ISO time>"`` —
    LAST, as the commit marker: any failure before it propagates and leaves the previous
-   heartbeat untouched (re-applying the same bundle in the same minute then completes it).
+   heartbeat untouched (re-applying the same bundle later that day then completes it);
+   left as it is (``unchanged``) when it already names the log.
+
+Re-applying a bundle that was applied in full writes nothing; one with a proposal added
+writes only that proposal.
 
 ``on_session_end(bundle, ctx)`` fires after the heartbeat (a failing listener is a warning).
 """
@@ -64,15 +72,20 @@ from echo_core.ops.reflect import reflect_proposal
 from echo_core.ops.scope import (
     CONTEXT_PATH,
     PLACEHOLDER,
+    SESSIONS_DIR,
     clean_scope,
     read_scope,
     set_scope,
 )
-from echo_core.ops.session_log import render_session_log, session_log_path
+from echo_core.ops.session_log import logged_today, render_session_log, session_log_path
+from echo_core.ops.session_logs import SessionLogsSource
 from echo_core.routing import RoutingManifest
+from echo_core.storage_base import none_if_absent
 from echo_core.user_json import parse_user_json
 
 if TYPE_CHECKING:
+    import datetime as _dt
+
     from echo_core.context import EchoContext
 
 SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -171,6 +184,28 @@ def validate_bundle(raw: object, manifest: RoutingManifest) -> SessionBundle:
 # -- the session log ------------------------------------------------------------------
 
 
+def _session_log(ctx: EchoContext, bundle: SessionBundle, today: _dt.date,
+                 now: _dt.datetime) -> tuple[str, str]:
+    """(path, text) of this session's log: the one this bundle wrote earlier today when
+    there is one (``logged_today``), else the one for ``now``."""
+    storage = ctx.vault.storage
+    earlier = logged_today(SessionLogsSource(ctx).list(SESSIONS_DIR),
+                           lambda p: none_if_absent(lambda: storage.read(p)), today,
+                           bundle.slug, bundle.log_body)
+    if earlier is not None:
+        return earlier, storage.read(earlier)
+    return (session_log_path(today, now, bundle.slug),
+            render_session_log(bundle.slug, bundle.log_body, today, now))
+
+
+def _heartbeat(ctx: EchoContext, path: str, now: _dt.datetime) -> tuple[str, bool]:
+    """The heartbeat text for the log ``path``, and whether the heartbeat already names
+    that log (then it is left as it is)."""
+    current = none_if_absent(lambda: ctx.vault.storage.read(HEARTBEAT_PATH))
+    marked = current is not None and current.startswith(f"{path} @ ")
+    return f"{path} @ {now.isoformat(timespec='seconds')}\n", marked
+
+
 # -- the steps ------------------------------------------------------------------------
 
 
@@ -201,10 +236,11 @@ def _log_exists(ctx: EchoContext, path: str, text: str) -> bool:
                       "same slug); use another slug or end the session a minute later")
 
 
-def _preview(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
-             heartbeat: str) -> SessionEndResult:
+def _preview(ctx: EchoContext, bundle: SessionBundle, today: _dt.date,
+             now: _dt.datetime) -> SessionEndResult:
+    path, text = _session_log(ctx, bundle, today, now)
     same = _log_exists(ctx, path, text)
-    today = ctx.today()
+    heartbeat, marked = _heartbeat(ctx, path, now)
     daily = daily_note_path(today)
     line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
     present = False  # only a re-apply of this same session (same log) skips its line
@@ -222,18 +258,19 @@ def _preview(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
                   "identical log already written" if same else f"{len(text)} characters"),
              Step("agent-log", daily, "unchanged" if present else "append", line),
              _reflect_step(outcomes), scope,
-             Step("heartbeat", HEARTBEAT_PATH, "write", heartbeat.strip()))
+             Step("heartbeat", HEARTBEAT_PATH, "unchanged" if marked else "write",
+                  heartbeat.strip()))
     return SessionEndResult(False, path, steps, tuple(outcomes))
 
 
-def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
-           heartbeat: str) -> SessionEndResult:
+def _apply(ctx: EchoContext, bundle: SessionBundle, today: _dt.date,
+           now: _dt.datetime) -> SessionEndResult:
     vault = ctx.vault
-    with vault.storage.lock():
+    with vault.storage.lock():  # this session's log looked for under the lock too
+        path, text = _session_log(ctx, bundle, today, now)
         same = _log_exists(ctx, path, text)
         if not same:
             vault.write_note(path, text)
-        today = ctx.today()
         line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
         appended = append_agent_log(vault, today, line, rerun=same)
         outcomes = [_reflect(ctx, p, apply=True) for p in bundle.reflect]
@@ -242,13 +279,16 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, path: str, text: str,
         else:
             envelope = set_scope(ctx, bundle.scope)
             scope = Step("scope", CONTEXT_PATH, str(envelope.action), bundle.scope.splitlines()[0])
-        vault.write_note(HEARTBEAT_PATH, heartbeat)  # the commit marker: always last
+        heartbeat, marked = _heartbeat(ctx, path, now)
+        if not marked:
+            vault.write_note(HEARTBEAT_PATH, heartbeat)  # the commit marker: always last
     steps = (Step("session-log", path, "unchanged" if same else "created",
                   "identical log already written" if same else f"{len(text)} characters"),
              Step("agent-log", daily_note_path(today), "appended" if appended else "unchanged",
                   line),
              _reflect_step(outcomes), scope,
-             Step("heartbeat", HEARTBEAT_PATH, "written", heartbeat.strip()))
+             Step("heartbeat", HEARTBEAT_PATH, "unchanged" if marked else "written",
+                  heartbeat.strip()))
     return SessionEndResult(True, path, steps, tuple(outcomes))
 
 
@@ -260,20 +300,23 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[Se
     valid = bundle if isinstance(bundle, SessionBundle) else validate_bundle(bundle, ctx.manifest)
     require_initialised(ctx)
     today, now = ctx.today(), ctx.now()
-    path = session_log_path(today, now, valid.slug)
-    text = render_session_log(valid.slug, valid.log_body, today, now)
-    heartbeat = f"{path} @ {now.isoformat(timespec='seconds')}\n"
     if not apply:
-        result = _preview(ctx, valid, path, text, heartbeat)
+        result = _preview(ctx, valid, today, now)
+        path = result.session_log
         gated = sum(1 for o in result.reflect if o.classification == "gated")
-        message = (f"preview (nothing written): would write {path}"
+        written = result.steps[0].action == "unchanged"
+        message = ("preview (nothing written): "
+                   + (f"{path} already written" if written else f"would write {path}")
                    + (f"; {gated} proposals would be gated" if gated else "")
                    + f"; run again with {spell('apply')} to commit")
         return Envelope(True, Action.DRY_RUN, message, result)
-    result = _apply(ctx, valid, path, text, heartbeat)
+    result = _apply(ctx, valid, today, now)
+    path = result.session_log
     warnings = fire_event(ctx, "on_session_end", bundle=valid, ctx=ctx)
     stopped = [o.title for o in result.reflect if o.classification == "gated"]
-    message = f"session committed: {path}; heartbeat updated"
+    marked = result.steps[-1].action == "unchanged"
+    message = (f"session committed: {path}; heartbeat "
+               + ("already names it" if marked else "updated"))
     if stopped:
         message += f"; gated (not saved): {', '.join(stopped)}"
     return Envelope(True, Action.SESSION_ENDED, message, result, warnings)

@@ -4,13 +4,15 @@
 ``log_body`` is placed in it: a ``## Goal`` / ``## Decisions Made`` / ``## Open Threads``
 / ``## Suggested Next Step`` section fills the template's section with the paragraph or
 list right under its heading; everything else goes under ``## Log`` in the order
-written (``render_session_log``), so nothing of the body is dropped.
+written (``render_session_log``), so nothing of the body is dropped. A bundle applied
+again later the same day finds the log it wrote (``logged_today``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable, Iterable
 
 from echo_core.notes import replace_section_body
 from echo_core.ops.digest import LOG_HEADING
@@ -107,3 +109,23 @@ def render_session_log(slug: str, log_body: str, day: _dt.date, now: _dt.datetim
     if log_text:
         text = replace_section_body(text, "## " + LOG_HEADING, log_text)
     return text
+
+
+def logged_today(paths: Iterable[str], read: Callable[[str], str | None], day: _dt.date,
+                 slug: str, log_body: str) -> str | None:
+    """The session log of this bundle already written on ``day``, at any minute: the
+    first of ``paths`` named ``<day>-<HHMM>-<slug>.md`` whose text (``read``; None when
+    gone) is exactly what ``render_session_log`` gives for ``slug``, ``log_body`` and
+    that minute; None when there is none. A session is its day, slug and content, not
+    its minute: a bundle applied again later that day (a retry, a replay) is the same
+    session. Reads only the logs named for ``slug`` that day."""
+    name = re.compile(re.escape(f"{SESSIONS_DIR}/{day.isoformat()}-")
+                      + r"([01]\d|2[0-3])([0-5]\d)-" + re.escape(slug) + r"\.md")
+    for path in sorted(paths):
+        found = name.fullmatch(path)
+        if found is None:
+            continue
+        minute = _dt.datetime.combine(day, _dt.time(int(found.group(1)), int(found.group(2))))
+        if read(path) == render_session_log(slug, log_body, day, minute):
+            return path
+    return None

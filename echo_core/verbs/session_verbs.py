@@ -220,7 +220,9 @@ With --apply, under one vault lock, in this order:
   4. scope set (when scope is given)
   5. _agent/heartbeat/last-session.md             LAST: the commit marker
 A failure before step 5 leaves the previous heartbeat as it was; re-running
-the same bundle in the same minute completes it.
+the same bundle later the same day completes it. Applying a bundle again (a
+retry, a replay) writes nothing twice: its log, found by slug and content,
+is reused, so no second log, agent-log line or capture is written.
 
 Exit 2 for an invalid bundle (the message names the field, e.g. reflect[2].confidence)
 or when a different log already exists at that path; nothing is written then.
