@@ -114,6 +114,8 @@ def apply_aliases(ctx: EchoContext, plan: SweepPlan, proposals: Sequence[AliasPr
     slugs = {e.path: e.slug for e in plan.entities.entities}
     written: set[str] = set()
     for path, aliases in sorted(by_path.items()):
+        if path not in slugs:
+            continue  # no longer an entity (a person's save since the plan): stays in the log
         before = ctx.vault.storage.read(path)
         current = note_aliases(parse_note(path, before).frontmatter)
         try:

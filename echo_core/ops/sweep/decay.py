@@ -142,33 +142,41 @@ def plan_decay(ctx: EchoContext, confirm: Sequence[str] = ()) -> DecayPlan:
 def apply_decay(ctx: EchoContext, plan: DecayPlan) -> tuple[DecayReport, tuple[str, ...]]:
     """Write ``plan`` (caller holds the vault lock): archives, then the preferences note;
     the working notes; each moved project at its new path, the rewritten links, then the
-    old paths deleted. Returns the plan's report and the notes a person saved while
-    decay wrote them (``Vault.update_note``), left as saved: an archive or the
-    preferences note (then the observations stay in the preferences for the next run,
-    which writes no line twice), a working note. A note whose links are rewritten is
-    read and rewritten again instead, and a moved project saved at its old path is moved
-    again with that save (``_old_path_deleted``)."""
+    old paths deleted. Returns the report of what was written and the notes a person
+    saved while decay wrote them (``Vault.update_note``), left as saved and not in the
+    report: an archive or the preferences note (then the observations stay in the
+    preferences for the next run, which writes no line twice and reports them then), a
+    working note. A note whose links are rewritten is read and rewritten again instead
+    (the report lists the rewrites made), and a moved project saved at its old path is
+    moved again with that save (``_old_path_deleted``)."""
     vault = ctx.vault_for_rebuild()
     edited: list[str] = []
     obs = plan.observations
+    moved = obs.preferences is not None and obs.preferences != obs.preferences_prior
     for archive in obs.archives:
         if not _updated(vault, archive.path, archive.text, archive.prior, edited):
-            break  # its observations must stay in the preferences
+            moved = False  # its observations must stay in the preferences
+            break
     else:
-        if obs.preferences is not None and obs.preferences != obs.preferences_prior:
-            _updated(vault, PREFERENCES_PATH, obs.preferences, obs.preferences_prior, edited)
-    for working in plan.working:
-        _updated(vault, working.archived.path, working.text, working.prior, edited)
+        if moved:
+            assert obs.preferences is not None
+            moved = _updated(vault, PREFERENCES_PATH, obs.preferences,
+                             obs.preferences_prior, edited)
+    archived = tuple(w.archived for w in plan.working
+                     if _updated(vault, w.archived.path, w.text, w.prior, edited))
     moving = [w for w in plan.projects.moves if blocked(w) is None]
     for write in moving:
         if not finishes_move(write):
             vault.write_note(write.move.to, write.text, prior=write.existing)
     moves = [w.move for w in moving]
+    links: list[LinkRewrite] = []
     for path in sorted(plan.links):
-        planned_again_if_edited(functools.partial(_relinked, vault, path, moves))
+        links += planned_again_if_edited(functools.partial(_relinked, vault, path, moves))
     for write in moving:
         planned_again_if_edited(functools.partial(_old_path_deleted, vault, write))
-    return plan.report, tuple(edited)
+    report = attrs.evolve(plan.report, working=archived, links=tuple(links),
+                          observations=plan.report.observations if moved else ())
+    return report, tuple(edited)
 
 
 def _old_path_deleted(vault: Vault, write: MoveWrite) -> None:
@@ -199,12 +207,15 @@ def _updated(vault: Vault, path: str, text: str, prior: str | None,
     return True
 
 
-def _relinked(vault: Vault, path: str, moves: Sequence[ProjectMove]) -> None:
+def _relinked(vault: Vault, path: str, moves: Sequence[ProjectMove]) -> list[LinkRewrite]:
     """Point ``path``'s links to the moved notes at their new paths, from its text now
-    (``Vault.update_note``: a person's save meanwhile raises ``EditedMeanwhile``)."""
+    (``Vault.update_note``: a person's save meanwhile raises ``EditedMeanwhile``); the
+    rewrites made (none when the note is gone or no longer links a moved note)."""
     before = none_if_absent(lambda: vault.storage.read(path))
     if before is None:
-        return
-    after, _changed = rewrite_links(before, moves)
-    if after != before:
-        vault.update_note(path, after, before)
+        return []
+    after, changed = rewrite_links(before, moves)
+    if after == before:
+        return []
+    vault.update_note(path, after, before)
+    return [LinkRewrite(path, old, new, count) for old, new, count in changed]

@@ -20,6 +20,10 @@ is planned first and, with ``apply``, written before the notes are read, so the 
 the sweep rebuilds already follow it; its report is the result's ``decay`` section.
 
 Notes are rewritten through ``ctx.vault``: each prior text is kept in the note history.
+A note a person saved between the read and the write is left as saved (a warning; the
+next sweep plans it again): with ``apply`` the result reports only the changes made, so
+those notes' fills, links and decay are neither listed nor counted, and the indexes hold
+them as saved.
 Errors: 78 for a folder that is no vault (``vault_check``) or an index or marker of a
 newer schema; 75 when the vault lock is held too long.
 """
@@ -52,7 +56,7 @@ from echo_core.ops.sweep.index_files import read_old_index
 from echo_core.ops.sweep.marker import plan_marker
 from echo_core.ops.sweep.model import SweepPhases, SweepResult
 from echo_core.ops.sweep.note_facts import VaultFacts, read_vault
-from echo_core.ops.sweep.plan import SweepPlan, entity_changes, make_plan
+from echo_core.ops.sweep.plan import SweepPlan, as_written, entity_changes, make_plan
 from echo_core.ops.sweep.vault_check import require_repairable
 from echo_core.ops.vault_changes import record_baseline
 from echo_core.vault_seen import mark_seen
@@ -101,7 +105,9 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
         indexed = len(plan.docs)
         if apply:
             write_marker(ctx, marker)
-            edited += write_notes(ctx, plan)
+            refused = write_notes(ctx, plan)
+            edited += refused
+            plan = as_written(ctx, plan, facts, old.index, refused)  # what was made
             plan, aliases = apply_aliases(ctx, plan, aliases)  # those applied
             written = time.perf_counter()
             if aliases or entity_changes(plan) or not old.clean:

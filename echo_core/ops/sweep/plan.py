@@ -1,9 +1,12 @@
 """The whole plan of a full sweep, from the notes as read: the notes to rewrite (with
 their new texts), the rebuilt entity index and the recall documents. Pure apart from
-reading the few notes that gain a link and were not kept in memory."""
+reading the few notes that gain a link and were not kept in memory. ``as_written``
+turns it into what was done once some rewrites were refused (a person saved the note
+first)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 import attrs
@@ -101,3 +104,37 @@ def entity_changes(plan: SweepPlan) -> int:
     """How many entity-index entries the plan adds, updates or drops."""
     e = plan.entities
     return len(e.added) + len(e.updated) + len(e.dropped)
+
+
+def as_written(ctx: EchoContext, plan: SweepPlan, facts: VaultFacts, old: EntityIndex,
+               refused: Collection[str]) -> SweepPlan:
+    """``plan`` as written when the rewrites of the notes ``refused`` were not made (a
+    person saved them after the plan read them, ``apply.write_notes``): their frontmatter
+    fills and links are dropped from the report, and their entities and recall documents
+    come from their text now (a note gone since: none), so the entity index the sweep
+    stores and the counts it reports are of the notes as they are. Reads those notes."""
+    if not refused:
+        return plan
+    left = set(refused)
+    now = ctx.vault.storage.read_many(sorted(left))
+    folders = kind_folders(ctx.manifest)
+    unreadable = set(facts.unreadable)
+    derived = {e.path: e for e in plan.entities.entities
+               if e.path not in left and e.path not in unreadable}
+    docs = [d for d in plan.docs if d.path not in left]
+    present = (set(facts.notes) | unreadable) - {p for p in left if now.get(p) is None}
+    for path in sorted(left):
+        text = now.get(path)
+        if text is None:
+            continue
+        entity = entity_of_text(path, text, "", folders, ctx.manifest)
+        if entity is not None:
+            derived[path] = entity
+        doc = index_doc(parse_note(path, text))
+        if doc is not None:
+            docs.append(doc)
+    return SweepPlan(
+        tuple(w for w in plan.writes if w.path not in left),
+        tuple(f for f in plan.fills if f.path not in left), plan.skipped,
+        tuple(link for link in plan.links if link.path not in left),
+        plan_entities(derived, old, present, unreadable), tuple(docs))
