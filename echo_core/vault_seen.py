@@ -31,6 +31,8 @@ from echo_core.tempfiles import temp_name
 from echo_core.vault import MARKER_PATH
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from echo_core.context import EchoContext
 
 SEEN_FILE = "vault-seen.json"
@@ -59,6 +61,17 @@ def was_seen(ctx: EchoContext) -> bool:
     if ctx.vault_seen:
         return True
     return (ctx.state_dir / SEEN_FILE).is_file()
+
+
+def seen_identity(state_dir: Path) -> str | None:
+    """The vault identity recorded in the state dir ``state_dir`` (its ``vault-seen.json``,
+    written by this version or an older one), or None when it records none. Never raises."""
+    try:
+        record = json.loads((state_dir / SEEN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    identity = record.get("identity") if isinstance(record, dict) else None
+    return identity if isinstance(identity, str) else None
 
 
 def mark_seen(ctx: EchoContext) -> None:

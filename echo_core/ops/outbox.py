@@ -18,6 +18,14 @@ killed flush replayed without marking it done. Raw writes are idempotent by them
 when its holder dies), so concurrent flushes run one after another, and it replays only
 into a vault that has its marker. Nothing is queued for an absent folder this machine
 never saw as a vault (``echo_core.vault_seen``).
+
+Stray outboxes: a storage may name state dirs that older versions kept for its vault
+under another identity (``storage.former_identities``, and ``storage.same_vault`` for the
+identity a state dir recorded: one per spelling of a PostgreSQL URL, before
+``storage_postgres.pg_identity``). ``flush`` first moves their waiting records into this
+vault's outbox (after those already there; each keeps its op id, and one flagged
+``needs_attention`` stays flagged) and marks them done there, so none is lost and none
+lands twice; a stray whose own flush lock is held is left for the next flush.
 """
 
 from __future__ import annotations
@@ -28,11 +36,13 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
+from echo_core.config import state_dir_for
 from echo_core.errors import (
     EchoError,
     EditedMeanwhile,
@@ -44,7 +54,7 @@ from echo_core.errors import (
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.ops.outbox_queue import Replay
 from echo_core.protocols import BackendUnavailable
-from echo_core.vault_seen import require_initialised
+from echo_core.vault_seen import require_initialised, seen_identity
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -122,7 +132,14 @@ class FlushBusy(LockHeldError):
 def flush_lock(ctx: EchoContext, wait: float) -> Iterator[None]:
     """Hold ``<state_dir>/outbox.flush.lock``; wait up to ``wait`` seconds for another
     flush to finish (``FlushBusy`` after that; ``wait=0`` tries once)."""
-    fd = os.open(ctx.state_dir / FLUSH_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    with _flush_lock_of(ctx.state_dir, wait):
+        yield
+
+
+@contextmanager
+def _flush_lock_of(state_dir: Path, wait: float) -> Iterator[None]:
+    """``flush_lock`` of the state dir ``state_dir``."""
+    fd = os.open(state_dir / FLUSH_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         deadline = time.monotonic() + wait
         while True:
@@ -162,9 +179,11 @@ def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT,
                             "installed, so nothing is ever queued")
         return Envelope(True, Action.FLUSHED, "no outbox plugin installed; nothing to flush",
                         FlushResult(0, 0, 0))
-    if not dismiss and not queue.pending():
+    strays = _stray_outboxes(ctx)
+    if not dismiss and not strays and not queue.pending():
         return _flush_result([], reachable=True, note="")
     with flush_lock(ctx, wait):
+        _adopt(ctx, queue, strays)
         records = list(queue.pending())  # re-read: a flush that held the lock replayed some
         items = _dismiss(ctx, queue, records, dismiss)
         dismissed = {item.id for item in items}
@@ -191,6 +210,57 @@ def replay_waiting(ctx: EchoContext) -> None:
             flush(ctx, wait=0)
     except Exception:  # noqa: BLE001 - the caller's own write goes ahead regardless
         return
+
+
+def _stray_outboxes(ctx: EchoContext) -> list[tuple[Path, Any]]:
+    """``(state dir, queue)`` of each stray outbox of this vault holding records (module
+    docstring): in the state dir of a ``storage.former_identities`` entry, or one whose
+    recorded identity ``storage.same_vault`` owns. None for a storage offering neither.
+    Never raises (a stray that cannot be read is left for the next flush)."""
+    try:
+        storage = ctx.storage
+        formers = tuple(getattr(storage, "former_identities", ()))
+        same = getattr(storage, "same_vault", None)
+        if not formers and not callable(same):
+            return []
+        own = ctx.state_dir
+        folders = [own.parent / state_dir_for("", identity).name for identity in formers]
+        if callable(same):
+            for child in sorted(own.parent.iterdir()):
+                recorded = seen_identity(child) if child != own else None
+                if recorded is not None and same(recorded):
+                    folders.append(child)
+        factory = ctx.host.collect("register_queues")[str(ctx.config.raw.get("queue",
+                                                                             "outbox"))]
+        strays = [(folder, factory(str(folder))) for folder in dict.fromkeys(folders)
+                  if folder != own and folder.is_dir()]
+        return [(folder, stray) for folder, stray in strays if stray.pending()]
+    except Exception:  # noqa: BLE001 - this vault's own outbox is flushed regardless
+        return []
+
+
+def _adopt(ctx: EchoContext, queue: Any, strays: list[tuple[Path, Any]]) -> None:
+    """Move the waiting records of ``strays`` into ``queue`` (module docstring), under
+    each stray's flush lock (a stray another process flushes now is skipped). A record
+    moved but not yet marked done there (a crash between) is moved again: its copy
+    shares its idempotency key, and its op id makes the replay land once regardless."""
+    where = ctx.storage.identity
+    for folder, stray in strays:
+        try:
+            with _flush_lock_of(folder, 0):
+                waiting = {str(record["id"]) for record in queue.pending()}
+                for record in stray.pending():
+                    rid = str(record["id"])
+                    fields = {k: v for k, v in record.items()
+                              if k not in ("id", "state", "detail")}
+                    fields["op_id"] = str(record.get("op_id") or f"outbox-{rid}")
+                    moved = queue.put(fields)
+                    if record.get("state") == "needs_attention" and moved not in waiting:
+                        queue.mark(moved, "needs_attention", str(record.get("detail", "")))
+                    waiting.add(moved)
+                    stray.mark(rid, "done", f"moved to the outbox of {where}")
+        except FlushBusy:
+            continue
 
 
 def _dismiss(ctx: EchoContext, queue: Any, records: list[Mapping[str, Any]],

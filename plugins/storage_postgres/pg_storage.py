@@ -13,7 +13,9 @@ Beyond the protocol: ``read_bytes`` / ``read_many_bytes`` / ``write_bytes`` /
 channel a replica follows), ``shared_history`` (true: note history is kept in the
 store's hidden ``.echo-history`` folder, so every machine sees the same versions) with
 ``list_hidden`` (the files of a hidden folder, which ``list`` skips), ``pg_transaction`` (a connection in a transaction, for a
-plugin's own tables in ``schema``), ``close``.
+plugin's own tables in ``schema``), ``close``; ``former_identities`` and ``same_vault``
+(how ``echo_core.ops.outbox`` finds the outboxes older versions kept for this vault under
+an identity of one spelling of its URL, ``pg_identity``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from echo_core import (
     with_line,
 )
 from plugins.storage_postgres.pg_connect import Connections
+from plugins.storage_postgres.pg_identity import recorded_identity
 from plugins.storage_postgres.pg_listen import ChangeListener
 from plugins.storage_postgres.pg_lock import advisory_lock_for
 from plugins.storage_postgres.pg_schema import channel, ensure_schema
@@ -52,7 +55,7 @@ class PostgresStorage(StampQueries, StorageBase):
 
     ``pool_size`` bounds the pooled connections, ``timeout`` how long a request waits for
     a free one (s), ``connect_timeout`` each connection attempt (s). ``identity`` is the
-    password-free URL (``pg_url``)."""
+    password-free URL, one for every spelling of the vault (``pg_identity``)."""
 
     #: Note history lives in this store (``echo_core.history_files``), not per machine.
     shared_history = True
@@ -72,6 +75,18 @@ class PostgresStorage(StampQueries, StorageBase):
 
     def __repr__(self) -> str:
         return f"PostgresStorage({self.identity!r})"
+
+    @property
+    def former_identities(self) -> tuple[str, ...]:
+        """The identities versions before this one gave this vault's URL, as spelled
+        here, where it differs from ``identity`` (their state dir is another one)."""
+        former = self.target.former_identity
+        return () if former is None else (former,)
+
+    def same_vault(self, recorded: str) -> bool:
+        """Whether the identity a state dir recorded (``vault-seen.json``: this
+        version's or an older one's, of any spelling) names this vault. Never raises."""
+        return recorded_identity(recorded) == self.identity
 
     def close(self) -> None:
         """Close the pooled connections."""

@@ -11,7 +11,9 @@ not ``information_schema`` and not starting with ``pg_`` (PostgreSQL reserves th
 ``pg_dump`` leaves them out), given at most once.
 
 The identity (which keys the per-machine state dir) names user, host, port, database and
-schema, never the password; messages show the same form.
+schema, never the password, the same for every spelling of one vault (``pg_identity``);
+messages show the same form. The target also names the identity versions before this one
+gave the URL (``former_identity``), so their state dir, and its outbox, is found.
 """
 
 from __future__ import annotations
@@ -19,25 +21,33 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 
 from echo_core import usage_error
+from plugins.storage_postgres.pg_identity import (
+    DEFAULT_SCHEMA,
+    SCHEMES,
+    legacy_identity,
+    vault_identity,
+)
 
-SCHEMES = ("postgresql", "postgres")
-DEFAULT_SCHEMA = "echo_memory"
+__all__ = ["DEFAULT_SCHEMA", "SCHEMES", "PgTarget", "check_schema", "parse_vault_url"]
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 @attrs.frozen
 class PgTarget:
     """Where a PostgreSQL vault lives: ``conninfo`` for libpq (the URL without the
-    ``schema`` option), the ``schema`` and the password-free ``identity``."""
+    ``schema`` option), the ``schema``, the password-free ``identity``
+    (``pg_identity.vault_identity``) and ``former_identity``, the one versions before
+    this one gave the URL when it differs (``pg_identity.legacy_identity``), else None."""
 
     conninfo: str
     schema: str
     identity: str
+    former_identity: str | None = None
 
 
 def check_schema(name: str) -> str:
@@ -74,7 +84,7 @@ def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTar
         )
     parts = urlsplit(text)
     try:
-        port = parts.port
+        vault_identity(text, DEFAULT_SCHEMA)
     except ValueError:
         raise usage_error(f"vault URL {_hide_password(text)!r} has an invalid port; use "
                           "e.g. :5432") from None
@@ -89,15 +99,14 @@ def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTar
         schema = given[0]
     rest = [(key, value) for key, value in query if key != "schema"]
     check_schema(schema)
-    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    where = f"{quote(user, safe='')}@{host}" if user else host
-    identity = (f"postgresql://{where}{':' + str(port) if port else ''}{parts.path or '/'}"
-                f"?schema={schema}")
-    return PgTarget(conninfo=conninfo, schema=schema, identity=identity)
+    # built as text: urlunsplit drops the empty host of postgresql:///db (a local socket)
+    conninfo = f"postgresql://{parts.netloc}{parts.path}"
+    if rest:
+        conninfo += f"?{urlencode(rest)}"
+    identity = vault_identity(text, schema)
+    former = legacy_identity(text, schema)
+    return PgTarget(conninfo=conninfo, schema=schema, identity=identity,
+                    former_identity=None if former == identity else former)
 
 
 def _hide_password(url: str) -> str:
