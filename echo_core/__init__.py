@@ -33,6 +33,7 @@ from echo_core.errors import (
 from echo_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
+    from echo_core import pg_identity as pg_identity
     from echo_core import progress as progress
     from echo_core.actions import Action as Action
     from echo_core.bulk_work import collector_paused as collector_paused
@@ -236,7 +237,7 @@ _EXPORTS: dict[str, str] = {
     "LazyPattern": "echo_core.lazy_pattern",
     "collector_paused": "echo_core.bulk_work",
 }
-_MODULES = {"progress": "echo_core.progress"}
+_MODULES = {"pg_identity": "echo_core.pg_identity", "progress": "echo_core.progress"}
 
 __all__ = ["DuplicateGateError", "EchoError", "EditedMeanwhile", "ExitCode", "LockHeldError",
            "NotConfiguredError",

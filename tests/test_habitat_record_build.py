@@ -20,6 +20,7 @@ from echo_core.plugins import create_host
 from echo_core.protocols import BuildTarget
 from echo_core.testing import BuildTargetContract
 from plugins.habitat.build_part import (
+    CORE_FILES,
     EVENTS,
     RECORDER_FILES,
     SCRIPTS_DIR,
@@ -55,6 +56,37 @@ def test_the_recorder_is_copied_byte_for_byte(plugin_dir: Path) -> None:
     imported = {"hook_record", "hook_record_paths", "hook_record_redact", "hook_record_json",
                 "hook_record_sre", "loom_file"}
     assert {f"{n}.py" for n in imported} | {"hook_record_run.py"} == set(RECORDER_FILES)
+    core = Path(__file__).resolve().parents[1] / "echo_core"
+    for name in CORE_FILES:
+        assert (plugin_dir / SCRIPTS_DIR / name).read_bytes() == (core / name).read_bytes()
+
+
+#: Spellings of one PostgreSQL vault, and two other vaults.
+PG_SPELLINGS = ("postgresql://u:secret@localhost:5432/db",
+                "postgres://u@127.0.0.1/db?sslmode=disable",
+                "postgresql://u@LocalHost./db?connect_timeout=3&schema=echo_memory")
+PG_OTHERS = ("postgresql://u@localhost/db?schema=team_b", "postgresql://u@localhost:5433/db")
+
+
+def test_the_built_recorder_keys_a_postgres_vault_as_echo_memory_does(
+        plugin_dir: Path, tmp_path: Path) -> None:
+    from echo_core.context import create_context
+
+    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import hook_record_paths as p; "
+             "print(json.dumps([p.state_dir({'HOME': sys.argv[2], 'ECHO_VAULT': u, "
+             "'ECHO_STATE_DIR': sys.argv[2]}) for u in sys.argv[3:]]))")
+    urls = (*PG_SPELLINGS, *PG_OTHERS)
+    proc = subprocess.run([sys.executable, "-S", "-E", "-c", probe,
+                           str(plugin_dir / SCRIPTS_DIR), str(tmp_path), *urls],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    ours = json.loads(proc.stdout)
+    theirs = [str(create_context(env={"HOME": str(tmp_path), "ECHO_VAULT": url,
+                                      "ECHO_STATE_DIR": str(tmp_path)}).state_dir)
+              for url in urls]
+    assert ours == theirs
+    assert len(set(ours[:len(PG_SPELLINGS)])) == 1
+    assert len(set(ours)) == 1 + len(PG_OTHERS)
 
 
 def test_hooks_json_holds_echo_memorys_hooks_then_the_recorders(plugin_dir: Path) -> None:

@@ -19,8 +19,8 @@ from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.init import init_vault
 from echo_core.ops.outbox import flush
+from echo_core.pg_identity import legacy_identity  # a test may read the core module
 from plugins.queue_outbox.outbox import OutboxQueue
-from plugins.storage_postgres.pg_identity import legacy_identity
 from plugins.storage_postgres.pg_url import parse_vault_url
 from tests.postgres_kit import LocalCluster, close_storages, local_cluster, new_schema_name
 

@@ -22,7 +22,7 @@ never saw as a vault (``echo_core.vault_seen``).
 Stray outboxes: a storage may name state dirs that older versions kept for its vault
 under another identity (``storage.former_identities``, and ``storage.same_vault`` for the
 identity a state dir recorded: one per spelling of a PostgreSQL URL, before
-``storage_postgres.pg_identity``). ``flush`` first moves their waiting records into this
+``echo_core.pg_identity``). ``flush`` first moves their waiting records into this
 vault's outbox (after those already there; each keeps its op id, and one flagged
 ``needs_attention`` stays flagged) and marks them done there, so none is lost and none
 lands twice; a stray whose own flush lock is held is left for the next flush.

@@ -23,12 +23,14 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EVENTS", "RECORDER_FILES", "SCRIPTS_DIR", "HabitatHooksPart", "hook_command"]
+__all__ = ["CORE_FILES", "EVENTS", "RECORDER_FILES", "SCRIPTS_DIR", "HabitatHooksPart", "hook_command"]
 
 #: The recorder and every module it imports (all standard library only).
 RECORDER_FILES = ("hook_record_run.py", "hook_record.py", "hook_record_paths.py",
                   "hook_record_redact.py", "hook_record_json.py", "hook_record_sre.py",
                   "loom_file.py")
+#: Files of echo_core the recorder imports (standard library only, imported nothing else).
+CORE_FILES = ("pg_identity.py",)
 SCRIPTS_DIR = "scripts/habitat"
 PYTHON_ENV = "ECHO_HABITAT_PYTHON"
 #: (event, matcher, timeout seconds): what hooks.json gets. A matcher of ``*`` takes every
@@ -65,13 +67,15 @@ class HabitatHooksPart:
         return out
 
     def contribute(self, out_dir: str, context: Any) -> list[str]:
-        """Copy ``RECORDER_FILES`` into ``scripts/habitat/``; their relative paths."""
-        source = files("plugins.habitat")
+        """Copy ``RECORDER_FILES`` and ``CORE_FILES`` into ``scripts/habitat/``; their
+        relative paths."""
         target = Path(out_dir) / SCRIPTS_DIR
         target.mkdir(parents=True, exist_ok=True)
         written = []
-        for name in RECORDER_FILES:
-            with source.joinpath(name).open("rb") as src, open(target / name, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            written.append(f"{SCRIPTS_DIR}/{name}")
+        for package, names in (("plugins.habitat", RECORDER_FILES), ("echo_core", CORE_FILES)):
+            source = files(package)
+            for name in names:
+                with source.joinpath(name).open("rb") as src, open(target / name, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                written.append(f"{SCRIPTS_DIR}/{name}")
         return written

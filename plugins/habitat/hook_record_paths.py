@@ -225,26 +225,25 @@ def vault_identity(url: str) -> str:
 
 
 def _postgres_identity(url: str) -> str:
-    """``storage_postgres``'s identity of a PostgreSQL vault URL (``pg_url``): user, host,
-    port, database and schema, never the password."""
-    from urllib.parse import parse_qsl, quote, urlsplit
+    """``storage_postgres``'s identity of a PostgreSQL vault URL: ``echo_core.pg_identity``
+    (one for every spelling of the vault, never a password), of which the built plugin
+    ships a copy beside this file; the schema from the URL's ``schema`` option, else
+    ``echo_memory``."""
+    from urllib.parse import parse_qsl, urlsplit
 
-    parts = urlsplit(url.strip())
-    try:
-        port = parts.port
-    except ValueError:
-        raise Unresolved(f"vault URL has an invalid port: {parts.netloc!r}") from None
-    schema = "echo_memory"
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    if __package__:
+        from echo_core import pg_identity
+    else:  # the copy in the built plugin's scripts folder
+        import pg_identity  # type: ignore[import-not-found, no-redef]
+    schema = pg_identity.DEFAULT_SCHEMA
+    for key, value in parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True):
         if key == "schema":
             schema = value
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    where = f"{quote(user, safe='')}@{host}" if user else host
-    return (f"postgresql://{where}{':' + str(port) if port else ''}{parts.path or '/'}"
-            f"?schema={schema}")
+    try:
+        identity: str = pg_identity.vault_identity(url, schema)
+    except ValueError as exc:
+        raise Unresolved(f"vault URL {url!r}: {exc}") from None
+    return identity
 
 
 def _sha256_hex(data: bytes) -> str:

@@ -33,11 +33,11 @@ from echo_core import (
     StorageBase,
     normalize_path,
     not_found,
+    pg_identity,
     single_line,
     with_line,
 )
 from plugins.storage_postgres.pg_connect import Connections
-from plugins.storage_postgres.pg_identity import recorded_identity
 from plugins.storage_postgres.pg_listen import ChangeListener
 from plugins.storage_postgres.pg_lock import advisory_lock_for
 from plugins.storage_postgres.pg_schema import channel, ensure_schema
@@ -86,7 +86,7 @@ class PostgresStorage(StampQueries, StorageBase):
     def same_vault(self, recorded: str) -> bool:
         """Whether the identity a state dir recorded (``vault-seen.json``: this
         version's or an older one's, of any spelling) names this vault. Never raises."""
-        return recorded_identity(recorded) == self.identity
+        return pg_identity.recorded_identity(recorded) == self.identity
 
     def close(self) -> None:
         """Close the pooled connections."""

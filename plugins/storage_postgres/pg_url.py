@@ -25,13 +25,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 
-from echo_core import usage_error
-from plugins.storage_postgres.pg_identity import (
-    DEFAULT_SCHEMA,
-    SCHEMES,
-    legacy_identity,
-    vault_identity,
-)
+from echo_core import pg_identity, usage_error
+
+DEFAULT_SCHEMA = pg_identity.DEFAULT_SCHEMA
+SCHEMES = pg_identity.SCHEMES
 
 __all__ = ["DEFAULT_SCHEMA", "SCHEMES", "PgTarget", "check_schema", "parse_vault_url"]
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -84,7 +81,7 @@ def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTar
         )
     parts = urlsplit(text)
     try:
-        vault_identity(text, DEFAULT_SCHEMA)
+        pg_identity.vault_identity(text, DEFAULT_SCHEMA)
     except ValueError:
         raise usage_error(f"vault URL {_hide_password(text)!r} has an invalid port; use "
                           "e.g. :5432") from None
@@ -103,8 +100,8 @@ def parse_vault_url(url: str, options: Mapping[str, Any] | None = None) -> PgTar
     conninfo = f"postgresql://{parts.netloc}{parts.path}"
     if rest:
         conninfo += f"?{urlencode(rest)}"
-    identity = vault_identity(text, schema)
-    former = legacy_identity(text, schema)
+    identity = pg_identity.vault_identity(text, schema)
+    former = pg_identity.legacy_identity(text, schema)
     return PgTarget(conninfo=conninfo, schema=schema, identity=identity,
                     former_identity=None if former == identity else former)
 

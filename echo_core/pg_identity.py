@@ -26,7 +26,9 @@ one libpq would pick (``PGUSER``, ``PGDATABASE``, the login name), ``PGPORT``.
 
 ``legacy_identity`` is the identity versions before this one gave a URL (one per
 spelling); ``recorded_identity`` reads an identity a state dir recorded, of either form.
-Standard library only.
+Standard library only, and imports nothing of echo-memory: the habitat's hook recorder, which
+runs standalone under ``python -S``, ships a copy of this file and keys its state dir by
+the same identity.
 """
 
 from __future__ import annotations
