@@ -9,6 +9,9 @@ store)::
                                          {"path", "version_id", "sha", "saved_at", "size",
                                           "headline"}
     <sha256(path)[:16]>/<sha256(text)>   one blob per distinct text, the exact UTF-8 bytes
+    paths.ndjson                         {"path"}: one line per ring, added when it is made
+    paths-scanned.ndjson                 {"path"}: the rings there were before paths.ndjson,
+                                         found once by reading each ring's log
 
 Contracts:
 
@@ -17,7 +20,8 @@ Contracts:
   new blob.
 * A ring: at most ``ring_size`` (20) versions per path; the oldest entry and its blob are
   dropped beyond that.
-* Cheap: a keep writes the blob (when new) and appends one line; no rename, no fsync
+* Cheap: a keep writes the blob (when new) and appends one line (two for a path's first
+  version: its line in ``paths.ndjson``, so ``paths_named`` needs no scan); no rename, no fsync
   (history guards against bad edits, not power cuts: the note write itself is durable).
   The log is compacted (atomically, temp file + rename) when it has more than twice
   ``ring_size`` lines. Damage is detected, never served: an unparsable (torn) line is
@@ -28,6 +32,9 @@ Contracts:
   section replaces, frontmatter edits) and ``Vault.delete_note``. Appends only add a line,
   so they are not versioned. Derived files written through the storage directly (the
   entity index snapshot and journal) are not notes and are never versioned.
+* Rings are per path. ``paths_named`` lists the paths of one file name that have a ring,
+  and ``versions_of`` merges several rings (a note moved from one path to another keeps
+  its name: ``ops.history`` follows it); each ``Version`` says the path it was kept for.
 """
 
 from __future__ import annotations
@@ -35,16 +42,19 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
 from echo_core import digests
-from echo_core.errors import not_found
+from echo_core.errors import EchoError, not_found
 from echo_core.history_files import HistoryFiles, LocalHistoryFiles
 
 RING_SIZE = 20
 INDEX_NAME = "versions.ndjson"
+PATHS_LOG = "paths.ndjson"
+PATHS_SCANNED = "paths-scanned.ndjson"
 MIN_PREFIX = 4
 HEADLINE_CHARS = 80
 _SHA = re.compile(r"[0-9a-f]{64}")
@@ -54,14 +64,16 @@ _ID_CHARS = 12
 @attrs.frozen
 class Version:
     """One kept text of a note: ``version_id`` (the first 12 hex digits of ``sha``, the
-    SHA-256 of its UTF-8 bytes), when it was kept, its size in bytes and its first
-    heading or first non-empty line (``headline``)."""
+    SHA-256 of its UTF-8 bytes), when it was kept, its size in bytes, its first
+    heading or first non-empty line (``headline``) and the note path it was kept for
+    (``path``: its ring)."""
 
     version_id: str
     sha: str
     saved_at: str
     size: int
     headline: str = ""
+    path: str = ""
 
 
 def path_key(path: str) -> str:
@@ -84,7 +96,16 @@ def headline(text: str) -> str:
 
 
 def _line(path: str, version: Version) -> str:
-    return json.dumps({"path": path, **attrs.asdict(version)}, ensure_ascii=False) + "\n"
+    fields = attrs.asdict(version, filter=lambda a, _v: a.name != "path")
+    return json.dumps({"path": path, **fields}, ensure_ascii=False) + "\n"
+
+
+def _path_line(path: str) -> str:
+    return json.dumps({"path": path}, ensure_ascii=False) + "\n"
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 def _ring(records: list[Version], size: int) -> list[Version]:
@@ -127,7 +148,7 @@ class NoteHistory:
                     continue
                 records.append(Version(str(item["version_id"]), str(item["sha"]),
                                        str(item["saved_at"]), int(item["size"]),
-                                       str(item.get("headline", ""))))
+                                       str(item.get("headline", "")), path))
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a torn or foreign line
         return records
@@ -138,11 +159,13 @@ class NoteHistory:
         Returns its ``Version``. Errors: ``OSError`` when the state dir is not writable."""
         data = text.encode("utf-8")
         sha = digests.sha256(data).hexdigest()
-        version = Version(sha[:_ID_CHARS], sha, saved_at, len(data), headline(text))
+        version = Version(sha[:_ID_CHARS], sha, saved_at, len(data), headline(text), path)
         key = path_key(path)
         files = self.files
         with self._lock:
             records = self._records(path)
+            if not records:  # a new ring (or one whose log was lost): listed by name
+                files.append(PATHS_LOG, _path_line(path))
             stored = files.read(f"{key}/{sha}")
             if stored is None or len(stored) != len(data):
                 files.write(f"{key}/{sha}", data)
@@ -169,11 +192,62 @@ class NoteHistory:
         """The kept versions of ``path``, newest first ([] when none)."""
         return list(reversed(_ring(self._records(path), self.ring_size)))
 
-    def find(self, path: str, version_id: str) -> Version:
-        """The version of ``path`` whose id starts with ``version_id`` (at least 4 hex
-        digits, case-insensitive). Errors: 44 naming the path when it has no history, or
-        the version (with the ids there are) when none or several match."""
-        versions = self.versions(path)
+    def versions_of(self, paths: Sequence[str]) -> list[Version]:
+        """The kept versions of all ``paths`` (one note under the paths it had), newest
+        first: one path's as ``versions``; several merged by ``saved_at``, a text kept
+        under two of them listed once (its newest)."""
+        if len(paths) == 1:
+            return self.versions(paths[0])
+        merged = sorted((v for p in dict.fromkeys(paths) for v in self.versions(p)),
+                        key=lambda v: v.saved_at, reverse=True)
+        newest: dict[str, Version] = {}
+        for version in merged:
+            newest.setdefault(version.sha, version)
+        return list(newest.values())
+
+    def paths_named(self, name: str) -> list[str]:
+        """The note paths with a ring whose file name is ``name`` (``x.md``), sorted."""
+        found: set[str] = set()
+        for data in (self._scanned(), self.files.read(PATHS_LOG) or b""):
+            for line in data.decode("utf-8", "replace").splitlines():
+                try:
+                    path = json.loads(line)["path"]
+                except (ValueError, KeyError, TypeError):
+                    continue  # a torn line
+                if isinstance(path, str) and _file_name(path) == name:
+                    found.add(path)
+        return sorted(found)
+
+    def _scanned(self) -> bytes:
+        """``PATHS_SCANNED``: made (once) by reading every ring's log when absent."""
+        data = self.files.read(PATHS_SCANNED)
+        if data is not None:
+            return data
+        paths: list[str] = []
+        for folder in sorted(self.files.folders()):
+            log = self.files.read(f"{folder}/{INDEX_NAME}") or b""
+            for line in log.decode("utf-8", "replace").splitlines():
+                try:
+                    path = json.loads(line)["path"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if isinstance(path, str) and path_key(path) == folder:
+                    paths.append(path)
+                    break
+        data = "".join(_path_line(p) for p in paths).encode("utf-8")
+        try:
+            self.files.write(PATHS_SCANNED, data)
+        except (OSError, EchoError):
+            pass  # a read-only state dir or store: scanned again next time
+        return data
+
+    def find(self, path: str, version_id: str, *,
+             paths: Sequence[str] | None = None) -> Version:
+        """The version of ``path`` (of all ``paths`` when given: ``versions_of``) whose
+        id starts with ``version_id`` (at least 4 hex digits, case-insensitive). Errors:
+        44 naming the path when it has no history, or the version (with the ids there
+        are) when none or several match."""
+        versions = self.versions_of(paths or [path])
         if not versions:
             raise not_found(f"no history for {path!r}: no earlier version of it was kept "
                             "(versions are kept when a note is overwritten); check the path")
@@ -187,8 +261,9 @@ class NoteHistory:
                         f"{known}; run `echo-memory history {path}`")
 
     def text(self, path: str, version: Version) -> str:
-        """The exact text of ``version``. Errors: 44 when its blob is gone or damaged."""
-        where = f"{path_key(path)}/{version.sha}"
+        """The exact text of ``version`` (from the ring of the path it was kept for, else
+        ``path``'s). Errors: 44 when its blob is gone or damaged."""
+        where = f"{path_key(version.path or path)}/{version.sha}"
         data = self.files.read(where)
         if data is None or digests.sha256(data).hexdigest() != version.sha:
             raise not_found(f"version {version.version_id} of {path!r} is listed but its "

@@ -56,6 +56,10 @@ class HistoryFiles(Protocol):
         """The names of the files directly in ``folder`` ([] when none)."""
         ...
 
+    def folders(self) -> list[str]:
+        """The names of the folders directly under the root (the rings; [] when none)."""
+        ...
+
     def where(self, rel: str) -> str:
         """Where ``rel`` lives, for messages."""
         ...
@@ -117,6 +121,13 @@ class LocalHistoryFiles:
         except OSError:
             return []
 
+    def folders(self) -> list[str]:
+        """Not ``STAGING_DIR``."""
+        try:
+            return [c.name for c in self.root.iterdir() if c.is_dir() and c.name != STAGING_DIR]
+        except OSError:
+            return []
+
     def where(self, rel: str) -> str:
         return str(self.root / rel)
 
@@ -164,6 +175,13 @@ class StorageHistoryFiles:
         lister = getattr(self.storage, "list_hidden", self.storage.list)
         return [p[len(head):] for p in lister(head.rstrip("/"))
                 if p.startswith(head) and "/" not in p[len(head):]]
+
+    def folders(self) -> list[str]:
+        """Through ``list_hidden``, as ``names`` ([] without it)."""
+        head = f"{self.prefix}/"
+        lister = getattr(self.storage, "list_hidden", self.storage.list)
+        return sorted({p[len(head):].split("/", 1)[0] for p in lister(self.prefix)
+                       if p.startswith(head) and "/" in p[len(head):]})
 
     def where(self, rel: str) -> str:
         return f"{self.storage.identity} {self._path(rel)}"

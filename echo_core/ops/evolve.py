@@ -22,18 +22,23 @@ new title and aliases. Evolving a note to the text it already holds changes noth
 
 Errors: 2 for a path outside the write scope, an empty or multi-line reason, text that
 is not UTF-8 or empty; 44 when the note does not exist; 75 when the lock is held.
+
+``archived_versions(storage, path, text)`` finds every archived version of a note (its
+timeline, for ``recall --as-of`` and ``restore``), however the note names them.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.errors import not_found, usage_error
+from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.frontmatter import (
     line_ending,
     parse_frontmatter,
@@ -41,6 +46,7 @@ from echo_core.frontmatter import (
     set_frontmatter_key,
     split_frontmatter,
 )
+from echo_core.frontmatter_dates import as_date
 from echo_core.models import Entity, Envelope
 from echo_core.note_entities import entity_of_text, kind_folders
 from echo_core.notes import find_section
@@ -239,3 +245,112 @@ def _entity(ctx: EchoContext, path: str, text: str) -> Entity | None:
     if slug is None:
         return None
     return entity_of_text(path, text, slug, kind_folders(ctx.manifest), ctx.manifest)
+
+
+#: The name ``archive_path`` gives a version: ``<note name>--<day>``, ``-N`` from the second
+#: of one day on.
+_ARCHIVE_NAME = re.compile(r"(?P<name>.+)--(?P<day>\d{4}-\d{2}-\d{2})(?:-(?P<n>\d+))?")
+
+
+@attrs.frozen
+class ArchivedVersion:
+    """One archived version of a note: its archive ``path`` and ``text``, the day it
+    stopped being current (``superseded_at``; None when unreadable) and its place among
+    the versions archived that day (``n``: 1 for ``--<day>.md``, N for ``--<day>-N.md``)."""
+
+    path: str
+    text: str
+    superseded_at: _dt.date | None
+    n: int
+
+
+def frontmatter_link(value: Any) -> str:
+    """The target of a frontmatter link value (``"[[x|label]]"``, ``[[x#h]]``, ``x``)."""
+    text = str(value).strip().strip('"').strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2]
+    return text.split("|", 1)[0].split("#", 1)[0].strip()
+
+
+def _links(raw: Any) -> list[str]:
+    """The targets a ``supersedes`` value links to (one link or a list of them)."""
+    values = raw if isinstance(raw, list) else [raw] if raw else []
+    return [t for t in (frontmatter_link(v) for v in values) if t]
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def archived_versions(storage: Storage, path: str, text: str, *,
+                      listing: Sequence[str] | None = None) -> list[ArchivedVersion]:
+    """Every archived version of the note at ``path`` (which holds ``text``), oldest
+    first: by ``superseded_at``, then by their order that day (``n``); versions whose
+    date cannot be read come last. Found two ways, so that neither a link nor a file
+    that is missing loses the others:
+
+    * the ``supersedes`` chain: the archives the note names, those each of them names,
+      and so on (a loop, or a link to a missing or unreadable file, ends that branch);
+    * by name: ``<ARCHIVE_FOLDER>/<folder>/<name>--<day>[-N].md`` whose ``superseded_by``
+      names the note's ``<name>``, for the note's own folder and every folder where no
+      note of that name is now (it was moved from there). So a note that names only its
+      newest archive, or none (a ``restore`` wrote an older text), keeps its timeline.
+
+    ``listing``: the files under ``ARCHIVE_FOLDER``, when the caller has them (else
+    listed here). Reads only; never raises for a damaged archive (it is skipped)."""
+    files = [p for p in (storage.list(ARCHIVE_FOLDER) if listing is None else listing)
+             if p.endswith(".md")]
+    listed = set(files)
+    name = _name(path)
+    absent: dict[str, bool] = {}
+
+    def belongs(archive: str) -> bool:
+        """Whether the folder ``archive`` mirrors is the note's, or holds no note of
+        ``name`` now."""
+        mirror = archive[len(ARCHIVE_FOLDER) + 1:].rsplit("--", 1)[0] + ".md"
+        if mirror == path:
+            return True
+        if mirror not in absent:
+            try:
+                absent[mirror] = not storage.exists(mirror)
+            except EchoError:
+                absent[mirror] = False
+        return absent[mirror]
+
+    def resolved(target: str) -> list[str]:
+        """The archive files a ``supersedes`` target names."""
+        if "--" not in _name(target):
+            return []
+        if target.startswith(f"{ARCHIVE_FOLDER}/"):
+            full = target if target.endswith(".md") else f"{target}.md"
+            return [full] if full in listed else []
+        named = [p for p in files if _name(p) == _name(target)]
+        return named if len(named) <= 1 else [p for p in named if belongs(p)] or named
+
+    by_name = {p for p in files if (m := _ARCHIVE_NAME.fullmatch(_name(p))) is not None
+               and m.group("name") == name and belongs(p)}
+    chained = {p for t in _links(parse_frontmatter(text)[0].get("supersedes"))
+               for p in resolved(t)}
+    found: dict[str, ArchivedVersion] = {}
+    seen: set[str] = set()
+    wanted = chained | by_name
+    while wanted - seen:
+        batch = sorted(wanted - seen)
+        seen.update(batch)
+        wanted = set()
+        for archive, archived in storage.read_many(batch).items():
+            if archived is None:
+                continue
+            fm = parse_frontmatter(archived)[0]
+            if archive not in chained and not archive.startswith(
+                    f"{ARCHIVE_FOLDER}/{path.removesuffix('.md')}--") and _name(
+                    frontmatter_link(fm.get("superseded_by", ""))) != name:
+                continue  # named like one, in another folder, but not this note's version
+            match = _ARCHIVE_NAME.fullmatch(_name(archive))
+            found[archive] = ArchivedVersion(archive, archived, as_date(fm.get("superseded_at")),
+                                             int(match.group("n") or 1) if match else 1)
+            links = {p for t in _links(fm.get("supersedes")) for p in resolved(t)}
+            chained |= links
+            wanted |= links
+    return sorted(found.values(), key=lambda v: (v.superseded_at is None,
+                                                 v.superseded_at or _dt.date.min, v.n, v.path))

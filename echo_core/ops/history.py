@@ -4,6 +4,19 @@ The versions themselves are kept by ``Vault`` through ``EchoContext.history``
 (``echo_core.history``): the prior text of every note write that replaces a different
 text, and of every delete. A restore is an ordinary note write, so the text it replaces
 becomes a version too (a restore can be undone by restoring that version).
+
+History follows a moved note (``lineage``). A note's file name is its name (``[[x]]``
+names ``x.md`` wherever it is), and a move (sweep's decay moving a project, a person's
+``mv``) keeps it. So the versions kept under another path of the same file name, where
+no note is now, are the note's from before a move: ``history`` of the note lists them
+with its own, and ``history`` of the old path lists them all too and names where the
+note is now. ``restore`` never makes a second note of a name: at a path with no note
+while a note of that name is elsewhere it is refused (44, naming that note), so the
+version is restored there instead (its versions include the old path's).
+
+A restore of a note that ``evolve`` archived versions of archives the text it replaces
+the same way (``_agent/archive/``, ``superseded_at`` today, the reason naming the
+version), so ``recall --as-of`` still answers with that text for the days it held.
 """
 
 from __future__ import annotations
@@ -23,6 +36,8 @@ from echo_core.history import Version
 from echo_core.models import Envelope, Note
 from echo_core.notes import parse_note
 from echo_core.operations.spelling import spell
+from echo_core.ops.evolve import archive_path, archived_version, archived_versions
+from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
 from echo_core.write_scope import require_note_path
@@ -33,11 +48,14 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class HistoryResult:
-    """The kept versions of ``path``, newest first; ``exists``: the note is there now."""
+    """The kept versions of ``path``, newest first (each says the path it was kept
+    for); ``exists``: the note is there now; ``moved_to``: where the note of that name
+    is now, when ``path`` has none (it was moved)."""
 
     path: str
     versions: tuple[Version, ...]
     exists: bool
+    moved_to: str | None = None
 
 
 def _exists(ctx: EchoContext, path: str) -> bool:
@@ -49,34 +67,91 @@ def _exists(ctx: EchoContext, path: str) -> bool:
         return False
 
 
+@attrs.frozen
+class Lineage:
+    """The paths one note had: ``paths`` (``path`` first) are the rings its versions are
+    in; ``exists``: a note is at ``path``; ``namesakes``: the other notes of ``path``'s
+    file name now; ``moved_to``: the note's path now when ``path`` has none and exactly
+    one note of that name is elsewhere."""
+
+    path: str
+    paths: tuple[str, ...]
+    exists: bool
+    namesakes: tuple[str, ...] = ()
+    moved_to: str | None = None
+
+
+def _notes_named(ctx: EchoContext, name: str, path: str) -> tuple[str, ...]:
+    """The files of file name ``name`` in the vault now, other than ``path``."""
+    return tuple(p for p in ctx.vault.storage.list("")
+                 if p != path and p.rsplit("/", 1)[-1] == name)
+
+
+def lineage(ctx: EchoContext, path: str) -> Lineage:
+    """The paths the note at ``path`` (or last at ``path``) had (module docstring): with
+    a note at ``path``, the paths of its file name that have kept versions and no note
+    now, unless another note of that name exists (then whose they were is unknown: only
+    ``path``); with none there and one note of that name elsewhere, that note's path and
+    the others of its name with no note. Reads the history's path lists; lists the
+    vault only when another path of the name has versions, or ``path`` has no note."""
+    name = path.rsplit("/", 1)[-1]
+    others = [p for p in ctx.history.paths_named(name) if p != path]
+    exists = _exists(ctx, path)
+    if exists and not others:
+        return Lineage(path, (path,), True)
+    namesakes = _notes_named(ctx, name, path)
+    if namesakes:
+        if exists or len(namesakes) > 1:
+            return Lineage(path, (path,), exists, namesakes)
+        now = namesakes[0]
+        return Lineage(path, (path, now, *[p for p in others if p != now]), False,
+                       namesakes, now)
+    return Lineage(path, (path, *others) if exists else (path,), exists)
+
+
 def note_history(ctx: EchoContext, path: str) -> Envelope[HistoryResult]:
-    """List the kept versions of the note at ``path`` (newest first). Reads only.
+    """List the kept versions of the note at ``path`` (newest first), following a move
+    (``lineage``). Reads only.
 
     Errors: 2 for a bad path; 44 naming the path when it has no versions and no note.
     A note that exists but was never overwritten lists no versions (``ok``)."""
     clean = normalize_path(path)
-    versions = tuple(ctx.history.versions(clean))
-    exists = _exists(ctx, clean)
+    line = lineage(ctx, clean)
+    versions = tuple(ctx.history.versions_of(line.paths))
+    exists = line.exists
     if not versions and not exists:
-        raise not_found(f"no note and no history at {clean!r}; check the path "
+        name = clean.rsplit("/", 1)[-1].removesuffix(".md")
+        moved = (f"; the note {name!r} is at {line.moved_to} (moved): run `echo-memory "
+                 f"history {line.moved_to}`" if line.moved_to else "")
+        raise not_found(f"no note and no history at {clean!r}{moved}; check the path "
                         "(`echo-memory ls` lists the vault)")
-    if versions:
-        message = f"{len(versions)} earlier version(s) of {clean}, newest first"
+    before = [p for p in line.paths[1:] if p != line.moved_to]
+    where = f" (with those kept at {', '.join(before)}, where it was before)" if before else ""
+    if line.moved_to is not None:
+        message = (f"no note at {clean}: it moved to {line.moved_to}; {len(versions)} "
+                   f"earlier version(s) of it, newest first{where}; restore them at "
+                   f"{line.moved_to}")
+    elif versions:
+        message = f"{len(versions)} earlier version(s) of {clean}, newest first{where}"
     else:
         message = f"{clean}: no earlier versions kept yet (one is kept whenever it is overwritten)"
-    return Envelope(True, Action.LISTED, message, HistoryResult(clean, versions, exists))
+    return Envelope(True, Action.LISTED, message,
+                    HistoryResult(clean, versions, exists, line.moved_to))
 
 
 @attrs.frozen
 class RestoreResult:
     """A restore (or its preview): the unified ``diff`` from the current text to the
-    version's; ``restored`` is True only when the note was written."""
+    version's; ``restored`` is True only when the note was written; ``archive``: where
+    the text it replaced was archived (a note with evolve's archived versions), else
+    None."""
 
     path: str
     version_id: str
     saved_at: str
     diff: str
     restored: bool
+    archive: str | None = None
 
 
 def unified_diff(path: str, current: str | None, version: Version, text: str) -> str:
@@ -102,15 +177,17 @@ def _current(ctx: EchoContext, path: str) -> str | None:
 PREVIOUS = "previous"
 
 
-def _chosen(ctx: EchoContext, path: str, version_id: str) -> Version:
-    """The version ``version_id`` names: ``previous`` is the newest kept text other than
-    the note's current one (so restoring it twice toggles back); anything else an id or
-    prefix. Errors: 44 as ``History.find``, or when no kept text differs from the note."""
+def _chosen(ctx: EchoContext, line: Lineage, version_id: str) -> Version:
+    """The version ``version_id`` names among the versions of ``line``: ``previous`` is
+    the newest kept text other than the note's current one (so restoring it twice
+    toggles back); anything else an id or prefix. Errors: 44 as ``History.find``, or
+    when no kept text differs from the note."""
+    path = line.path
     if version_id.strip().lower() != PREVIOUS:
-        return ctx.history.find(path, version_id)
+        return ctx.history.find(path, version_id, paths=line.paths)
     current = _current(ctx, path)
     now = None if current is None else digests.sha256(current.encode("utf-8")).hexdigest()
-    versions = ctx.history.versions(path)
+    versions = ctx.history.versions_of(line.paths)
     for version in versions:
         if version.sha != now:
             return version
@@ -120,33 +197,83 @@ def _chosen(ctx: EchoContext, path: str, version_id: str) -> Version:
                     f"run `echo-memory history {path}`")
 
 
+def _refuse_second_note(line: Lineage, version_id: str) -> None:
+    """44 when restoring ``line.path`` would make a second note of its name."""
+    if line.exists or not line.namesakes:
+        return
+    name = line.path.rsplit("/", 1)[-1].removesuffix(".md")
+    if line.moved_to is not None:
+        raise not_found(f"no note at {line.path}, and the note {name!r} is at "
+                        f"{line.moved_to} (moved): restore it there, `echo-memory restore "
+                        f"{line.moved_to} {version_id}` (its history lists the versions kept "
+                        f"at {line.path} too). Nothing was written")
+    raise not_found(f"no note at {line.path}, and notes named {name!r} are at "
+                    f"{', '.join(line.namesakes)}: restoring would make another; restore "
+                    "one of them, or `get` the version's text and put it under another "
+                    "name. Nothing was written")
+
+
+def _write(ctx: EchoContext, path: str, current: str | None, text: str,
+           version: Version) -> str | None:
+    """Write ``text`` over ``current`` at ``path`` (caller holds the vault lock). When
+    the note has archived versions (``ops.evolve.archived_versions``), ``current`` is
+    archived as ``evolve`` archives, in one commit with the write; returns that archive
+    path (else None)."""
+    storage = ctx.vault.storage
+    if current is None or not archived_versions(storage, path, current):
+        ctx.vault.update_note(path, text, current)
+        return None
+    day = ctx.today()
+    archive = archive_path(storage, path, day.isoformat())
+    reason = f"restored version {version.version_id} ({version.saved_at})"
+    vault = StagedVault(ctx)
+    vault.update_note(archive, archived_version(current, path, reason, day), None)
+    vault.write_note(path, text, prior=current)
+    commit(ctx, vault, [], new_op_id())
+    return archive
+
+
 def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool) -> Envelope[RestoreResult]:
     """Restore ``path`` to the kept version ``version_id`` (an id, a unique prefix of at
-    least 4 hex digits, or ``previous``: the newest kept text other than the current one).
+    least 4 hex digits, or ``previous``: the newest kept text other than the current one)
+    among the note's versions, kept at ``path`` or at the paths it had before a move
+    (``lineage``).
 
     Without ``confirm``: a preview (action ``preview``) with the diff; nothing changes.
     With it: the note is written under the vault lock (action ``restored``; the text it
-    replaces is kept as a new version) within the write scope of note verbs
+    replaces is kept as a new version, and archived like evolve's when the note has
+    archived versions: ``archive``) within the write scope of note verbs
     (``write_scope``: never the vault marker), and an entity's index entry follows the
     restored text (title, aliases). The same text: action ``unchanged``.
-    Errors: 2 for a bad path; 44 naming the path (no history) or the version."""
+    Errors: 2 for a bad path; 44 naming the path (no history) or the version, or when
+    ``path`` has no note and a note of its name is elsewhere (a moved note: the message
+    names it; restore there)."""
     clean = require_note_path(path) if confirm else normalize_path(path)
-    version = _chosen(ctx, clean, version_id)
-    text = ctx.history.text(clean, version)
-    def restore_once() -> str | None:
-        current = _current(ctx, clean)
-        if confirm and current != text:  # a person's save meanwhile: kept, then restored
-            ctx.vault.update_note(clean, text, current)
-        return current
+    archived: list[str | None] = [None]
 
     with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
+        line = lineage(ctx, clean)
+        _refuse_second_note(line, version_id)
+        version = _chosen(ctx, line, version_id)
+        text = ctx.history.text(clean, version)
+        if confirm:
+            recover_pending(ctx)
+
+        def restore_once() -> str | None:
+            archived[0] = None  # an attempt a person's save undid archived nothing
+            current = _current(ctx, clean)
+            if confirm and current != text:  # a person's save meanwhile: kept, then restored
+                archived[0] = _write(ctx, clean, current, text, version)
+            return current
+
         current = planned_again_if_edited(restore_once)
         diff = unified_diff(clean, current, version, text)
         write = confirm and current != text
         warnings: tuple[str, ...] = ()
         if write:
             warnings = reindex_entity(ctx, clean, text)
-    result = RestoreResult(clean, version.version_id, version.saved_at, diff, write)
+    result = RestoreResult(clean, version.version_id, version.saved_at, diff, write,
+                           archived[0])
     which = f"version {version.version_id} ({version.saved_at})"
     if current == text:
         return Envelope(True, Action.UNCHANGED, f"{clean} already has the text of {which}; "
@@ -156,6 +283,8 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
                         f"{spell('confirm')} to restore {clean} to {which}", result)
     undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
             if current is not None else "")
+    if archived[0] is not None:
+        undo += f"; it is archived as {archived[0]}, as evolve archives"
     return Envelope(True, Action.RESTORED, f"restored {clean} to {which}{undo}", result,
                     warnings)
 

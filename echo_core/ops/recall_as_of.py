@@ -9,10 +9,12 @@ frontmatter:
 * a note with ``superseded_at`` after DATE was still current then: it is ``current`` and
   its score loses the superseded penalty (its kind's default status weighs instead);
   with ``superseded_at`` on or before DATE it is ``superseded`` (by ``superseded_by``);
-* a note rewritten by ``evolve`` after DATE (``supersedes`` names an archived version
-  whose ``superseded_at`` is after DATE) is answered by that archived version, the
-  earliest one written after DATE: what the note said then (of versions archived on the
-  same day, the one that supersedes none of the others).
+* a note rewritten by ``evolve`` (or by a ``restore``, which archives the text it
+  replaces the same way) after DATE is answered by the archived version it held then:
+  of its archived versions (``ops.evolve.archived_versions``: the whole ``supersedes``
+  chain, and the archives named after the note), the first one archived after DATE (of
+  versions archived on the same day, the first archived: ``--<day>`` before
+  ``--<day>-2``).
 
 Every hit carries ``validity`` (``current`` | ``superseded``) and, when superseded,
 ``superseded_by``. Linked notes are judged the same way.
@@ -21,7 +23,7 @@ Every hit carries ``validity`` (``current`` | ``superseded``) and, when supersed
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -30,6 +32,12 @@ from echo_core.errors import usage_error
 from echo_core.frontmatter import parse_frontmatter
 from echo_core.frontmatter_dates import as_date
 from echo_core.models import Envelope, Hit
+from echo_core.ops.evolve import (
+    ARCHIVE_FOLDER,
+    ArchivedVersion,
+    archived_versions,
+    frontmatter_link,
+)
 from echo_core.ops.recall import (
     MAX_LIMIT,
     RecallResult,
@@ -58,13 +66,6 @@ def parse_as_of(value: str) -> _dt.date:
         raise usage_error(f"as_of: {value!r} is not an ISO date (YYYY-MM-DD)") from None
 
 
-def _link_target(value: Any) -> str:
-    text = str(value).strip().strip('"').strip()
-    if text.startswith("[[") and text.endswith("]]"):
-        text = text[2:-2]
-    return text.split("|", 1)[0].split("#", 1)[0].strip()
-
-
 @attrs.frozen
 class _Judged:
     path: str
@@ -74,59 +75,38 @@ class _Judged:
     superseded_by: str | None = None
 
 
-def _archived_then(ctx: EchoContext, fm: dict[str, Any], day: _dt.date) -> tuple[str, str] | None:
-    """``(archive path, text)`` of the version the note held on ``day`` when an evolve
-    replaced it after ``day``, else None."""
-    raw = fm.get("supersedes")
-    targets = [_link_target(v) for v in (raw if isinstance(raw, list) else [raw] if raw else [])]
-    stems = [t for t in targets if "--" in t.rsplit("/", 1)[-1]]
-    if not stems:
-        return None
-    candidates = [t if t.startswith("_agent/archive/") else None for t in stems]
-    paths = [c + ".md" if c and not c.endswith(".md") else c for c in candidates]
-    found = [p for p in paths if p]
-    if len(found) < len(stems):  # archive named by its stem: look it up under the archive
-        wanted = {s.rsplit("/", 1)[-1] for s in stems}
-        found += [p for p in ctx.vault.storage.list("_agent/archive")
-                  if p.endswith(".md") and p.rsplit("/", 1)[-1][:-3] in wanted]
-    texts = ctx.vault.storage.read_many(sorted(set(found)))
-    later: list[tuple[_dt.date, str, str, set[str]]] = []
-    for path, text in texts.items():
-        if text is None:
-            continue
-        archived_fm = parse_frontmatter(text)[0]
-        at = as_date(archived_fm.get("superseded_at"))
-        if at is not None and at > day:
-            later.append((at, path, text, _stems_named(archived_fm.get("supersedes"))))
-    if not later:
-        return None
-    first = min(at for at, *_ in later)
-    tied = [entry for entry in later if entry[0] == first]
-    tied_stems = {_stem(path) for _, path, _, _ in tied}
-    # evolved twice on one day: the oldest of them names none of the others as superseded
-    oldest = min(tied, key=lambda e: (bool(e[3] & (tied_stems - {_stem(e[1])})), e[1]))
-    return oldest[1], oldest[2]
+def _archived_then(ctx: EchoContext, path: str, text: str, day: _dt.date,
+                   archive: _ArchiveListing) -> ArchivedVersion | None:
+    """The archived version the note at ``path`` held on ``day``, when it was replaced
+    after ``day`` (by an evolve or a restore), else None: of the versions archived after
+    ``day``, the first (``archived_versions`` orders them)."""
+    versions = archived_versions(ctx.vault.storage, path, text, listing=archive.files(ctx))
+    return next((v for v in versions if v.superseded_at is not None and v.superseded_at > day),
+                None)
 
 
-def _stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
+class _ArchiveListing:
+    """The files under the archive folder, listed once per recall (none listed when no
+    hit needs them)."""
 
+    def __init__(self) -> None:
+        self._files: list[str] | None = None
 
-def _stems_named(raw: Any) -> set[str]:
-    """The file stems a ``supersedes`` value links to (one link or a list of them)."""
-    values = raw if isinstance(raw, list) else [raw] if raw else []
-    return {_stem(_link_target(v)) for v in values}
+    def files(self, ctx: EchoContext) -> list[str]:
+        if self._files is None:
+            self._files = ctx.vault.storage.list(ARCHIVE_FOLDER)
+        return self._files
 
 
 def _judge(ctx: EchoContext, path: str, score: float, text: str,
-           day: _dt.date) -> _Judged | None:
+           day: _dt.date, archive: _ArchiveListing) -> _Judged | None:
     fm = parse_frontmatter(text)[0]
     created = as_date(fm.get("created"))
     if created is not None and created > day:
         return None
-    archived = _archived_then(ctx, fm, day)
+    archived = _archived_then(ctx, path, text, day, archive)
     if archived is not None:
-        return _Judged(archived[0], score, archived[1], CURRENT)
+        return _Judged(archived.path, score, archived.text, CURRENT)
     at = as_date(fm.get("superseded_at"))
     status = str(fm.get("status") or "")
     if at is not None and at > day:
@@ -137,7 +117,7 @@ def _judge(ctx: EchoContext, path: str, score: float, text: str,
         return _Judged(path, lifted, text, CURRENT)
     if at is not None or status.lower() == SUPERSEDED:
         by = fm.get("superseded_by")
-        return _Judged(path, score, text, SUPERSEDED, _link_target(by) if by else None)
+        return _Judged(path, score, text, SUPERSEDED, frontmatter_link(by) if by else None)
     return _Judged(path, score, text, CURRENT)
 
 
@@ -168,9 +148,14 @@ def recall_as_of(ctx: EchoContext, query: str, as_of: _dt.date, *, limit: int = 
         pool = _ranked(ctx, plain, extra, min(MAX_LIMIT * POOL_FACTOR, limit * POOL_FACTOR)) \
             if plain else []
         texts = ctx.vault.storage.read_many([p for p, _ in pool])
+        archive = _ArchiveListing()
         judged = [j for p, s in pool if (t := texts.get(p)) is not None
-                  and (j := _judge(ctx, p, s, t, as_of)) is not None]
+                  and (j := _judge(ctx, p, s, t, as_of, archive)) is not None]
         judged.sort(key=lambda j: (-j.score, j.path))
+        best: dict[str, _Judged] = {}
+        for one_judged in judged:  # two notes answered by one archived version: it once
+            best.setdefault(one_judged.path, one_judged)
+        judged = list(best.values())
         wanted = {t.term for t in plain}
         primary = [_as_hit(ctx, j, wanted) for j in judged[:limit]]
         linked: list[Hit] = []
@@ -183,7 +168,7 @@ def recall_as_of(ctx: EchoContext, query: str, as_of: _dt.date, *, limit: int = 
                 texts.update(ctx.vault.storage.read_many(missing))
             for path, score, via in near:
                 text = texts.get(path)
-                one = _judge(ctx, path, score, text, as_of) if text is not None else None
+                one = _judge(ctx, path, score, text, as_of, archive) if text is not None else None
                 if one is not None and one.path not in seen and len(linked) < limit:
                     seen.add(one.path)
                     linked.append(_as_hit(ctx, one, wanted, via=via))

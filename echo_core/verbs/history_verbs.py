@@ -32,18 +32,21 @@ class HistoryParams:
 
 
 def render_history(env: Envelope[Any]) -> str:
-    """Each kept version: id, when, size, headline."""
+    """Each kept version: id, when, size, headline, and the path it was kept at when the
+    note was elsewhere then (it moved)."""
     data = env.data
     if not data.versions:
         return env.message
+    here = data.moved_to or data.path
     lines = [f"{env.message}:"]
     for v in data.versions:
-        lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}")
+        kept = f"  (kept at {v.path})" if v.path and v.path != here else ""
+        lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}{kept}")
     if current_surface() == "mcp":
-        lines.append("Preview a restore with echo_restore_note (version_id: an id above or "
-                     "\"previous\"; confirm: true restores).")
+        lines.append(f"Preview a restore with echo_restore_note (path: {here}; version_id: "
+                     "an id above or \"previous\"; confirm: true restores).")
     else:
-        lines.append(f"Preview a restore with `echo-memory restore {data.path} <version>` "
+        lines.append(f"Preview a restore with `echo-memory restore {here} <version>` "
                      "(or `previous`).")
     return "\n".join(lines)
 
@@ -66,6 +69,10 @@ HISTORY = Operation(
 A version is kept whenever a note is overwritten (put, capture's section updates,
 fm, restore) or deleted: up to 20 per note, in the state dir (not the vault).
 Each line: version id, when it was kept, size, first heading or line.
+History follows a moved note (sweep --decay moving a project, or a file you moved
+yourself; it keeps its file name): the versions kept at its old path are listed
+with its own, marked "kept at <old path>", and PATH being the old path lists them
+too, naming where the note is now.
 Exit 44 when PATH has no note and no history."""),
 )
 
@@ -120,8 +127,12 @@ VERSION `previous` is the newest kept text other than the note's current one (so
 second restore of `previous` undoes the first). Without --yes: prints the unified diff from the current text to VERSION and changes
 nothing. With --yes: writes it; the text it replaces is kept as a new version, so
 a restore can itself be undone, and an entity's index entry (title, aliases)
-follows the restored note. Exit 44 when PATH has no history or VERSION is not one
-of its versions."""),
+follows the restored note. A note evolve archived versions of also gets the
+text it replaces archived under _agent/archive/ (so recall --as-of still finds
+it). VERSION may be one kept at the note's path before it was moved. Exit 44 when
+PATH has no history, VERSION is not one of its versions, or PATH has no note
+because the note moved (restore it at the path the message names: a restore
+never makes a second note of one name)."""),
 )
 
 
