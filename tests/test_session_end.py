@@ -297,3 +297,20 @@ def test_cli_help_teaches_the_bundle(isolated_env: dict[str, str]) -> None:
     assert out.returncode == 0
     assert '"slug": "recall-index"' in out.stdout and "--apply" in out.stdout
     assert "heartbeat" in out.stdout
+
+
+def test_the_preview_of_two_proposals_for_one_new_note_says_what_apply_does(
+        box: VaultBox) -> None:
+    twice = bundle(reflect=[
+        {"title": "Grace Hopper", "kind": "person", "body": "Wrote the first compiler.",
+         "confidence": 0.9},
+        {"title": "Grace Hopper", "kind": "person", "body": "Coined 'debugging'.",
+         "confidence": 0.9}])
+    before = box.tree_digest()
+    preview = session_end(box.ctx(**NOW), twice, apply=False)
+    assert box.tree_digest() == before
+    applied = session_end(box.ctx(**NOW), twice, apply=True)
+    said = [o.classification for o in preview.data.reflect]
+    done = [o.classification for o in applied.data.reflect]
+    assert said == ["create", "update"]
+    assert done == ["created", "updated"]

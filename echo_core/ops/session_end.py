@@ -68,7 +68,7 @@ from echo_core.ops.proposals import (
     text_field,
     validate_proposal,
 )
-from echo_core.ops.reflect import reflect_proposal
+from echo_core.ops.reflect import ReflectItem, preview_proposals, reflect_proposal
 from echo_core.ops.scope import (
     CONTEXT_PATH,
     PLACEHOLDER,
@@ -209,10 +209,22 @@ def _heartbeat(ctx: EchoContext, path: str, now: _dt.datetime) -> tuple[str, boo
 # -- the steps ------------------------------------------------------------------------
 
 
-def _reflect(ctx: EchoContext, proposal: Proposal, *, apply: bool) -> ReflectOutcome:
-    """``proposal`` previewed or captured exactly as ``reflect`` does it (so a re-run of
-    the same bundle finds it already recorded: ``unchanged``)."""
-    item = reflect_proposal(ctx, proposal, apply=apply)
+def _reflect(ctx: EchoContext, proposal: Proposal) -> ReflectOutcome:
+    """``proposal`` captured exactly as ``reflect`` does it (so a re-run of the same
+    bundle finds it already recorded: ``unchanged``)."""
+    return _outcome(reflect_proposal(ctx, proposal, apply=True))
+
+
+def _previewed(ctx: EchoContext, proposals: tuple[Proposal, ...]) -> list[ReflectOutcome]:
+    """The bundle's proposals previewed as ``reflect`` previews a batch
+    (``reflect.preview_proposals``): each against the vault as the ones before it leave
+    it, so the preview says what apply does (two proposals for one new note: create, then
+    update)."""
+    return [_outcome(item) for item in preview_proposals(ctx, proposals,
+                                                         [None] * len(proposals))]
+
+
+def _outcome(item: ReflectItem) -> ReflectOutcome:
     classification = "gated" if item.classification in _GATED else item.classification
     return ReflectOutcome(item.index, item.title, item.confidence, classification,
                          path=item.path, detail=item.detail, candidates=item.candidates)
@@ -247,7 +259,7 @@ def _preview(ctx: EchoContext, bundle: SessionBundle, today: _dt.date,
     if same and ctx.vault.storage.exists(daily):
         present = not append_under_heading(ctx.vault.storage.read(daily),
                                            AGENT_LOG_HEADING, [line])[1]
-    outcomes = [_reflect(ctx, p, apply=False) for p in bundle.reflect]
+    outcomes = _previewed(ctx, bundle.reflect)
     if bundle.scope is None:
         scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
     else:
@@ -273,7 +285,7 @@ def _apply(ctx: EchoContext, bundle: SessionBundle, today: _dt.date,
             vault.write_note(path, text)
         line = bundle.agent_log_line or f"- {today.isoformat()}: session [[{link_target(path)}]]"
         appended = append_agent_log(vault, today, line, rerun=same)
-        outcomes = [_reflect(ctx, p, apply=True) for p in bundle.reflect]
+        outcomes = [_reflect(ctx, p) for p in bundle.reflect]
         if bundle.scope is None:
             scope = Step("scope", CONTEXT_PATH, "skip", "no scope in the bundle")
         else:
