@@ -3,6 +3,8 @@ contradiction stop, and ``--ttl`` / ``--expires`` on working memory (SPEC §2.7)
 
 from __future__ import annotations
 
+import html as html_text
+import re
 from pathlib import Path
 
 import pytest
@@ -256,3 +258,21 @@ def test_a_triaged_item_contradicting_a_preference_is_gated_and_keeps_waiting(
     applied = apply_proposals(box.ctx(), proposals, apply=True)
     assert [o.classification for o in applied.data.items] == ["gated"]
     assert [i.line for i in list_inbox(box.ctx()).data.items] == [line]
+
+
+@pytest.mark.parametrize("line", ["Keep builds in C:\\build\\", "Swap ~~old~~ wording"])
+def test_a_preference_line_ending_in_a_backslash_or_holding_tildes_stays_one_strike(
+        box: VaultBox, line: str) -> None:
+    from markdown_it import MarkdownIt
+
+    _with_preferences(box, f"- {line}")
+    assert box.capture("New rule", kind="semantic", supersedes=line).ok
+    struck = next(ln for ln in box.read(PREFS).splitlines() if "(superseded" in ln)
+    html = MarkdownIt("commonmark").enable("strikethrough").render(struck)
+    shown = re.fullmatch(r"<ul>\n<li><s>(.*)</s> \(superseded 2026-03-01\)</li>\n</ul>\n", html)
+    assert shown is not None and "<s>" not in shown.group(1), html
+    assert html_text.unescape(shown.group(1)) == line
+    digest = box.tree_digest()
+    again = box.capture("New rule", kind="semantic", supersedes=line)
+    assert again.ok and again.action == Action.UNCHANGED
+    assert box.tree_digest() == digest

@@ -124,6 +124,11 @@ def strike_text(content: str) -> str:
     return _rewrite(content, escape=True)
 
 
+def unstrike_text(struck: str) -> str:
+    """The text ``strike_text`` was given, from what it wrote between the ``~~``."""
+    return _rewrite(struck, escape=False)
+
+
 def processed_line(line: str, path: str, day: str) -> str:
     """Waiting ``line`` struck as routed to ``path`` on ``day`` (ISO)."""
     return f"- ~~{strike_text(_content(line))}~~ → {path} (processed {day})"

@@ -28,6 +28,7 @@ from echo_core.errors import not_found, usage_error
 from echo_core.frontmatter import set_frontmatter_key
 from echo_core.models import Entity
 from echo_core.notes import append_under_heading, find_section, parse_note
+from echo_core.ops.inbox_marks import strike_text, unstrike_text
 from echo_core.ops.links import link_target
 from echo_core.protocols import EntityLookup
 from echo_core.routing import SEMANTIC
@@ -40,7 +41,7 @@ MAX_LISTED = 8
 
 _BULLET_RE = re.compile(r"^(\s*[-*+]\s+)(.*?)(\s*)$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}:\s*")
-_STRUCK_RE = re.compile(r"^~~.*~~")
+_STRUCK_RE = re.compile(r"^~~(.*)~~")
 
 
 @attrs.frozen
@@ -142,6 +143,13 @@ def _struck(line: PreferenceLine) -> bool:
     return bool(match and _STRUCK_RE.match(match.group(2)))
 
 
+def _struck_text(line: PreferenceLine) -> str:
+    """The text a struck bullet had before it was struck."""
+    match = _BULLET_RE.match(line.line)
+    inner = _STRUCK_RE.match(match.group(2)) if match else None
+    return unstrike_text(inner.group(1)) if inner else line.line
+
+
 def find_preference_line(text: str, value: str) -> PreferenceLine | None:
     """The live (not struck) bullet whose text is ``value`` (compared loosely), else the
     only one containing it; None when a struck bullet matches instead (superseded
@@ -159,7 +167,7 @@ def find_preference_line(text: str, value: str) -> PreferenceLine | None:
         listed = "; ".join(repr(line.line.strip()) for line in partial[:MAX_LISTED])
         raise usage_error(f"supersedes: {value!r} matches {len(partial)} preference lines "
                           f"({listed}); quote the whole line")
-    if any(want and want in _key(line.line) for line in lines if _struck(line)):
+    if any(want and want in _key(_struck_text(line)) for line in lines if _struck(line)):
         return None
     shown = "; ".join(repr(line.line.strip()) for line in live[:MAX_LISTED]) or "none"
     raise not_found(f"supersedes: no note has the slug, title or alias {value!r}, and no "
@@ -175,11 +183,13 @@ def new_preference_line(title: str, body: str, day: _dt.date, *, dated: bool) ->
 
 
 def strike(line: PreferenceLine, day: _dt.date) -> str:
-    """The struck form of ``line``: its text inside ``~~``, then ``(superseded <day>)``."""
+    """The struck form of ``line``: its text inside ``~~`` (written so that the strike
+    holds whatever the text says: ``inbox_marks.strike_text``), then ``(superseded
+    <day>)``."""
     match = _BULLET_RE.match(line.line)
     assert match is not None  # preference_lines keeps bullets only
     marker, body, _tail = match.groups()
-    return f"{marker}~~{body}~~ (superseded {day.isoformat()})"
+    return f"{marker}~~{strike_text(body)}~~ (superseded {day.isoformat()})"
 
 
 def replace_preference_line(text: str, old: PreferenceLine, new_line: str,
