@@ -166,7 +166,9 @@ def test_a_malformed_line_does_not_swallow_the_answers_after_it(tmp_path: Path) 
         finally:
             server.kill()
     got = by_id([answer for answer in answers if answer.get("id") is not None])
-    assert {1, 2, 3} <= set(got), answers
+    assert {1, 2, 3, 9} <= set(got), answers
+    assert got[9]["error"]["code"] == -32600  # the line with an id and no method is told
+    assert [a["error"]["code"] for a in answers if a.get("id") is None] == [-32700]
     assert structured(got[2])["action"] == "created" and grace_notes(box) == [GRACE]
     assert structured(got[3])["primary"]
     assert server.proc.returncode == 0

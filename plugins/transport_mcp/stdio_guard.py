@@ -5,7 +5,10 @@ its streams and the server loop.
   UTF-16 surrogate escape (``"\\ud800"``, valid JSON) and then drops the line without an
   answer, so the client waits forever. A line it refused that Python's ``json`` reads and
   that is a JSON-RPC message goes on to the server as that message, where ``parse_params``
-  answers a ``usage`` error naming the argument. Anything else passes through as before.
+  answers a ``usage`` error naming the argument. Any other refused line is answered with
+  a JSON-RPC error (``refusal``: -32700 for a line that is no JSON, -32600 for one that
+  is no request, with its id when it has one), where the SDK would drop it silently and
+  leave a client waiting on that id.
 * ``SendableWriter``: a message that cannot be written as UTF-8 JSON (a string holding a
   lone surrogate) would kill the SDK's writer task, and with it the server. An answer
   (result or error) is replaced by a JSON-RPC internal error for the same request id;
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -30,6 +34,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
     ErrorData,
     JSONRPCError,
     JSONRPCResponse,
@@ -41,7 +47,7 @@ from plugins.transport_mcp.stdio_drain import AnsweringWriter, AnswerLedger, Dra
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
     from mcp.shared._stream_protocols import ReadStream, WriteStream
 
-__all__ = ["UNSENDABLE", "LenientReader", "SendableWriter", "recovered", "sendable",
+__all__ = ["UNSENDABLE", "LenientReader", "SendableWriter", "recovered", "refusal", "sendable",
            "serve_stdio_guarded"]
 
 log = logging.getLogger("echo_memory.mcp")
@@ -69,11 +75,40 @@ def recovered(item: Exception) -> SessionMessage | None:
     return SessionMessage(message)
 
 
-class LenientReader:
-    """``inner`` (the SDK's stdin stream) with refused lines recovered (``recovered``)."""
+def refusal(item: Exception) -> SessionMessage | None:
+    """The JSON-RPC error answering a line the SDK's reader refused and ``recovered``
+    could not read (``item``, its ``ValidationError``): -32700 (id null) for a line that
+    is no JSON, -32600 for JSON that is no JSON-RPC message (with its ``id`` when it has
+    a usable one, else null), so a client waiting on that id is told; ``None`` for what
+    looks like the client's answer to a request of ours (it has ``result`` or ``error``)
+    and for any other exception."""
+    if not isinstance(item, pydantic.ValidationError):
+        return None
+    errors = item.errors(include_url=False)
+    if any(error.get("type") == "json_invalid" for error in errors):
+        data = ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=data))
+    raw = next((error.get("input") for error in errors
+                if isinstance(error.get("input"), dict)), None)
+    if isinstance(raw, dict) and ("result" in raw or "error" in raw):
+        return None
+    found = raw.get("id") if isinstance(raw, dict) else None
+    usable = isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool))
+    data = ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 "
+                     "request or notification (jsonrpc, method, params)")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=found if usable else None,
+                                       error=data))
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception]) -> None:
+
+class LenientReader:
+    """``inner`` (the SDK's stdin stream) with refused lines recovered (``recovered``);
+    a line that cannot be is answered through ``reply`` (``refusal``), then handed on
+    (the SDK drops it)."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception],
+                 reply: Callable[[SessionMessage], Awaitable[None]] | None = None) -> None:
         self._inner = inner
+        self._reply = reply
 
     @property
     def last_context(self) -> contextvars.Context | None:
@@ -87,6 +122,11 @@ class LenientReader:
             message = recovered(item)
             if message is not None:
                 return message
+            answer = refusal(item) if self._reply is not None else None
+            if answer is not None and self._reply is not None:
+                log.info("stdio: answered a line that is no JSON-RPC message with %s",
+                         answer.message.error.code)  # type: ignore[union-attr]
+                await self._reply(answer)
         return item
 
     async def aclose(self) -> None:
@@ -158,6 +198,7 @@ async def serve_stdio_guarded(server: Server[Any]) -> None:
     the answers reach stdout before this returns)."""
     ledger = AnswerLedger()
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(DrainingReader(LenientReader(read_stream), ledger),
+        reply = SendableWriter(write_stream).send  # not a request read: not in the ledger
+        await server.run(DrainingReader(LenientReader(read_stream, reply), ledger),
                          SendableWriter(AnsweringWriter(write_stream, ledger)),
                          server.create_initialization_options())
