@@ -3,6 +3,7 @@ without fences (one regex pass) and the tokenizer's ASCII regex and word -> term
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from echo_core.notes import _INLINE_CODE_RE, _WIKILINK_RE, _scan, wikilinks
 from plugins.stem_porterlite import tokenizer as tokenizer_module
+from plugins.stem_porterlite.cjk import is_cjk
 from plugins.stem_porterlite.irregular import IRREGULAR_FORMS
 from plugins.stem_porterlite.stemmer import stem
 from plugins.stem_porterlite.stopwords import STOPWORDS
@@ -45,12 +47,24 @@ def test_wikilinks_equal_the_line_scan(text: str) -> None:
     assert wikilinks(text) == wikilinks_by_lines(text)
 
 
+def cjk_split_reference(word: str) -> list[str]:
+    """A word cut into its runs of CJK and other characters, character by character; a
+    CJK run as its overlapping bigrams (itself when one character long)."""
+    out: list[str] = []
+    for cjk, group in itertools.groupby(word, key=is_cjk):
+        run = "".join(group)
+        out.extend([run[i:i + 2] for i in range(len(run) - 1)] if cjk and len(run) > 1 else [run])
+    return out
+
+
 def tokenize_reference(text: str) -> list[str]:
-    """The tokenizer before its ASCII pattern and term cache."""
+    """The tokenizer before its ASCII pattern, term cache and CJK fast path."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     words = re.findall(r"[^\W_]+", text.lower().replace("'", "").replace("\u2019", ""))
-    return [stem(IRREGULAR_FORMS.get(w, w)) for w in words if len(w) > 1 and w not in STOPWORDS]
+    words = [part for w in words for part in cjk_split_reference(w)]
+    return [w if len(w) == 1 else stem(IRREGULAR_FORMS.get(w, w)) for w in words
+            if (len(w) > 1 or is_cjk(w)) and w not in STOPWORDS]
 
 
 @settings(max_examples=1500, deadline=None)
@@ -60,6 +74,9 @@ def tokenize_reference(text: str) -> list[str]:
     st.lists(st.sampled_from(["went", "the", "a", "Running", "don't", "x_y", "A1", "ﬁle",
                               "Ünïcode", "’s", "Alice's", "42", "—", "studies", " "]),
              max_size=20).map(" ".join),
+    st.lists(st.sampled_from(["东京", "塔", "に行く", "서울에서", "。", "ﾄｳｷｮｳ", "々", "ー", "的",
+                              "Deploying", "k8s", "the", "’", " ", "x", "ㄱ", "\u1100", "𠀀"]),
+             max_size=20).map("".join),
 ))
 def test_tokenizer_equals_the_reference(text: str) -> None:
     tokenizer = PorterLiteTokenizer()

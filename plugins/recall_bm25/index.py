@@ -50,7 +50,7 @@ from echo_core import (
 from plugins.recall_bm25.cold_pruned import champion_search
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
-from plugins.recall_bm25.layout import CorruptIndex, StateLayout
+from plugins.recall_bm25.layout import CorruptIndex, StateLayout, rmtree_quietly
 from plugins.recall_bm25.segment_format import TF_MAX
 from plugins.recall_bm25.segment_reader import BaseSegment
 from plugins.recall_bm25.small_search import SMALL_QUERY_POSTINGS, base_postings, small_search
@@ -196,6 +196,15 @@ class Bm25Index:
             state = DeltaState(base.generation)
         return base, state
 
+    def _base_to_update(self, store: DeltaStore) -> BaseSegment | None:
+        """``_sync_for_write``'s base; None (logged, no traceback) when the index must be
+        rebuilt, which the next search does from the notes (``needs_rebuild``)."""
+        try:
+            return self._sync_for_write(store)[0]
+        except CorruptIndex as exc:
+            log.info("bm25 index at %s not updated: %s", self._layout.root, exc)
+            return None
+
     # --- Ranker ----------------------------------------------------------------------
 
     def upsert(self, doc: IndexDoc) -> None:
@@ -218,7 +227,9 @@ class Bm25Index:
         with self._lock:
             store = self._delta()
             with store.write():
-                base, _ = self._sync_for_write(store)
+                base = self._base_to_update(store)
+                if base is None:
+                    return
                 for doc, length, by_key, key_terms in prepared:
                     self._supersede(store, base, doc.path)
                     store.insert_doc(doc.path, length, clean_weight(doc.weight),
@@ -278,7 +289,9 @@ class Bm25Index:
         with self._lock:
             store = self._delta()
             with store.write():
-                base, _ = self._sync_for_write(store)
+                base = self._base_to_update(store)
+                if base is None:
+                    return
                 for path in paths:
                     self._supersede(store, base, path)
             self._snap = None
@@ -382,7 +395,7 @@ class Bm25Index:
             with self._lock:
                 self._install(tmp)
         finally:
-            _rmtree(tmp)  # gone already once installed
+            rmtree_quietly(tmp)  # gone already once installed
         if progress is not None and seen % PROGRESS_EVERY:
             progress(seen)
         return builder.count
@@ -405,7 +418,7 @@ class Bm25Index:
                     write_segment(tmp, segment, self._tokenizer_id, lists_from=self._today)
                     self._switch(store, tmp, base.generation, state.gen)
                 finally:
-                    _rmtree(tmp)
+                    rmtree_quietly(tmp)
             self._after_switch(base.generation)
             return True
 
@@ -485,10 +498,3 @@ class Bm25Index:
         with self._lock:
             self._drop_handles()
 
-
-def _rmtree(path: Path) -> None:
-    """Remove a rebuild's temporary folder (``shutil`` is imported only by a rebuild:
-    with zlib, bz2 and lzma it is ~2 ms of a cold search)."""
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)

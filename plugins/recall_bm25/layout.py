@@ -20,7 +20,7 @@ from pathlib import Path
 
 from echo_core import LazyPattern, fsync_dir
 
-__all__ = ["CorruptIndex", "StateLayout", "fsync_dir", "fsync_file"]
+__all__ = ["CorruptIndex", "StateLayout", "fsync_dir", "fsync_file", "rmtree_quietly"]
 
 CURRENT_NAME = "CURRENT"
 GEN_PREFIX = "base-"
@@ -152,17 +152,18 @@ class StateLayout:
             gen = _GEN_RE.fullmatch(name)
             if gen is not None:
                 if int(gen.group(1)) not in keep:
-                    _rmtree(path)
+                    rmtree_quietly(path)
             elif (owner := _owner_pid(name)) is not None and not _pid_alive(owner):
                 if path.is_dir():
-                    _rmtree(path)
+                    rmtree_quietly(path)
                 else:
                     path.unlink(missing_ok=True)
 
 
-def _rmtree(path: Path) -> None:
-    """Remove a folder left behind (``shutil``, with zlib, bz2 and lzma, is imported only
-    when there is one: ~2 ms of a cold search otherwise)."""
+def rmtree_quietly(path: Path) -> None:
+    """Remove a folder left behind or a rebuild's temporary one (``shutil``, with zlib,
+    bz2 and lzma, is imported only then: ~2 ms of a cold search otherwise)."""
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
+

@@ -4,7 +4,8 @@ The same at index and query time (SPEC §3.1). ASCII text (nearly all of it) is 
 without a regex: one ``bytes.translate`` lowercases it, deletes apostrophes and turns every
 other non-alphanumeric byte into a space, then ``split``. Each word maps to its term through
 a word -> term dict (dropped words included as ""), so a word seen before costs one lookup
-done in C (``map``); only new words go through ``stem``. Other text: NFKC, then a regex.
+done in C (``map``); only new words go through ``stem``. Other text: NFKC, then a regex
+(another one, cutting CJK runs into bigrams, when a character is at or above U+2E80: ``cjk``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from echo_core import LazyPattern
+from plugins.stem_porterlite.cjk import bigrams_spaced, is_cjk, may_hold_cjk
 from plugins.stem_porterlite.irregular import IRREGULAR_FORMS
 from plugins.stem_porterlite.stemmer import EXCEPTIONS, stem
 from plugins.stem_porterlite.stopwords import STOPWORDS
@@ -44,8 +46,11 @@ _REWRITTEN = frozenset(IRREGULAR_FORMS) | frozenset(EXCEPTIONS)
 
 
 def _term(word: str) -> str:
-    """The term of one lowercased word, "" when the word is dropped."""
-    if len(word) <= 1 or word in STOPWORDS:
+    """The term of one lowercased word, "" when the word is dropped (a stopword, one
+    character but a CJK one: a CJK run of one character is its own term)."""
+    if len(word) <= 1:
+        return word if word and is_cjk(word) else ""
+    if word in STOPWORDS:
         return ""
     return stem(IRREGULAR_FORMS.get(word, word))
 
@@ -98,6 +103,9 @@ class PorterLiteTokenizer:
     "don't" -> "dont" and "Alice's" -> "alices"; words are runs of letters/digits; stopwords
     and one-character words are dropped; irregular verb forms become their base form
     ("went" -> "go", see ``irregular``); each remaining word goes through ``stem``.
+    A run of CJK characters (ideographs, kana, hangul) inside a word becomes its overlapping
+    character bigrams, a run of one character that character ("东京看塔" -> 东京, 京看,
+    看塔; see ``cjk``); they pass ``stem`` unchanged and are never stopwords.
     Result: the terms in text order, each non-empty, lowercase and whitespace-free.
     Deterministic, stateless, never raises for any ``str``.
 
@@ -106,13 +114,19 @@ class PorterLiteTokenizer:
     """
 
     name = "porterlite"
+    #: Changes whenever ``tokenize`` gives other terms for some text; a ranker records
+    #: ``name@version`` in its index and rebuilds an index of another one (bm25:
+    #: ``keys.tokenizer_id``). 2: CJK runs as bigrams (1, unrecorded: one term per run).
+    version = 2
 
     def words(self, text: str) -> list[Any]:
         """The lowercased words of ``text`` in order, none dropped yet (class docstring)."""
         if text.isascii():
             return text.encode("ascii").translate(_ASCII_TABLE, b"'").split()
-        text = unicodedata.normalize("NFKC", text)
-        return _WORD.findall(text.lower().replace("'", "").replace("\u2019", ""))
+        text = unicodedata.normalize("NFKC", text).lower().replace("'", "").replace("\u2019", "")
+        if may_hold_cjk(text):
+            text = bigrams_spaced(text)
+        return _WORD.findall(text)
 
     def term(self, word: Any) -> str:
         """The term of one word of ``words`` ("" for a dropped word)."""
