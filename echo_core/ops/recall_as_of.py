@@ -47,6 +47,7 @@ from echo_core.ops.recall import (
     query_terms,
     within_budget,
 )
+from echo_core.ops.recall_as_of_then import ThenText, notes_with_old_words, rescored
 from echo_core.ops.recall_index import ensure_index
 from echo_core.scoring import STATUS_WEIGHTS, status_weight
 
@@ -121,6 +122,28 @@ def _judge(ctx: EchoContext, path: str, score: float, text: str,
     return _Judged(path, score, text, CURRENT)
 
 
+def _judged_then(ctx: EchoContext, pool: list[tuple[str, float | None]],
+                 texts: dict[str, str | None], day: _dt.date, archive: _ArchiveListing,
+                 weights: dict[str, float]) -> list[_Judged]:
+    """The candidates (the ranker's pool, score None for a note only its old words
+    bring) judged as of ``day`` (``_judge``) and scored on their text then
+    (``recall_as_of_then.rescored``), best first."""
+    found: list[tuple[_Judged, ThenText]] = []
+    for n, (path, score) in enumerate(pool):
+        text = texts.get(path)
+        one = _judge(ctx, path, score or 0.0, text, day, archive) if text is not None else None
+        if one is not None:
+            archived = one.path != path
+            if archived or score is not None:
+                ranked = None if score is None else one.score  # _judge's lift kept
+                found.append((one, ThenText(str(n), ranked, one.text, archived)))
+    lexical = bool(getattr(ctx.ranker_upkeep.ranker, "hits_hold_query_words", False))
+    scores = rescored(ctx.tokenizer, [c for _, c in found], weights, lexical)
+    judged = [attrs.evolve(one, score=scores[c.key]) for one, c in found if c.key in scores]
+    judged.sort(key=lambda j: (-j.score, j.path))
+    return judged
+
+
 def _as_hit(ctx: EchoContext, judged: _Judged, wanted: set[str], via: str | None = None) -> Hit:
     hit = _hit(judged.path, judged.score, judged.text, wanted, ctx, via=via)
     status = hit.status if judged.validity == SUPERSEDED or hit.status.lower() != SUPERSEDED \
@@ -147,11 +170,12 @@ def recall_as_of(ctx: EchoContext, query: str, as_of: _dt.date, *, limit: int = 
         plain, extra = query_terms(ctx, query)
         pool = _ranked(ctx, plain, extra, min(MAX_LIMIT * POOL_FACTOR, limit * POOL_FACTOR)) \
             if plain else []
-        texts = ctx.vault.storage.read_many([p for p, _ in pool])
         archive = _ArchiveListing()
-        judged = [j for p, s in pool if (t := texts.get(p)) is not None
-                  and (j := _judge(ctx, p, s, t, as_of, archive)) is not None]
-        judged.sort(key=lambda j: (-j.score, j.path))
+        weights = {t.term: t.weight for t in (*plain, *extra) if " " not in t.term}
+        older = notes_with_old_words(ctx, archive.files(ctx), weights, (p for p, _ in pool))
+        texts = ctx.vault.storage.read_many([p for p, _ in pool] + older)
+        judged = _judged_then(ctx, [*pool, *((p, None) for p in older)], texts, as_of,
+                              archive, weights)
         best: dict[str, _Judged] = {}
         for one_judged in judged:  # two notes answered by one archived version: it once
             best.setdefault(one_judged.path, one_judged)
