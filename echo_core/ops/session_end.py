@@ -316,7 +316,7 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[Se
         result = _preview(ctx, valid, today, now)
         path = result.session_log
         gated = sum(1 for o in result.reflect if o.classification == "gated")
-        written = result.steps[0].action == "unchanged"
+        written = result.steps[0].action == Action.UNCHANGED
         message = ("preview (nothing written): "
                    + (f"{path} already written" if written else f"would write {path}")
                    + (f"; {gated} proposals would be gated" if gated else "")
@@ -326,7 +326,7 @@ def session_end(ctx: EchoContext, bundle: object, *, apply: bool) -> Envelope[Se
     path = result.session_log
     warnings = fire_event(ctx, "on_session_end", bundle=valid, ctx=ctx)
     stopped = [o.title for o in result.reflect if o.classification == "gated"]
-    marked = result.steps[-1].action == "unchanged"
+    marked = result.steps[-1].action == Action.UNCHANGED
     message = (f"session committed: {path}; heartbeat "
                + ("already names it" if marked else "updated"))
     if stopped:

@@ -233,8 +233,15 @@ def _postgres_identity(url: str) -> str:
 
     if __package__:
         from echo_core import pg_identity
-    else:  # the copy in the built plugin's scripts folder
-        import pg_identity  # type: ignore[import-not-found, no-redef]
+    else:  # the copy in the built plugin's scripts folder, else the package's own
+        try:
+            import pg_identity  # type: ignore[import-not-found, no-redef]
+        except ImportError:  # run from plugins/habitat itself: echo_core is beside plugins
+            import sys
+
+            here = os.path.dirname(os.path.abspath(__file__))
+            sys.path.append(os.path.join(os.path.dirname(os.path.dirname(here)), "echo_core"))
+            import pg_identity  # type: ignore[no-redef]
     schema = pg_identity.DEFAULT_SCHEMA
     for key, value in parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True):
         if key == "schema":
