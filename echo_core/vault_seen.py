@@ -25,7 +25,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from echo_core.errors import EchoError, NotConfiguredError
+from echo_core.errors import EchoError, NotConfiguredError, UnavailableError
 from echo_core.protocols import BackendUnavailable, VaultMissing
 from echo_core.tempfiles import temp_name
 from echo_core.vault import MARKER_PATH
@@ -152,10 +152,12 @@ def require_vault(ctx: EchoContext) -> None:
     """What every verb that works on a vault checks first (once per context).
 
     Returns when the marker is there (remembered as seen), and when the backend cannot
-    be reached now but may hold the vault (a network outage; a missing folder this machine
-    used): the verb then queues its write, answers from the cache, or fails as
-    ``vault_missing_error`` says. Raises ``not_a_vault_error`` (78) for a path this
-    machine never saw as a vault, whether the folder is missing or holds no marker, and
+    be reached now but held the vault when this machine last reached it (a network outage;
+    a missing folder this machine used): the verb then queues its write, answers from the
+    cache, or fails as ``vault_missing_error`` says. Raises ``not_a_vault_error`` (78)
+    for a path this machine never saw as a vault, whether the folder is missing or holds
+    no marker, ``never_reached_error`` (69) for a server this machine never reached (a
+    typo in a URL, port or key must not look like a write saved for later), and
     ``lost_marker_error`` (78) for a reachable vault that lost its marker."""
     if ctx.vault_seen:
         return
@@ -165,13 +167,24 @@ def require_vault(ctx: EchoContext) -> None:
         if was_seen(ctx):
             return
         raise not_a_vault_error(ctx, "the folder does not exist") from None
-    except BackendUnavailable:
-        return
+    except BackendUnavailable as down:
+        if was_seen(ctx):
+            return
+        raise never_reached_error(ctx, down) from None
     if not present:
         if was_seen(ctx):
             raise lost_marker_error(ctx)
         raise not_a_vault_error(ctx, f"the folder has no marker {MARKER_PATH}")
     mark_seen(ctx)
+
+
+def never_reached_error(ctx: EchoContext, down: Exception) -> UnavailableError:
+    """The vault's server cannot be reached and this machine never reached a vault there
+    (exit 69): nothing is written or queued."""
+    return UnavailableError(
+        f"cannot reach {shown_vault(ctx.config.vault.value)} ({down}), and this machine "
+        "never reached a vault there, so a write is not queued for it: check the URL, "
+        "port and key for a typo, or start the server and run the command again")
 
 
 def require_initialised(ctx: EchoContext) -> None:
