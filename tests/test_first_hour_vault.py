@@ -30,11 +30,13 @@ MARKER = b"---\ntype: marker\nschema_version: 1\ncreated: 2026-03-01\n---\n"
 
 
 def _restore(zip_path: str, into: Path) -> dict[str, bytes]:
-    """Restore from a backup as its docs say (unzip into a folder); the files it holds."""
+    """Restore from a backup as its docs say (unzip into a folder); the vault's files it
+    holds (not the backup's own manifest and note history)."""
     with zipfile.ZipFile(zip_path) as archive:
         archive.extractall(into)
-    return {p.relative_to(into).as_posix(): p.read_bytes() for p in into.rglob("*")
-            if p.is_file()}
+    return {rel: p.read_bytes() for p in into.rglob("*")
+            if p.is_file() and not (rel := p.relative_to(into).as_posix()).startswith(
+                (".echo-backup-manifest.json", ".echo-history/"))}
 
 
 def test_backup_restores_images_and_pdfs_byte_identical(tmp_path: Path) -> None:

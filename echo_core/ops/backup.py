@@ -3,12 +3,27 @@
 Every file is read through the storage (``list``, then ``read_bytes`` of each), so any
 backend can be backed up and every file goes in byte-identical: notes with their line
 endings, and attachments (images, PDFs, anything not UTF-8) as the bytes they are.
-Restoring is unzipping into the vault folder. Hidden files and folders (a path part
-starting with ``.``: ``.obsidian/``, ``.git/``, ``.trash/``) are left out, and so are
-earlier backups of this vault lying inside it. A storage without ``read_bytes`` (a
-third-party backend that only reads text) has its text files backed up and any other
-file skipped and reported; so is a file deleted or unreadable while the backup runs,
-and one whose name is not valid UTF-8 (a zip cannot hold it).
+Each entry carries its file's modification time (``Storage.stat``; the backup's own time
+when the storage cannot say), which ``unzip`` restores (``backup_entries``). Restoring is
+unzipping into an empty folder; ``backup --verify`` (``backup_verify``) then checks it
+against the manifest, the zip's last entry, listing every file's size and SHA-256.
+Hidden files and folders (a path part starting with ``.``: ``.obsidian/``, ``.git/``,
+``.trash/``) are left out, and so are this vault's own earlier backups when the backup
+folder is inside the vault (a zip there of this vault's name and id, the very file in
+the backup folder: ``own_backups``), each listed in ``skipped`` (``OWN_BACKUP``; the backup
+is still whole). Any other zip, named like a backup or not, is backed up like any file.
+A storage without ``read_bytes`` (a third-party backend that only reads text) has its
+text files backed up and any other file skipped and reported; so is a file deleted or
+unreadable while the backup runs, and one whose name is not valid UTF-8 (a zip cannot
+hold it).
+
+With ``history`` (the default) the vault's note history (the versions ``history`` lists:
+per machine, in the state dir, unless the backend shares it) goes in too, under
+``.echo-history/`` (``backup_history``): hidden, so an unzipped backup's notes, ``import``
+and the vault never see it; copying it into the restored vault's state dir brings the
+versions back. It is small (at most 20 texts per note, each stored once) and it is how
+a note's earlier versions survive a move to another machine. Without it the result
+says the history is not in the backup.
 
 The zip is ``echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip`` (``ctx.now()``; ``-2``,
 ``-3``... when backups of that name and second exist: one past the highest suffix, so a
@@ -26,7 +41,6 @@ atomic) but a write landing during the backup may be in it or not.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import zipfile
@@ -41,6 +55,8 @@ from echo_core.actions import Action
 from echo_core.config import state_dir_for
 from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import Envelope
+from echo_core.ops.backup_entries import ManifestWriter, usable_mtime
+from echo_core.ops.backup_history import HISTORY_FOLDER, history_entries
 from echo_core.protocols import BackendUnavailable, Storage
 from echo_core.tempfiles import fsync_dir, sweep_stale, temp_name
 from echo_core.write_scope import text_problem
@@ -54,6 +70,10 @@ _CHUNK = 64
 _READERS = 8
 DELETED = "deleted while the backup ran"
 NOT_UTF8_NAME = "its name is not valid UTF-8, which a zip cannot hold; rename it to back it up"
+OWN_BACKUP = ("an earlier backup of this vault, in the backup folder (left out: backups "
+              "never hold each other)")
+NO_HISTORY = ("note history (the versions `history` lists) is per machine and not in the "
+              "backup")
 _MARK = "echo-memory backup of vault {}"
 _STAMP = "%Y-%m-%d-%H%M%S"
 
@@ -68,8 +88,10 @@ class SkippedFile:
 
 @attrs.frozen
 class BackupResult:
-    """The backup written: its ``path``, the ``files`` and ``bytes`` (uncompressed) in
-    it, the zip's own size, what was skipped, and the older backups rotation removed."""
+    """The backup written: its ``path``, the vault ``files`` and their ``bytes``
+    (uncompressed) in it, the zip's own size, what was skipped, the older backups
+    rotation removed, and how many note-history files went in under ``.echo-history/``
+    (``history``: whether the history was asked for)."""
 
     path: str
     files: int
@@ -78,6 +100,8 @@ class BackupResult:
     skipped: tuple[SkippedFile, ...]
     removed: tuple[str, ...]
     keep: int
+    history: bool = True
+    history_files: int = 0
 
 
 def vault_name(vault: str) -> str:
@@ -118,9 +142,20 @@ def _reader(storage: Storage) -> Callable[[str], bytes]:
     return lambda path: storage.read(path).encode("utf-8")
 
 
-def _read_one(read: Callable[[str], bytes], path: str) -> bytes | SkippedFile:
+def _mtime(storage: Storage, path: str) -> float | None:
+    """The file's modification time, None when the storage cannot say."""
     try:
-        return read(path)
+        return storage.stat(path).mtime
+    except BackendUnavailable:
+        raise
+    except (EchoError, OSError, ValueError, TypeError, AttributeError, NotImplementedError):
+        return None
+
+
+def _read_one(storage: Storage, read: Callable[[str], bytes],
+              path: str) -> tuple[bytes, float | None] | SkippedFile:
+    try:
+        return read(path), _mtime(storage, path)
     except BackendUnavailable:
         raise
     except EchoError as exc:
@@ -129,20 +164,20 @@ def _read_one(read: Callable[[str], bytes], path: str) -> bytes | SkippedFile:
 
 
 def _read_all(storage: Storage, paths: Sequence[str],
-              skipped: list[SkippedFile]) -> Iterator[tuple[str, bytes]]:
-    """``(path, bytes)`` of each readable file, in order, ``_CHUNK`` at a time (read on
-    ``_READERS`` threads: a remote backend answers several requests at once); the rest
-    is appended to ``skipped``."""
+              skipped: list[SkippedFile]) -> Iterator[tuple[str, bytes, float | None]]:
+    """``(path, bytes, mtime)`` of each readable file, in order, ``_CHUNK`` at a time (read
+    on ``_READERS`` threads: a remote backend answers several requests at once); the
+    rest is appended to ``skipped``."""
     read = _reader(storage)
     with ThreadPoolExecutor(max_workers=_READERS) as pool:
         for start in range(0, len(paths), _CHUNK):
             chunk = paths[start:start + _CHUNK]
-            for path, got in zip(chunk, pool.map(lambda p: _read_one(read, p), chunk),
+            for path, got in zip(chunk, pool.map(lambda p: _read_one(storage, read, p), chunk),
                                  strict=True):
                 if isinstance(got, SkippedFile):
                     skipped.append(got)
                 else:
-                    yield path, got
+                    yield path, *got
 
 
 def _next_name(folder: Path, name: str, stamp: str, after: int = 0) -> tuple[int, Path]:
@@ -209,9 +244,53 @@ def rotate(folder: Path, name: str, keep: int, *, vault_id: str,
     return tuple(child.name for child in doomed)
 
 
-def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
-                 out: str | None = None) -> Envelope[BackupResult]:
-    """Write a dated zip of the vault and keep the newest ``keep`` (see module docstring).
+def _same_file(storage: Storage, path: str, local: Path) -> bool:
+    """Whether the vault file ``path`` is the file ``local``: the same inode for a folder
+    vault; else (a backend whose folder is not known here) the same size and mtime."""
+    from echo_core.ops.vault_transfer_io import vault_folder
+
+    root = vault_folder(storage)
+    try:
+        if root is not None:
+            return os.path.samefile(root / path, local)
+        mine, theirs = storage.stat(path), local.stat()
+    except BackendUnavailable:
+        raise
+    except (EchoError, OSError, ValueError):
+        return False
+    return mine.size == theirs.st_size and abs(mine.mtime - theirs.st_mtime) < 2
+
+
+def own_backups(storage: Storage, paths: Sequence[str], folder: Path, name: str,
+                vault_id: str) -> set[str]:
+    """The vault ``paths`` that are this vault's own backups: named as ``name``'s, in
+    ``folder`` (the very file there, ``_same_file``), carrying ``vault_id`` in their
+    comment. Another vault's backup, a copy of ours elsewhere in the vault, and a backup
+    without the id are not (they are backed up like any file)."""
+    pattern = backup_pattern(name)
+    found = set()
+    for path in paths:
+        base = path.rsplit("/", 1)[-1]
+        local = folder / base
+        if (pattern.fullmatch(base) and _is_backup_of(local, vault_id)
+                and _same_file(storage, path, local)):
+            found.add(path)
+    return found
+
+
+def _history_note(history: bool, count: int) -> str:
+    if not history:
+        return NO_HISTORY
+    if not count:
+        return "no note history kept yet"
+    return (f"note history: {count} file(s) under {HISTORY_FOLDER} (copy it into the "
+            "restored vault's <state dir>/vaults/<vault id>/history to keep the versions)")
+
+
+def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP, out: str | None = None,
+                 history: bool = True) -> Envelope[BackupResult]:
+    """Write a dated zip of the vault (with its note history unless ``history`` is False)
+    and keep the newest ``keep`` (see module docstring).
 
     ``ok`` is False (exit 1) when a file that is there could not be read: the zip is
     written but incomplete; so is it when a file's name is not UTF-8 (``NOT_UTF8_NAME``: a
@@ -230,30 +309,36 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     storage = ctx.vault.storage
     vault_id = state_dir_for("", storage.identity).name  # the id keying state dirs
     now = ctx.now()
-    pattern = backup_pattern(name)
     skipped: list[SkippedFile] = []
     paths = []
     for path in storage.list(""):
-        if _hidden(path) or pattern.fullmatch(path.rsplit("/", 1)[-1]):
+        if _hidden(path):
             continue
         if text_problem(path) is None:
             paths.append(path)
         else:
             skipped.append(SkippedFile(path, NOT_UTF8_NAME))
+    own = own_backups(storage, paths, folder, name, vault_id)
+    skipped += [SkippedFile(path, OWN_BACKUP) for path in sorted(own)]
+    paths = [path for path in paths if path not in own]
     sweep_stale(folder)  # leftovers of backups killed mid-write
     stamp = now.strftime(_STAMP)
     tmp = folder / temp_name(f"echo-memory-{name}-{stamp}.zip")
-    files = size = 0
+    files = size = kept = 0
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.comment = _MARK.format(vault_id).encode("ascii")
-            for path, data in _read_all(storage, paths, skipped):
-                info = zipfile.ZipInfo(path, date_time=_zip_time(now))
-                info.compress_type = zipfile.ZIP_DEFLATED
-                info.external_attr = 0o644 << 16
-                archive.writestr(info, data)
+            entries = ManifestWriter(archive)
+            for path, data, mtime in _read_all(storage, paths, skipped):
+                entries.add(path, data, usable_mtime(mtime, now.timestamp()))
                 files += 1
                 size += len(data)
+            if history:
+                for path, data in history_entries(storage, ctx.state_dir):
+                    entries.add(path, data, usable_mtime(None, now.timestamp()))
+                    kept += 1
+            entries.finish(vault_id=vault_id, written_at=now, history=history,
+                           skipped=skipped)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         target = _publish(tmp, folder, name, stamp)
@@ -263,19 +348,18 @@ def backup_vault(ctx: EchoContext, *, keep: int = DEFAULT_KEEP,
     fsync_dir(folder)
     removed = rotate(folder, name, keep, vault_id=vault_id, written=target)
     result = BackupResult(str(target), files, size, target.stat().st_size, tuple(skipped),
-                          removed, keep)
+                          removed, keep, history, kept)
     message = f"backed up {files} files ({size} bytes) to {target}"
-    if skipped:
-        message += (f"; skipped {len(skipped)} it could not read: "
-                    + ", ".join(s.path for s in skipped))
-    lost = [s for s in skipped if s.reason != DELETED]
+    unread = [s for s in skipped if s.reason != OWN_BACKUP]
+    if unread:
+        message += (f"; skipped {len(unread)} it could not read: "
+                    + ", ".join(s.path for s in unread))
+    if own:
+        message += f"; left out {len(own)} earlier backup(s) of this vault in the backup folder"
+    message += "; " + _history_note(history, kept)
+    lost = [s for s in unread if s.reason != DELETED]
     if removed:
         message += f"; removed {len(removed)} older backup(s), keeping the newest {keep}"
     if lost:
         message += "; this backup is incomplete: a restore from it would lack them"
     return Envelope(not lost, Action.BACKED_UP, message, result)
-
-
-def _zip_time(now: _dt.datetime) -> tuple[int, int, int, int, int, int]:
-    year = max(1980, now.year)  # the zip format starts in 1980
-    return (year, now.month, now.day, now.hour, now.minute, now.second)

@@ -145,32 +145,71 @@ class BackupParams:
     out: str | None = param(None, help="Folder for the zip (default: <state dir>/vaults/<vault id>/"
                             "backups; the command prints the path).",
                             cli=CliParam(metavar="DIR"))
+    history: bool = param(True, help="Put the vault's note history (the versions `history` "
+                          "lists) in the zip under .echo-history/.",
+                          cli=CliParam(flag="--no-history", negate=True, help="Leave the "
+                                       "note history (kept per machine) out of the zip."))
+    verify: str | None = param(None, help="Write nothing: check the backup ZIP, or the "
+                               "folder it was unzipped into, against its manifest; every "
+                               "missing, extra or damaged file is named (exit 1).",
+                               max_length=4096, cli=CliParam(metavar="ZIP|DIR"))
 
 
 def render_backup(env: Envelope[Any]) -> str:
-    """What was zipped, skipped and removed."""
+    """What was zipped, skipped and removed (or, for --verify, what was found)."""
+    from echo_core.ops.backup import NO_HISTORY, OWN_BACKUP
+    from echo_core.ops.backup_verify import VerifyResult, describe
+
     data = env.data
+    if isinstance(data, VerifyResult):
+        return describe(env)
     head = (f"backed up {data.files} files ({data.bytes} bytes) to {data.path} "
             f"({data.zip_bytes} bytes zipped)")
     lines = [head]
-    if data.skipped:
-        lines.append(f"skipped {len(data.skipped)} file(s) it could not read:")
-        lines += [f"  {s.path}: {s.reason}" for s in data.skipped[:_SKIPPED_SHOWN]]
-        if len(data.skipped) > _SKIPPED_SHOWN:
-            lines.append(f"  ... and {len(data.skipped) - _SKIPPED_SHOWN} more (see --json)")
+    unread = [s for s in data.skipped if s.reason != OWN_BACKUP]
+    if unread:
+        lines.append(f"skipped {len(unread)} file(s) it could not read:")
+        lines += [f"  {s.path}: {s.reason}" for s in unread[:_SKIPPED_SHOWN]]
+        if len(unread) > _SKIPPED_SHOWN:
+            lines.append(f"  ... and {len(unread) - _SKIPPED_SHOWN} more (see --json)")
     if not env.ok:
         lines.append("this backup is incomplete: a restore from it would lack the files above")
+    own = len(data.skipped) - len(unread)
+    if own:
+        lines.append(f"left out {own} earlier backup(s) of this vault in the backup folder "
+                     "(listed in --json)")
     if data.removed:
         lines.append(f"removed {len(data.removed)} older backup(s), keeping the newest "
                      f"{data.keep}")
+    if not data.history:
+        lines.append(NO_HISTORY)
+    elif data.history_files:
+        lines.append(f"with the note history: {data.history_files} file(s) under "
+                     ".echo-history/ in the zip")
     return "\n".join(lines)
 
 
 def run_backup(ctx: Any, p: BackupParams) -> Envelope[Any]:
-    """``ops.backup.backup_vault``."""
-    from echo_core.ops.backup import backup_vault
+    """``ops.backup_verify.verify_backup`` with ``verify`` (no vault needed); else
+    ``ops.backup.backup_vault``, after the vault checks every vault verb gets."""
+    if p.verify is not None:
+        from echo_core.ops.backup_verify import verify_backup
 
-    return backup_vault(ctx, keep=p.keep, out=p.out)
+        return verify_backup(p.verify)
+    from echo_core.ops.backup import backup_vault
+    from echo_core.protocols import VaultMissing
+    from echo_core.vault_seen import require_vault, vault_missing_error
+
+    require_vault(ctx)
+    try:
+        return backup_vault(ctx, keep=p.keep, out=p.out, history=p.history)
+    except VaultMissing as down:
+        raise vault_missing_error(ctx, down) from None
+
+
+def backup_access(p: BackupParams) -> Access:
+    """A read with ``verify``; else a write (the zip, and rotation)."""
+    return "read" if p.verify is not None else "write"
 
 
 BACKUP = Operation(
@@ -178,14 +217,32 @@ BACKUP = Operation(
     ("Write a dated zip of the whole vault and prune old ones. Use it before risky bulk "
      "changes. Returns the zip's path and what was skipped or removed."),
     BackupParams, run_backup, lazy_type("echo_core.ops.backup", "BackupResult"),
-    access="write", render=render_backup, mcp=None,
+    access=backup_access, render=render_backup, mcp=None, needs_vault=False,
     cli=CliSurface(help="""Write a dated zip of the whole vault, then delete all but the newest --keep.
 
 The zip is echo-memory-<vault name>-YYYY-MM-DD-HHMMSS.zip, in
 <state dir>/vaults/<vault id>/backups/ (or --out DIR). Every file goes in as its bytes (notes, images, PDFs),
-read through the vault's backend (folder or Obsidian alike); hidden files and folders
-(.obsidian/, .git/) are left out. Only this vault's backups are ever deleted (each zip
-names its vault in its comment): another vault's, an older backup without that
-mark, and any other file in the folder are never touched.
-Restore by unzipping into an empty folder."""),
+with its modification time, read through the vault's backend (folder or Obsidian alike);
+hidden files and folders (.obsidian/, .git/) are left out, and so are this vault's own
+earlier backups when --out is inside the vault (listed). Only this vault's backups are
+ever deleted (each zip names its vault in its comment): another vault's, an older
+backup without that mark, and any other file in the folder are never touched.
+The last entry, .echo-backup-manifest.json, lists every file's size and SHA-256.
+
+Note history (the versions `history` lists) is kept per machine in the state dir
+(in the store itself for PostgreSQL), not with the notes: it goes in the zip under
+.echo-history/ (hidden: never a note, never imported); with --no-history it is not
+in the backup.
+
+\b
+Restore (--verify needs no vault and writes nothing; exit 1 names every
+missing, extra or damaged file):
+  echo-memory backup --verify ZIP     check the zip first
+  unzip -q ZIP -d DIR                 an empty folder; unzip restores file times
+  echo-memory backup --verify DIR     catches anything unzip could not write
+
+Then use DIR as the vault (ECHO_VAULT=DIR, or --vault DIR), or copy it into
+another vault with `echo-memory import --from DIR`. To keep the note history,
+copy DIR/.echo-history/ to <state dir>/vaults/<vault id>/history of the vault
+restored into (import does not read it)."""),
 )
