@@ -41,6 +41,7 @@ from echo_core import (
 from plugins.storage_fs import batch_read
 from plugins.storage_fs.change_probe import ChangeProbe
 from plugins.storage_fs.link_scope import require_writable_through
+from plugins.storage_fs.save_in_progress import Signature, settled, signature
 from plugins.storage_fs.tree_scan import list_tree
 from plugins.storage_fs.vault_lock import DEFAULT_STALE_AFTER, vault_lock_for
 
@@ -99,6 +100,9 @@ class FolderStorage(ChangeProbe, StorageBase):
         self.stale_after = float(stale_after)
         self._temp_ok: bool | None = None  # _agent/.tmp usable (None: not checked yet)
         self._swept_at = 0.0
+        #: file -> its signature right after this object's last write of it: still so,
+        #: no save by anyone else is in progress (``save_in_progress.settled``)
+        self._ours: dict[Path, Signature | None] = {}
 
     def __repr__(self) -> str:
         return f"FolderStorage({str(self.root)!r})"
@@ -323,7 +327,8 @@ class FolderStorage(ChangeProbe, StorageBase):
         rel, real = self._write_target(path)
         self._prepare_parent(rel, real)
         with _path_lock(real):
-            return self._write_atomic(rel, real, text.encode("utf-8"), _holds(real, expected))
+            return self._write_atomic(rel, real, text.encode("utf-8"),
+                                      _holds(real, expected, self._ours.get(real)))
 
     def _prepare_parent(self, rel: str, real: Path) -> None:
         """Check the root and the target, and create the target's parent folders."""
@@ -378,6 +383,9 @@ class FolderStorage(ChangeProbe, StorageBase):
                 raise self._write_error(rel, exc) from None
         if done:
             fsync_dir(folder)
+            if len(self._ours) >= _OURS_MAX:
+                self._ours.clear()
+            self._ours[real] = signature(real)
         return done
 
     @staticmethod
@@ -432,7 +440,7 @@ class FolderStorage(ChangeProbe, StorageBase):
                 if updated is None:
                     return False
                 if self._write_atomic(rel, real, updated.encode("utf-8"),
-                                      _holds(real, current)):
+                                      _holds(real, current, self._ours.get(real))):
                     return True
             raise EditedMeanwhile(rel)
 
@@ -472,14 +480,18 @@ class FolderStorage(ChangeProbe, StorageBase):
 APPEND_ATTEMPTS = 3
 
 
-def _holds(real: Path, expected: str | None) -> Callable[[], bool]:
-    """Whether ``real`` holds exactly ``expected`` now (None: it is absent), asked just
-    before a rename so a person's save is never replaced."""
+_OURS_MAX = 4096
+
+
+def _holds(real: Path, expected: str | None, ours: Signature | None) -> Callable[[], bool]:
+    """Whether ``real`` holds exactly ``expected`` now (None: it is absent) and no save
+    of it is in progress (``save_in_progress.settled``), asked just before a rename so a
+    person's save is never replaced, nor a note rebuilt from part of one."""
     wanted = None if expected is None else expected.encode("utf-8")
 
     def check() -> bool:
         try:
-            return real.read_bytes() == wanted
+            return settled(real, ours=ours) and real.read_bytes() == wanted
         except FileNotFoundError:
             return wanted is None
 
