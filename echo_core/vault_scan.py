@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from echo_core.errors import EchoError, ExitCode
 from echo_core.models import TreeScan
+from echo_core.paths import refused_paths
 from echo_core.protocols import Storage
 
 
@@ -64,13 +65,18 @@ def folder_stamps(storage: Storage, folders: Sequence[str]) -> dict[str, int | N
 
 
 def file_stamps(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[int, int] | None]:
-    """Each file's ``(size, mtime_ns)``; None for a file gone."""
+    """Each file's ``(size, mtime_ns)``; None for a file gone, and for one whose path no
+    read takes (``paths.refused_paths``: a name made by hand, or a path an older version
+    recorded before the rule refused it), so a check drops it from the indexes."""
+    refused = frozenset(refused_paths(paths))
+    wanted = [p for p in paths if p not in refused] if refused else paths
     native = getattr(storage, "file_stamps", None)
     if callable(native):
-        stamps: dict[str, tuple[int, int] | None] = native(paths)
+        stamps: dict[str, tuple[int, int] | None] = native(wanted)
+        stamps.update(dict.fromkeys(refused))
         return stamps
-    found: dict[str, tuple[int, int] | None] = {}
-    for path in paths:
+    found: dict[str, tuple[int, int] | None] = dict.fromkeys(refused)
+    for path in wanted:
         try:
             st = storage.stat(path)
         except EchoError as exc:

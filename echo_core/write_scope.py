@@ -12,8 +12,10 @@ two names would meet), no Windows device name (``con``, ``nul``, ``com1``, ... w
 extension), and short enough for the folder backend's temporary file beside the note.
 
 ``require_note_path(path)`` is the one check; it returns the clean path or raises
-``EchoError`` (exit 2) whose message names the rule. Reads are not limited here: they
-keep the cheap escape checks of ``echo_core.paths.normalize_path``.
+``EchoError`` (exit 2) whose message names the rule (for a ``:`` or a name not UTF-8,
+which ``echo_core.paths.normalize_path`` refuses on reads too, in any component: the
+same message wherever it is). Reads are not limited here: they keep the cheap checks of
+``normalize_path``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 
 from echo_core.errors import EchoError, usage_error
 from echo_core.names import WINDOWS_DEVICE_NAMES
-from echo_core.paths import normalize_path
+from echo_core.paths import is_absolute, normalize_path, shown_path
 
 #: The longest note file name in UTF-8 bytes. The folder backend's temp file for it is
 #: ``.<name>.<host>-<pid>-<12 hex>.tmp`` (``echo_core.tempfiles``: at most 40 bytes more),
@@ -51,6 +53,9 @@ _BAD_NAME_CHAR = re.compile(
     '[:*?"<>|\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]'
 )
 
+#: What ``normalize_path`` refuses in any component that the name rule names too.
+_RELABELLED = re.compile("[:\ud800-\udfff]")
+
 
 def _refuse(path: str, why: str) -> EchoError:
     return usage_error(f"{RULE}: {path!r} {why}")
@@ -59,12 +64,13 @@ def _refuse(path: str, why: str) -> EchoError:
 def require_note_path(path: str) -> str:
     """The clean vault path of the note ``path`` names, or ``EchoError`` (2) naming the rule.
 
-    Checks, in order: the escape rules of ``normalize_path`` (``..``, absolute, NUL,
-    lengths); a name valid on every platform; no dot-folder or dot-file; the ``.md``
-    suffix; not one of the agent's internal files; not an archived version under
-    ``_agent/archive/`` (``ARCHIVE_RULE``). Side effects: none.
+    Checks, in order: the rules of ``normalize_path`` (``..``, absolute, NUL, ``\\``,
+    ``:`` and text not UTF-8 in any component, lengths: a ``:`` or a byte not UTF-8 is
+    refused with ``NAME_RULE``, wherever it is); a name valid on every platform; no
+    dot-folder or dot-file; the ``.md`` suffix; not one of the agent's internal files; not
+    an archived version under ``_agent/archive/`` (``ARCHIVE_RULE``). Side effects: none.
     """
-    clean = normalize_path(path)
+    clean = _normalized(path)
     bad = _BAD_NAME_CHAR.search(clean)
     if bad is not None:
         raise usage_error(f"path {clean!r} contains {bad.group()!r}; {NAME_RULE}")
@@ -92,6 +98,27 @@ def require_note_path(path: str) -> str:
         raise usage_error(f"note name {segments[-1][:40]!r}... is {name_bytes} bytes; keep a "
                           f"note's file name within {MAX_NOTE_NAME_BYTES} bytes (UTF-8)")
     return clean
+
+
+def _normalized(path: str) -> str:
+    """``normalize_path(path)``; when what it refused is a character of the name rule
+    (``:``, a byte not UTF-8: the path passes once they are replaced), the refusal names
+    ``NAME_RULE``, the same for every component (``x:note.md`` as ``notes/a:b.md``)."""
+    try:
+        return normalize_path(path)
+    except EchoError:
+        bad = _RELABELLED.search(path) if isinstance(path, str) else None
+        if bad is None or is_absolute(path) or _refused(_RELABELLED.sub("_", path)):
+            raise
+    raise usage_error(f"path {shown_path(path)} contains {bad.group()!r}; {NAME_RULE}")
+
+
+def _refused(path: str) -> bool:
+    try:
+        normalize_path(path)
+    except EchoError:
+        return True
+    return False
 
 
 def text_problem(value: str) -> str | None:

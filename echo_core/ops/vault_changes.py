@@ -11,6 +11,10 @@ next check).
 
 ``baseline`` records the whole vault when the manifest has nothing yet: both indexes
 are rebuilt from one read of every note, so whatever happened before is covered.
+
+A file whose name no vault path can be (made by hand: not UTF-8, a ``:`` or ``\\``;
+``paths.refused_paths``) is not tracked: no read takes it, and neither the manifest nor
+the indexes could hold its name, so one such file never stops a check (lint names it).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from echo_core.models import TreeScan
 from echo_core.note_entities import folder_kind, kind_folders
 from echo_core.notes import parse_note
 from echo_core.ops.index_sync import IndexSync, read_current, sync_paths
+from echo_core.paths import is_listed_path, refused_paths
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
 from echo_core.protocols import VaultMissing
@@ -47,8 +52,8 @@ READ_BATCH = 256
 
 def tracked(path: str) -> bool:
     """Whether the manifest follows the note at ``path``: every note the recall index
-    covers (entity notes included)."""
-    return in_corpus(path)
+    covers (entity notes included) whose path a read takes (``refused_paths``)."""
+    return in_corpus(path) and is_listed_path(path)
 
 
 #: The folders no tracked note is in (a scan leaves them out).
@@ -63,9 +68,13 @@ def untracked_folder(folder: str) -> bool:
 
 
 def _drop_untracked_files(files: dict[str, Stamp]) -> None:
+    """Leave out of a scan's ``files`` the READMEs, the marker and the paths no read
+    takes (``refused_paths``), so none of them reaches the manifest."""
     for path in [p for p in files if p[-9:].lower() == "readme.md" or p in EXCLUDED_FILES]:
-        if not tracked(path):
+        if not in_corpus(path):
             del files[path]
+    for path in refused_paths(files):
+        del files[path]
 
 
 def scan_corpus(storage: Storage) -> TreeScan:
