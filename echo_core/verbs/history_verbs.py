@@ -238,7 +238,7 @@ in the backup.
 Restore (--verify needs no vault and writes nothing; exit 1 names every
 missing, extra or damaged file):
   echo-memory backup --verify ZIP     check the zip first
-  unzip -q ZIP -d DIR                 an empty folder; unzip restores file times
+  unzip -q ZIP -d DIR                 into an empty folder (file times kept)
   echo-memory backup --verify DIR     catches anything unzip could not write
 
 Then use DIR as the vault (ECHO_VAULT=DIR, or --vault DIR), or copy it into
