@@ -97,7 +97,7 @@ def plant_mechanical(box: VaultBox) -> None:
 def plant_judgement(box: VaultBox) -> None:
     """The violations a person must decide on, one of each check."""
     write(box, "notes/old-idea.md", "# Old idea\n\nFrom the old layout.\n")
-    write(box, "random/thing.md", "# A thing\n\nSomewhere odd.\n")
+    write(box, "random/thing.md", "---\ntype: concept\n---\n# A thing\n\nSomewhere odd.\n")
     write(box, "journal/daily/what?.md", "# What?\n")
     write(box, "resources/people/chart.png", "not really a png\n")
     edit(box, ADA, "Wrote the first program", "See [[Nobody Here]] and `[[Not A Link]]` "

@@ -88,8 +88,8 @@ def test_readme_shell_blocks_run_as_written(tour: subprocess.CompletedProcess[st
     assert "updated resources/people/ada-lovelace.md" in out
     assert "resources/people/ada-lovelace.md" in out.split("first program")[0] or (
         "ada-lovelace.md" in out)
-    assert "wrote resources/reading.md" in out
-    assert "restored resources/reading.md to version" in out
+    assert "wrote resources/references/reading.md" in out
+    assert "restored resources/references/reading.md to version" in out
     assert "backed up" in out
 
 

@@ -78,7 +78,8 @@ Exit codes: 0 clean, 1 findings remain, 2 usage (an unknown --check)."""
 
 LINT = Operation(
     "lint", "Check the vault: links, orphans, routes, frontmatter, index drift, scope.",
-    ("Check the vault's notes for broken links, orphans, notes outside the layout, "
+    ("Check the vault's notes for broken links, orphans, typed notes outside their "
+     "kind's folder (a person's own notes are left alone), "
      "incomplete frontmatter, index drift, stale scope, expired working notes, "
      "duplicates and contradictions. Returns each finding with its fix."),
     LintParams, run_lint, lazy_type("echo_core.ops.lint.model", "LintResult"),

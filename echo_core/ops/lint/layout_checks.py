@@ -1,13 +1,19 @@
 """Where notes are and what they are called: retired paths, paths outside every route,
-names Obsidian cannot open or sync (SPEC §1.1, §1.2, §1.4)."""
+names Obsidian cannot open or sync (SPEC §1.1, §1.2, §1.4).
+
+A vault may be a person's Obsidian vault with folders of their own: a note outside the
+layout that declares no kind (no ``type``, or one naming no kind) is theirs, counted by
+``own_notes`` and never a finding; only a note declaring a kind is told to move."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 
+from echo_core.models import Note
 from echo_core.ops.lint.model import Finding
 from echo_core.ops.lint.snapshot import VaultSnapshot
+from echo_core.routing import RoutingManifest
 
 #: Folders of SPEC §1.1 that hold the memory's own notes (besides the kind folders).
 SYSTEM_FOLDERS = ("_agent/context", "_agent/heartbeat", "_agent/sessions", "_agent/index",
@@ -32,9 +38,32 @@ def check_retired(snap: VaultSnapshot) -> Iterator[Finding]:
     for path in snap.notes:
         retired = retired_root(path, snap) if path.startswith(heads) else None
         if retired is not None:
+            kind = declared_kind(snap.notes[path], snap.manifest)
+            where = (kind_home(kind, snap.manifest) if kind is not None else
+                     "the folder of its kind (see the routing manifest)")
             yield Finding("retired-path", path, f"{retired}/ is a retired route",
-                          "move the note to the folder of its kind (see the routing "
-                          "manifest) and update links to it")
+                          f"move the note to {where} and update links to it")
+
+
+def declared_kind(note: Note, manifest: RoutingManifest) -> str | None:
+    """The kind the note's frontmatter ``type`` names (as ``note_kind`` reads it), or
+    None: no ``type``, or one naming no kind of the manifest (a person's own, e.g.
+    ``type: book``)."""
+    declared = note.frontmatter.get("type")
+    if isinstance(declared, str) and declared.strip() in manifest.kinds:
+        return declared.strip()
+    return None
+
+
+def kind_home(kind: str, manifest: RoutingManifest) -> str:
+    """Where notes of ``kind`` live, in words: its folder from the routing manifest
+    (``areas/<domain>/`` with the domains listed for an area)."""
+    folder = manifest.kinds[kind].folder
+    if "{domain}" not in folder:
+        return f"{folder}/ (the folder of kind {kind})"
+    domains = ", ".join(manifest.area_domains)
+    return (f"{folder.replace('{domain}', '<domain>')}/ (the folder of kind {kind}; "
+            f"<domain> is one of {domains})")
 
 
 def _allowed_folders(snap: VaultSnapshot) -> tuple[str, ...]:
@@ -54,9 +83,9 @@ def routed(path: str, folders: tuple[str, ...]) -> bool:
     return name.casefold() == "readme.md" and any(f.startswith(folder + "/") for f in folders)
 
 
-def check_routes(snap: VaultSnapshot) -> Iterator[Finding]:
-    """A note outside every kind folder and the system layout (a retired path is
-    reported by ``retired-path`` instead, never by both)."""
+def _unrouted(snap: VaultSnapshot) -> Iterator[str]:
+    """Every note outside every kind folder and the system layout, retired paths left
+    out (``retired-path`` reports those)."""
     folders = _allowed_folders(snap)
     retired = _retired_heads(snap)
     by_folder: dict[str, bool] = {}
@@ -68,9 +97,29 @@ def check_routes(snap: VaultSnapshot) -> Iterator[Finding]:
         if ok or (path.startswith(retired) and retired_root(path, snap) is not None):
             continue
         if not routed(path, folders):
-            yield Finding("outside-route", path, "not in any kind's folder nor the "
-                          "system layout", "move it to the folder of its kind (e.g. "
-                          "resources/concepts/), or into inbox/ for triage")
+            yield path
+
+
+def check_routes(snap: VaultSnapshot) -> Iterator[Finding]:
+    """A note whose ``type`` names a kind, outside every kind folder and the system
+    layout; the fix names that kind's folder. A note there declaring no kind is the
+    person's own (``own_notes``), never a finding; a retired path is reported by
+    ``retired-path`` instead, never by both."""
+    for path in _unrouted(snap):
+        kind = declared_kind(snap.notes[path], snap.manifest)
+        if kind is not None:
+            yield Finding("outside-route", path, f"declares type: {kind} but is outside "
+                          "every kind's folder and the system layout",
+                          f"move it to {kind_home(kind, snap.manifest)} and update links "
+                          "to it, or remove type: if it is a note of your own")
+
+
+def own_notes(snap: VaultSnapshot) -> tuple[str, ...]:
+    """The notes outside every kind folder, the system layout and the retired paths
+    that declare no kind: the person's own notes (their folders, the vault's top),
+    which echo-memory leaves where they are."""
+    return tuple(path for path in _unrouted(snap)
+                 if declared_kind(snap.notes[path], snap.manifest) is None)
 
 
 def unsafe_part(path: str) -> str | None:

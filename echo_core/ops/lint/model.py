@@ -85,8 +85,10 @@ class QualityScore:
 @attrs.frozen
 class LintResult:
     """A lint run: notes read, every finding (grouped by check in the registry's order),
-    the counts per check run, the repairs made or proposed, the quality scores and how
-    long it took."""
+    the counts per check run, the repairs made or proposed, the quality scores, how
+    long it took, and ``own_notes``: how many notes outside echo-memory's folders declare
+    no kind (a person's own, left where they are: counted, never findings; 0 when
+    ``outside-route`` did not run)."""
 
     notes: int
     findings: tuple[Finding, ...]
@@ -94,3 +96,4 @@ class LintResult:
     repairs: tuple[Repair, ...] = ()
     scores: tuple[QualityScore, ...] = ()
     seconds: float = 0.0
+    own_notes: int = 0

@@ -18,9 +18,10 @@ from echo_core.ops.lint.model import CheckInfo
 CHECKS: tuple[CheckInfo, ...] = (
     CheckInfo("retired-path", "a note under a retired route (routing manifest "
               "retired_paths); checked before routes", False, layout_checks.check_retired),
-    CheckInfo("outside-route", "a note outside every kind folder and the system "
-              "layout (_agent/, journal/daily, inbox/, templates/, README.md)", False,
-              layout_checks.check_routes),
+    CheckInfo("outside-route", "a note whose type: names a kind, outside every kind "
+              "folder and the system layout (_agent/, journal/daily, inbox/, templates/, "
+              "README.md); notes declaring no kind are your own: counted, not findings",
+              False, layout_checks.check_routes),
     CheckInfo("unsafe-name", 'a file name with : * ? " < > |, a control character or '
               "a trailing space or dot (Obsidian sync refuses it)", False,
               layout_checks.check_unsafe_names),

@@ -3,6 +3,8 @@ entity notes; with ``fix`` propose the mechanical repairs, with ``apply`` too ma
 and lint again, so the findings returned are those still there.
 
 ``ok`` is False while any finding remains (the CLI exits 1), True on a clean vault.
+A person's own notes outside echo-memory's folders are no findings: the message counts
+them once (``layout_checks.own_notes``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from echo_core.actions import Action
 from echo_core.bulk_work import collector_paused
 from echo_core.forked_work import ForkedWork, start_forked
 from echo_core.models import Envelope
+from echo_core.ops.lint.layout_checks import own_notes
 from echo_core.ops.lint.model import CheckCount, CheckInfo, Finding, LintResult
 from echo_core.ops.lint.quality import quality_scores
 from echo_core.ops.lint.registry import selected
@@ -68,8 +71,12 @@ def _message(result: LintResult, fix: bool, apply: bool) -> str:
     head = f"{result.notes} notes: "
     if apply and fix:
         head += f"{done} of {len(result.repairs)} repairs made; "
+    own = ""
+    if result.own_notes:
+        own = (f". {result.own_notes} note{' is' if result.own_notes == 1 else 's are'} "
+               "outside echo-memory's folders; that is fine for your own notes")
     if not found:
-        return head + "clean"
+        return head + "clean" + own
     checks = sum(1 for c in result.checks if c.count)
     mending = sum(1 for f in result.findings if f.repair is not None)
     tail = ""
@@ -77,7 +84,7 @@ def _message(result: LintResult, fix: bool, apply: bool) -> str:
         tail = (f"; {mending} mechanical (" + ("the repairs below" if fix else
                 "`echo-memory lint --fix` lists the repairs") + ")")
     return head + f"{found} finding{'s' if found != 1 else ''} in {checks} " \
-        f"check{'s' if checks != 1 else ''}{tail}"
+        f"check{'s' if checks != 1 else ''}{tail}{own}"
 
 
 @collector_paused()
@@ -95,8 +102,9 @@ def lint(ctx: EchoContext, checks: tuple[str, ...] = (), *, fix: bool = False,
         snap = read_snapshot(ctx)
         findings = run_checks(snap, chosen)
     scores = quality_scores(snap) if score else ()
+    own = len(own_notes(snap)) if any(c.name == "outside-route" for c in chosen) else 0
     result = LintResult(len(snap.notes), findings, counts(findings, chosen), repairs,
-                        scores, round(time.perf_counter() - start, 3))
+                        scores, round(time.perf_counter() - start, 3), own)
     action = Action.DRY_RUN if fix and not apply else Action.LINTED
     warnings = tuple(f"{p} is not UTF-8 text; lint skipped it" for p in snap.unreadable)
     return Envelope(not findings, action, _message(result, fix, apply), result, warnings)
