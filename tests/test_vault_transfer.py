@@ -226,7 +226,7 @@ def test_an_export_cut_short_leaves_nothing(folder_vault: Path, tmp_path: Path,
             raise BackendUnavailable("the backend went away")
         return real(*args)
 
-    monkeypatch.setattr(vault_transfer, "chunks", lambda items: (
+    monkeypatch.setattr(vault_transfer, "batches", lambda items: (
         items[i:i + 5] for i in range(0, len(items), 5)))
     monkeypatch.setattr(vault_transfer, "read_vault", failing)
     with pytest.raises(BackendUnavailable):

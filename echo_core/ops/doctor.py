@@ -100,6 +100,9 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
     except (EchoError, BackendUnavailable, OSError) as exc:
         return [_vault_failure(ctx, exc)]
     checks.append(Check("vault", "ok", f"reachable ({storage.identity})"))
+    from echo_core.ops.transfer_progress import doctor_lines  # an import cut short
+
+    checks.extend(Check("import", *line) for line in doctor_lines(ctx.vault.storage))
     try:
         marker = ctx.vault.read_note(MARKER_PATH)
     except BackendUnavailable:

@@ -306,7 +306,11 @@ def load(ctx: EchoContext, *, brief: bool) -> Envelope[LoadResult]:
         raise NotConfiguredError(f"vault {shown_vault(ctx.config.vault.value)} is not "
                                  f"initialised (no {MARKER_PATH}); run `echo-memory init` first")
     warnings = _save_read_cache(ctx, recorder)
-    return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, warnings=warnings)
+    from echo_core.ops.transfer_progress import unfinished_text  # an import cut short
+
+    unfinished = unfinished_text(ctx.vault.storage)
+    return _digest(ctx, snapshot, brief=brief, budget=budget, outbox=outbox, warnings=warnings,
+                   banner=Section("import", unfinished, "ok") if unfinished else None)
 
 
 def _save_read_cache(ctx: EchoContext, recorder: RecordingReader) -> tuple[str, ...]:

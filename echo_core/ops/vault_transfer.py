@@ -2,128 +2,85 @@
 byte for byte (issue 20, part 5; SPEC §1.5).
 
 ``export_vault`` copies every file the vault lists (notes, attachments, the memory's own
-files under ``_agent/``; not hidden files such as lock files or ``.obsidian/``) into a
-folder, as the exact bytes stored: the folder is then an ordinary folder vault that a
-person can open. Into a new or empty folder it writes a hidden staging folder beside it
-and renames it into place at the end, so an export cut short leaves no half vault. A
-folder that holds anything is refused unless ``force``: then the vault's files are added
-to it, a file with the same path and other bytes is replaced (and listed), an identical
-one is left alone, and nothing else in the folder is touched. It ends with one ``sync``.
+files under ``_agent/``; not hidden files such as lock files or ``.obsidian/``, and not
+a symbolic link in a folder vault, which is skipped and listed as ``import`` does) into
+a folder, as the exact bytes stored and with each file's modification time (a folder
+vault's, or the time PostgreSQL recorded): the folder is then an ordinary folder vault
+that a person can open. Files are read in batches bounded in count and bytes, the vault
+marker last. Into a new or empty folder it writes a hidden staging folder beside it
+(``transfer_staging``; stale ones of killed exports are swept first) and renames it into
+place at the end; a file that cannot be written (a full disk, a file size limit) stops
+the export and removes the staging folder, so the folder never appears half done. A
+folder that holds anything is refused unless ``force``: then the vault's files are
+added to it, a file with the same path and other bytes is replaced (and listed), an
+identical one is left alone, nothing else in the folder is touched, and a failed write
+stops it saying how many files were written (the marker, last, is then not there) and
+that the same export with ``--force`` finishes it. A path the folder cannot hold beside
+another (a PostgreSQL vault's ``a.md`` and ``a.md/b.md``; a file or folder in the way
+in the target) is skipped and listed. It ends with one ``sync``.
 
-``import_vault`` copies every file of a folder (walked as a folder vault lists itself:
-``vault_transfer_io``) into the current vault, whatever its backend; the vault's
-container is created first (a new PostgreSQL schema, a new folder), so a new vault needs
-no ``init`` when the folder is one. A file the vault already holds with the same bytes is
-left alone; one with other bytes is a conflict: the import is refused before anything is
-written, naming them, unless ``force`` (then replaced, each prior text kept in the note
-history, and the old bytes of a file that is not text copied under the state dir's
-``SET_ASIDE`` folder, which the result names). Into a vault that has its marker, the vault's own files (the marker,
-``_agent/index/``) are never replaced: a differing one is kept and reported (``kept_own``). Files are written a batch at a time (one transaction per batch on PostgreSQL),
-under the vault lock; then the recall and entity indexes take in the notes written.
+``import_vault`` (``transfer_import``) copies every file of a folder into the current
+vault, whatever its backend.
 
 Both report counts, the bytes copied, what was replaced and what was skipped, and report
 progress per batch. Errors: 2 for a bad folder (not a folder, not empty without
-``force``, overlapping the vault's own folder) or conflicts without ``force``;
-``BackendUnavailable`` when the vault cannot be reached (an import then has written
-whole batches only: running it again finishes it).
+``force``, overlapping the vault's own folder), conflicts without ``force`` or path
+clashes (import); 1 or 69 for a write that failed (``transfer_result.stopped`` for a
+forced export and an import); ``BackendUnavailable`` when the vault cannot be reached.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from echo_core import progress
 from echo_core.actions import Action
-from echo_core.errors import usage_error
+from echo_core.errors import EchoError, usage_error
 from echo_core.models import Envelope
+from echo_core.ops.transfer_import import SET_ASIDE, import_vault
+from echo_core.ops.transfer_plan import batches, clashes, marker_last
+from echo_core.ops.transfer_result import (
+    TransferResult,
+    folder_arg,
+    stopped,
+    transfer_message,
+)
+from echo_core.ops.transfer_staging import staging_folder, sweep_staging
+from echo_core.ops.transfer_times import vault_files
 from echo_core.ops.vault_transfer_io import (
+    SourceFile,
     TransferSkip,
     check_apart,
-    chunks,
     folder_entries,
-    folder_files,
-    read_folder,
+    folder_links,
     read_vault,
+    vault_folder,
+    write_failure,
     write_file,
-    write_vault,
 )
 from echo_core.protocols import Storage
-from echo_core.vault import MARKER_PATH
-from echo_core.write_scope import INTERNAL_FILES, INTERNAL_FOLDERS
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
-#: Conflicting paths an error message names (the result of a forced run lists them all).
-_NAMED = 5
+__all__ = ["SET_ASIDE", "TransferResult", "export_vault", "import_vault"]
 
 
-@attrs.frozen
-class TransferResult:
-    """What a transfer did: ``source`` and ``target`` (a folder, or the vault's
-    identity), ``files`` written and their ``bytes``, ``unchanged`` (already there with
-    the same bytes), ``replaced`` (already there with other bytes; only with force),
-    ``skipped`` (not copied, and why) and, for an import, the notes ``indexed`` and
-    ``kept_own``: the vault's own files (its marker, ``_agent/index/``) that differed in
-    the folder and were kept as the vault has them, and ``set_aside``: the folder the old
-    bytes of replaced files that are not text went to (no note history holds them)."""
+class _WriteFailed(Exception):
+    """A file of the export could not be written (``path``, the ``OSError``)."""
 
-    source: str
-    target: str
-    files: int
-    bytes: int
-    unchanged: int
-    replaced: tuple[str, ...]
-    skipped: tuple[TransferSkip, ...]
-    indexed: int = 0
-    kept_own: tuple[str, ...] = ()
-    set_aside: str = ""
-    #: an import left the vault without its marker (a plain folder into a new vault)
-    not_a_vault: bool = False
-
-
-def _folder(raw: str, what: str) -> Path:
-    if not raw.strip():
-        raise usage_error(f"{what} is empty; give a folder path")
-    return Path(raw).expanduser().resolve()
-
-
-def _message(verb: str, result: TransferResult) -> str:
-    head = (f"{verb} {result.files} files ({result.bytes} bytes) from {result.source} "
-            f"to {result.target}")
-    parts = [head]
-    if result.unchanged:
-        parts.append(f"{result.unchanged} already there unchanged")
-    if result.replaced:
-        parts.append(f"replaced {len(result.replaced)} that differed")
-    if result.skipped:
-        parts.append(f"skipped {len(result.skipped)} (see the list)")
-    if result.indexed:
-        parts.append(f"{result.indexed} notes indexed")
-    if result.kept_own:
-        parts.append(f"kept the vault's own {', '.join(result.kept_own)} (only init and "
-                     "sweep write those)")
-    if result.set_aside:
-        parts.append(f"the replaced files that are not text were copied to {result.set_aside}")
-    if result.not_a_vault:
-        parts.append("the vault has no marker yet (the folder was not an echo-memory vault): "
-                     "run `echo-memory init` on it to use it (init keeps every file)")
-    return "; ".join(parts)
-
-
-# --- export -------------------------------------------------------------------------------
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(path)
+        self.path = path
+        self.error = error
 
 
 def export_vault(ctx: EchoContext, to: str, *, force: bool = False) -> Envelope[TransferResult]:
     """Copy the vault into the folder ``to`` (module docstring)."""
-    target = _folder(to, "--to")
+    target = folder_arg(to, "--to")
     storage = ctx.vault.storage
     check_apart(target, storage, "--to")
     if target.exists() and not target.is_dir():
@@ -134,49 +91,100 @@ def export_vault(ctx: EchoContext, to: str, *, force: bool = False) -> Envelope[
             f"folder {target} is not empty ({filled} entries); export into a new or empty "
             "folder, or pass --force to add the vault's files to it (a file with the same "
             "path and other content is replaced and listed; nothing else is touched)")
-    paths = storage.list("")
-    staging = None if filled else target.parent / f".{target.name}.echo-export-{secrets.token_hex(4)}"
-    root = staging or target
+    sweep_staging(target.parent)
     skipped: list[TransferSkip] = []
+    plan = _plan(storage, skipped)
+    staging = None if filled else staging_folder(target)
+    root = staging or target
     replaced: list[str] = []
     files = size = unchanged = 0
     try:
         root.mkdir(parents=True, exist_ok=True)
-        for batch in chunks(paths):
-            for path, data in read_vault(storage, batch, skipped).items():
-                outcome = _export_one(root, path, data, check=staging is None)
+        for batch in batches(plan):
+            got = read_vault(storage, [f.path for f in batch], skipped)
+            for file in batch:
+                data = got.get(file.path)
+                if data is None:
+                    continue
+                outcome = _export_one(root, file, data, check=staging is None)
                 if outcome == "unchanged":
                     unchanged += 1
                     continue
                 if outcome == "replaced":
-                    replaced.append(path)
+                    replaced.append(file.path)
                 elif outcome != "written":
-                    skipped.append(TransferSkip(path, outcome))
+                    skipped.append(TransferSkip(file.path, outcome))
                     continue
                 files += 1
                 size += len(data)
-            progress.report(min(len(paths), files + unchanged + len(skipped)), len(paths))
+            del got  # one batch in memory at a time
+            progress.report(min(len(plan), files + unchanged + len(skipped)), len(plan))
         if staging is not None:
             if target.exists():
                 target.rmdir()  # empty (checked above)
             os.replace(staging, target)
             staging = None
         os.sync()
+    except _WriteFailed as failed:
+        raise _stopped(failed, target, files, len(plan), staged=staging is not None) from None
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
     result = TransferResult(storage.identity, str(target), files, size, unchanged,
                             tuple(replaced), tuple(skipped))
-    return Envelope(not skipped, Action.EXPORTED, _message("exported", result), result)
+    return Envelope(not skipped, Action.EXPORTED, transfer_message("exported", result), result)
 
 
-def _export_one(root: Path, path: str, data: bytes, *, check: bool) -> str:
-    """Write one file: ``written``, ``replaced``, ``unchanged``, or why it was not."""
-    full = root / path
+def _plan(storage: Storage, skipped: list[TransferSkip]) -> list[SourceFile]:
+    """The vault's files to export, with their sizes and times, the marker last; a
+    symbolic link in a folder vault and a path below another file (a PostgreSQL vault
+    may hold ``a.md`` and ``a.md/b.md``; no folder can) go to ``skipped``."""
+    paths = storage.list("")
+    folder = vault_folder(storage)
+    links = folder_links(folder) if folder is not None else {}
+    left_out = {**clashes(paths, ()), **links}
+    skipped.extend(TransferSkip(p, why) for p, why in sorted(left_out.items()))
+    kept = [p for p in paths if p not in left_out and not any(
+        p.startswith(link + "/") for link in links)]
+    return marker_last(vault_files(storage, kept))
+
+
+def _stopped(failed: _WriteFailed, target: Path, files: int, total: int, *,
+             staged: bool) -> EchoError:
+    """The error of an export stopped by a failed write: nothing left into a new folder,
+    else how far it got."""
+    cause = write_failure(failed.path, failed.error)
+    if not staged:
+        return stopped(cause, files, total, "export",
+                       f"the same export again with --force into {target}")
+    return EchoError(f"export stopped: {cause.message}; nothing was exported ({target} was "
+                     "not created). Fix that (free space, a file size limit, permissions), "
+                     "then run the export again", cause.code)
+
+
+def _in_the_way(root: Path, path: str) -> str:
+    """Why ``path`` cannot be written into the folder ``root`` that holds files of its
+    own ("" when it can): a folder at its place, or a file where a folder of it goes."""
+    if (root / path).is_dir():
+        return "a folder is in the way in the target folder"
+    parts = path.split("/")
+    for n in range(1, len(parts)):
+        above = root.joinpath(*parts[:n])
+        if above.exists() and not above.is_dir():
+            return f"a file ({'/'.join(parts[:n])}) is in the way in the target folder"
+    return ""
+
+
+def _export_one(root: Path, file: SourceFile, data: bytes, *, check: bool) -> str:
+    """Write one file with its time: ``written``, ``replaced``, ``unchanged``, or why it
+    was not (something in the way in a folder of the person's). ``_WriteFailed`` when
+    the write itself fails."""
+    full = root / file.path
     existed = False
     if check:
-        if full.is_dir():
-            return "a folder is in the way in the target folder"
+        blocked = _in_the_way(root, file.path)
+        if blocked:
+            return blocked
         if full.is_file():
             try:
                 if full.read_bytes() == data:
@@ -185,120 +193,7 @@ def _export_one(root: Path, path: str, data: bytes, *, check: bool) -> str:
                 pass
             existed = True
     try:
-        write_file(root, path, data)
+        write_file(root, file.path, data, file.mtime_ns)
     except OSError as exc:
-        return f"cannot be written ({exc.strerror or exc})"
+        raise _WriteFailed(file.path, exc) from exc
     return "replaced" if existed else "written"
-
-
-# --- import -------------------------------------------------------------------------------
-
-#: Where ``import --force`` copies the old bytes of the replaced files that are not text
-#: (one folder per import, named by its time), under the vault's state dir.
-SET_ASIDE = "import-replaced"
-
-
-def import_vault(ctx: EchoContext, source: str, *,
-                 force: bool = False) -> Envelope[TransferResult]:
-    """Copy the folder ``source`` into the current vault (module docstring)."""
-    root = _folder(source, "--from")
-    storage = ctx.vault.storage
-    check_apart(root, storage, "--from")
-    if not root.is_dir():
-        raise usage_error(f"--from {root} is not a folder; give the folder to import")
-    skipped: list[TransferSkip] = []
-    paths = folder_files(root, skipped)
-    storage.create()
-    with storage.lock():
-        unchanged, differing = _compare(storage, root, paths, skipped)
-        kept_own = _own_files(storage, differing)
-        for path in kept_own:
-            del differing[path]
-        if differing and not force:
-            named = ", ".join(sorted(differing)[:_NAMED])
-            more = f" and {len(differing) - _NAMED} more" if len(differing) > _NAMED else ""
-            raise usage_error(
-                f"{len(differing)} files of {root} differ from the vault's files at the same "
-                f"path ({named}{more}); nothing was imported. Pass --force to replace "
-                "them with the folder's (each replaced text is kept in the note history, "
-                f"any other file copied under {ctx.state_dir / SET_ASIDE}/)")
-        aside = ctx.state_dir / SET_ASIDE / ctx.now().strftime("%Y-%m-%d-%H%M%S")
-        set_aside = False
-        for path, old in sorted(differing.items()):
-            try:
-                ctx.keep_prior_text(path, old.decode("utf-8"))
-            except UnicodeDecodeError:  # an attachment: no text history, so a copy
-                write_file(aside, path, old)
-                set_aside = True
-        todo = [p for p in paths if p not in unchanged and p not in kept_own]
-        written, size, texts = _import_batches(storage, root, todo, skipped, len(paths))
-    indexed = _index(ctx, texts)
-    result = TransferResult(str(root), storage.identity, len(written), size, len(unchanged),
-                            tuple(sorted(p for p in differing if p in written)),
-                            tuple(skipped), indexed, tuple(kept_own),
-                            str(aside) if set_aside else "",
-                            not_a_vault=not storage.exists(MARKER_PATH))
-    return Envelope(not skipped, Action.IMPORTED, _message("imported", result), result)
-
-
-def _own_files(storage: Storage, differing: Mapping[str, bytes]) -> list[str]:
-    """The paths of ``differing`` that are the vault's own internal files (its marker,
-    ``_agent/index/``), when the vault is one already (it has its marker): never replaced
-    by an import, ``--force`` or not. Into a new vault the folder's come as they are."""
-    own = sorted(p for p in differing if p.casefold() in INTERNAL_FILES
-                 or p.casefold().startswith(INTERNAL_FOLDERS))
-    return own if own and storage.exists(MARKER_PATH) else []
-
-
-def _compare(storage: Storage, root: Path, paths: list[str],
-             skipped: list[TransferSkip]) -> tuple[set[str], dict[str, bytes]]:
-    """The folder's files the vault holds already: identical ones, and those that
-    differ (path -> the vault's bytes)."""
-    held = set(storage.list(""))
-    both = [p for p in paths if p in held]
-    unchanged: set[str] = set()
-    differing: dict[str, bytes] = {}
-    for batch in chunks(both):
-        ours = read_vault(storage, batch, [])
-        theirs = read_folder(root, batch, skipped)
-        for path, data in theirs.items():
-            if path not in ours:
-                continue
-            if ours[path] == data:
-                unchanged.add(path)
-            else:
-                differing[path] = ours[path]
-    return unchanged, differing
-
-
-def _import_batches(storage: Storage, root: Path, todo: list[str], skipped: list[TransferSkip],
-                    total: int) -> tuple[list[str], int, dict[str, str | None]]:
-    """Write ``todo`` a batch at a time: the paths written, their bytes, their texts."""
-    written: list[str] = []
-    texts: dict[str, str | None] = {}
-    size = 0
-    done = total - len(todo)
-    for batch in chunks(todo):
-        files = read_folder(root, batch, skipped)
-        landed = write_vault(storage, files, skipped)
-        written.extend(landed)
-        for path in landed:
-            size += len(files[path])
-            if path.endswith(".md"):
-                try:
-                    texts[path] = files[path].decode("utf-8")
-                except UnicodeDecodeError:
-                    pass
-        done += len(batch)
-        progress.report(done, total)
-    return written, size, texts
-
-
-def _index(ctx: EchoContext, texts: dict[str, str | None]) -> int:
-    """Bring the imported notes into the recall and entity indexes."""
-    if not texts:
-        return 0
-    from echo_core.ops.index_sync import sync_paths
-
-    done = sync_paths(ctx, list(texts), texts=texts)
-    return len(done.reindexed)

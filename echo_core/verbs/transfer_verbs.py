@@ -42,11 +42,13 @@ class ImportParams:
 
 
 def render_transfer(env: Envelope[Any]) -> str:
-    """The counts, then what was replaced and skipped."""
+    """The counts, then what was replaced and skipped, and the hidden entries left out."""
     data = env.data
     lines = [env.message]
+    hidden = getattr(data, "hidden", ())
     for title, items in (("replaced", [(p, "") for p in data.replaced]),
-                         ("skipped", [(s.path, s.reason) for s in data.skipped])):
+                         ("skipped", [(s.path, s.reason) for s in data.skipped]),
+                         ("left out (hidden)", [(p, "") for p in hidden])):
         if items:
             lines.append(f"{title}:")
             lines += [f"  {path}{': ' + why if why else ''}" for path, why in items[:_SHOWN]]
@@ -82,12 +84,16 @@ EXPORT = Operation(
     access="write", render=render_transfer, mcp=None,
     cli=CliSurface(help="""Copy the whole vault into a folder, byte for byte: a folder vault to open.
 
-Every file the vault holds goes in as its exact bytes (notes, attachments, the memory's
-files under _agent/); hidden files (lock files, .obsidian/) are left out. DIR must be
-new or empty: the copy is made in a hidden folder beside it and renamed into place at
-the end, so an export cut short leaves nothing half done. With --force the files are
-added to a folder that has some: a file with the same path and other content is
-replaced and listed, an identical one is left alone, no other file is touched.
+Every file the vault holds goes in as its exact bytes (notes, attachments, the
+memory's files under _agent/), with its modification time; hidden files (lock files,
+.obsidian/) are left out, and so is a symbolic link in a folder vault (listed, as
+import does). DIR must be new or empty: the copy is made in a hidden folder beside it
+and renamed into place at the end, so an export cut short leaves nothing half done: a
+file that cannot be written (a full disk) stops it and DIR is not created. With
+--force the files are added to a folder that has some: a file with the same path and
+other content is replaced and listed, an identical one is left alone, no other file is
+touched; a failed write stops it, saying how many files were written (the vault marker
+goes last), and the same export again finishes it.
 From a PostgreSQL vault this is how a person reads the shared memory:
   ECHO_VAULT=postgresql://... echo-memory export --to ~/memory-copy"""),
 )
@@ -100,16 +106,24 @@ IMPORT = Operation(
     access=import_access, render=render_transfer, mcp=None, needs_vault=False,
     cli=CliSurface(help="""Copy every file of a folder into the vault, byte for byte (any backend).
 
-The folder is read as a folder vault lists itself: hidden files and symbolic links are
-left out (and listed). The vault is created when new (a PostgreSQL schema, a folder),
-so moving a folder vault to PostgreSQL is one command:
+The folder is read as a folder vault lists itself: hidden files and folders
+(.obsidian/, .git/, drafts like .x.md) are left out and named, a hidden folder once
+(they are not vault files: the import still succeeds); symbolic links are left out and
+listed as skipped, and so is a note (.md) over 10,000,000 bytes (every text source's
+cap). The vault is created when new (a PostgreSQL schema, a folder), so moving a
+folder vault to PostgreSQL is one command:
   ECHO_VAULT=postgresql://... echo-memory import --from ~/notes
 A folder of notes that is not an echo-memory vault (no _agent/echo-vault.md) imported into
 a new vault needs `echo-memory init` afterwards, which keeps every file (the import says so).
 A file already in the vault with the same bytes is left alone. One with other content
 stops the import before anything is written, naming it; --force replaces such files
-(each replaced text is kept in `echo-memory history`). A vault's own marker and
-_agent/index/ files are never replaced: the vault keeps its own (listed). Files are written in batches under
-the vault lock; a run cut short is finished by running it again. The notes written are
-then indexed for recall and the entity index."""),
+(each replaced text is kept in `echo-memory history`). A file where the vault has a
+folder of that name, or the reverse, also stops it before any write (rename one). A
+vault's own marker and
+_agent/index/ files are never replaced: the vault keeps its own (listed). Files are
+written in batches under the vault lock, keeping their modification times in a folder
+vault (PostgreSQL records the import's time), the marker last: a vault imported
+part-way is not a vault yet, and `doctor` and `load` say the import did not finish.
+A run cut short (killed, a full disk) is finished by running the same import again;
+it says how many files it wrote. The notes written are then indexed for recall and the entity index."""),
 )
