@@ -17,7 +17,6 @@ answers what is left "Connection closed".
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections import Counter
 from types import TracebackType
@@ -34,6 +33,8 @@ from mcp.types import (
     JSONRPCResponse,
     RequestId,
 )
+
+from plugins.transport_mcp.stream_wrap import ReadWrapper
 
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -84,21 +85,15 @@ class AnswerLedger:
         return not self._open
 
 
-class DrainingReader:
+class DrainingReader(ReadWrapper):
     """``inner`` (stdin's message stream) noting requests and cancellations in
     ``ledger``; its end is held back until ``ledger`` is drained (module docstring)."""
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], ledger: AnswerLedger,
                  *, drain_timeout: float = DRAIN_TIMEOUT) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._ledger = ledger
         self._drain_timeout = drain_timeout
-
-    @property
-    def last_context(self) -> contextvars.Context | None:
-        """The sender context of the last item (the SDK reads it when present)."""
-        context: contextvars.Context | None = getattr(self._inner, "last_context", None)
-        return context
 
     async def receive(self) -> SessionMessage | Exception:
         """The next item; ``anyio.EndOfStream`` once stdin has ended and every request
@@ -127,25 +122,6 @@ class DrainingReader:
         if not await self._ledger.drained(self._drain_timeout):
             log.warning("stdio: %d request(s) still unanswered %.0f s after stdin closed; "
                         "they are cancelled", self._ledger.waiting, self._drain_timeout)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 class AnsweringWriter:

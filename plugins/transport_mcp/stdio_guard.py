@@ -20,14 +20,12 @@ every request read is answered (``stdio_drain``).
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-import anyio
 import pydantic
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -43,6 +41,7 @@ from mcp.types import (
 )
 
 from plugins.transport_mcp.stdio_drain import AnsweringWriter, AnswerLedger, DrainingReader
+from plugins.transport_mcp.stream_wrap import ReadWrapper
 
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -100,21 +99,15 @@ def refusal(item: Exception) -> SessionMessage | None:
                                        error=data))
 
 
-class LenientReader:
+class LenientReader(ReadWrapper):
     """``inner`` (the SDK's stdin stream) with refused lines recovered (``recovered``);
     a line that cannot be is answered through ``reply`` (``refusal``), then handed on
     (the SDK drops it)."""
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception],
                  reply: Callable[[SessionMessage], Awaitable[None]] | None = None) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._reply = reply
-
-    @property
-    def last_context(self) -> contextvars.Context | None:
-        """The sender context of the last item (the SDK reads it when present)."""
-        context: contextvars.Context | None = getattr(self._inner, "last_context", None)
-        return context
 
     async def receive(self) -> SessionMessage | Exception:
         item = await self._inner.receive()
@@ -128,25 +121,6 @@ class LenientReader:
                          answer.message.error.code)  # type: ignore[union-attr]
                 await self._reply(answer)
         return item
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 def sendable(message: SessionMessage) -> SessionMessage | None:
