@@ -17,19 +17,18 @@ from echo_core.ops.load import HEARTBEAT_PATH
 from echo_core.ops.session_end import session_end
 from tests.capture_kit import VaultBox, section
 from tests.conftest import run_cli
-from tests.session_end_kit import vantage_box  # noqa: F401 - fixture box
+from tests.session_end_kit import (
+    PYTEST,
+    RENEWAL,
+    TANTIVY,
+    vantage_box,  # noqa: F401 - fixture box
+)
 
 FIRST = {"ECHO_NOW": "2026-03-01T09:30:00"}
 LATER = {"ECHO_NOW": "2026-03-01T09:31:00"}
 LOG = "_agent/sessions/2026-03-01-0930-recall-index.md"
 DAILY = "journal/daily/2026-03-01.md"
 LOG_BODY = "## Goal\nShip recall\n\n## Decisions Made\n- BM25 ranking"
-PYTEST = {"title": "Operator prefers pytest", "kind": "semantic", "body": "Use pytest.",
-          "confidence": 0.9}
-RENEWAL = {"title": "Vantage Systems", "kind": "company", "body": "Renewal is in May.",
-           "confidence": 0.8}
-TANTIVY = {"title": "Maybe try tantivy", "kind": "concept", "body": "Could be faster.",
-           "confidence": 0.4}
 
 
 def bundle(*proposals: dict[str, Any], **changes: Any) -> dict[str, Any]:

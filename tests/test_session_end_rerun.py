@@ -13,18 +13,17 @@ import echo_core.ops.session_end as session_end_module
 from echo_core.ops.load import HEARTBEAT_PATH
 from echo_core.ops.session_end import session_end
 from tests.capture_kit import VaultBox, section
-from tests.session_end_kit import vantage_box  # noqa: F401 - fixture box
+from tests.session_end_kit import (
+    PYTEST,
+    RENEWAL,
+    TANTIVY,
+    vantage_box,  # noqa: F401 - fixture box
+)
 
 NOW = {"ECHO_NOW": "2026-03-01T09:30:00"}
 DAILY = "journal/daily/2026-03-01.md"
 PYTEST_NOTE = "_agent/memory/semantic/operator-prefers-pytest.md"
 COMPANY_NOTE = "resources/companies/vantage-systems.md"
-PYTEST = {"title": "Operator prefers pytest", "kind": "semantic", "body": "Use pytest.",
-          "confidence": 0.9}
-RENEWAL = {"title": "Vantage Systems", "kind": "company", "body": "Renewal is in May.",
-           "confidence": 0.8}
-TANTIVY = {"title": "Maybe try tantivy", "kind": "concept", "body": "Could be faster.",
-           "confidence": 0.4}
 
 
 def bundle(*proposals: dict[str, Any], scope: str | None = None) -> dict[str, Any]:
