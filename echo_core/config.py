@@ -14,7 +14,10 @@ winning source is recorded so ``doctor`` can say it. The config file is TOML at
     key_env = "OBSIDIAN_API_KEY"
 
 A relative ``vault`` or ``state_dir`` in the file is taken from the file's own folder
-(not the folder a command runs in: hooks run in the user's project). Those keys,
+(not the folder a command runs in: hooks run in the user's project). A relative vault
+folder given by ``--vault`` or ``ECHO_VAULT`` is taken from the current folder and made
+absolute at once, so every message names the folder meant (``Config.vault_relative``
+keeps the path as given, for messages that say so). Those keys,
 ``recall``, ``tokenizer`` and ``backends`` of the wrong TOML type are exit 78 naming the
 key, as a bad ``disabled`` is.
 
@@ -63,6 +66,9 @@ class Config(NamedTuple):
     #: What is wrong with the config file when it was resolved tolerantly ("" when
     #: nothing is); its settings were then left out and defaults apply.
     problem: str = ""
+    #: The vault folder as given when it was relative and taken from the current folder
+    #: (``vault`` holds it made absolute); "" for any other setting.
+    vault_relative: str = ""
 
     @property
     def scheme(self) -> str:
@@ -168,6 +174,25 @@ def _expand(value: str) -> str:
     return path_string(os.path.expanduser(value))
 
 
+def _relative_folder(value: str) -> bool:
+    """Whether the vault setting ``value`` (``~`` expanded) is a folder path relative to
+    the current folder: not absolute and no ``file:`` URL or other scheme."""
+    text = value.strip()
+    return (bool(text) and vault_scheme(text) == "file" and not os.path.isabs(text)
+            and not text.lower().startswith("file:"))
+
+
+def _absolute_vault(value: str) -> str | None:
+    """The relative folder ``value`` taken from the current folder, or None for any
+    other setting (or when the current folder no longer exists: it stays relative)."""
+    if not _relative_folder(value):
+        return None
+    try:
+        return path_string(os.path.abspath(value.strip()))
+    except OSError:
+        return None
+
+
 def resolve_config(
     *,
     vault: str | None = None,
@@ -228,8 +253,11 @@ def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], p
     )
     disabled = raw.get("disabled", [])
     backends = raw.get("backends", {})
+    vault_value = _expand(vault_setting.value)
+    absolute = _absolute_vault(vault_value)
+    vault_relative = "" if absolute is None else vault_setting.value
     return Config(
-        vault=Setting(_expand(vault_setting.value), vault_setting.source),
+        vault=Setting(absolute or vault_value, vault_setting.source),
         state_base=Setting(path_string(os.path.expanduser(state_setting.value)),
                            state_setting.source),
         config_path=path,
@@ -240,4 +268,5 @@ def _resolve(vault: str | None, state_dir: str | None, env: Mapping[str, str], p
         backends=backends if isinstance(backends, dict) else {},
         raw=raw,
         problem=problem,
+        vault_relative=vault_relative,
     )

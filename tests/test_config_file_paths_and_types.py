@@ -41,7 +41,7 @@ def test_absolute_home_and_url_values_and_other_sources_are_as_given(
     url = _config(tmp_path, 'vault = "postgresql://db/echo"\n')
     assert resolve_config(env=url).vault.value == "postgresql://db/echo"
     flagged = resolve_config(env={**env, "ECHO_VAULT": "here"}, vault=None)
-    assert flagged.vault.value == "here" and flagged.vault.source == "env"
+    assert flagged.vault.value == str(tmp_path / "here") and flagged.vault.source == "env"
 
 
 @pytest.mark.parametrize(("line", "key"), [

@@ -6,7 +6,8 @@ instead of ``op.run``. Before the run: a broken config file fails every operatio
 ``echo_core.vault_seen.require_vault`` (a path that is not a vault: exit 78, one message
 for every verb). During the run: a missing vault folder the operation meets becomes
 ``vault_missing_error`` (69 "mount or restore" for a folder this machine used, 78 "not a
-vault" otherwise), so no verb reports it in its own words. An operation declared
+vault" otherwise), so no verb reports it in its own words. A 78 about the vault adds,
+for a vault path given relative, that it was taken from the current folder. An operation declared
 ``fresh`` first lets the indexes catch up with notes edited outside echo-memory
 (``echo_core.ops.freshness.freshen_for``). After a run that succeeded, the notes it
 wrote are recorded as seen (``echo_core.own_writes``), so the next check does not take
@@ -31,7 +32,21 @@ def check_before_run(op: Operation[Any], ctx: Any) -> None:
     if problem and op.needs_config:
         raise NotConfiguredError(problem)
     if op.needs_vault:
-        require_vault(ctx)
+        try:
+            require_vault(ctx)
+        except NotConfiguredError as error:
+            raise _said_relative(ctx, error) from None
+
+
+def _said_relative(ctx: Any, error: NotConfiguredError) -> NotConfiguredError:
+    """``error`` (the vault is not one: 78), saying also that the vault path was
+    relative and taken from the current folder when it was (``Config.vault_relative``):
+    the error names it made absolute, which may not be the folder meant."""
+    given = getattr(ctx.config, "vault_relative", "")
+    if not given:
+        return error
+    return NotConfiguredError(f"{error.message} (the vault path {given!r} was relative: "
+                              "it was taken from the current folder)")
 
 
 def _own_writes(op: Operation[Any], ctx: Any) -> Any:
@@ -66,7 +81,10 @@ def run_operation(op: Operation[Any], ctx: Any, params: Any) -> Envelope[Any]:
             raise
         from echo_core.vault_seen import vault_missing_error
 
-        raise vault_missing_error(ctx, down) from None
+        missing = vault_missing_error(ctx, down)
+        if isinstance(missing, NotConfiguredError):
+            missing = _said_relative(ctx, missing)
+        raise missing from None
     except BaseException:
         if own is not None:
             own.forget()

@@ -94,13 +94,18 @@ class CaptureParams:
 
 
 def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The CLI's ``capture TITLE -``: the body comes from stdin."""
+    """The CLI's ``capture TITLE -``: the body comes from stdin. Any other second word
+    is refused (exit 2), most often the rest of a title left unquoted
+    (``capture Alan Kay``): the message shows the title quoted."""
     from echo_core.errors import usage_error
 
     out = dict(values)
     source = out.pop("body_source", None)
     if source not in (None, "-"):
-        raise usage_error(f"unexpected argument {source!r}; use --body TEXT or - for stdin")
+        quoted = f'"{out.get("title", "")} {source}"'
+        raise usage_error(f"unexpected argument {source!r}: quote a title of several words "
+                          f"(capture {quoted}); give the body with --body TEXT, or - to "
+                          "read it from stdin")
     if source == "-":
         if "body" in out:
             raise usage_error("body: give either --body or - (stdin), not both")

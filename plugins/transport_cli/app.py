@@ -24,6 +24,7 @@ from echo_core import (
     UnavailableError,
 )
 from plugins.transport_cli.app_state import AppState
+from plugins.transport_cli.interrupt import Interrupted, report_interrupt
 from plugins.transport_cli.warning_lines import clean_warnings
 
 
@@ -65,7 +66,8 @@ def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None)
     A command line a plugin answers without click (``run_direct``: ``hook EVENT``) runs
     without importing click or deriving the commands; every other goes through the click
     CLI. An ``OSError`` or ``UnicodeError`` that no layer turned into an ``EchoError``
-    prints one line and exits 1 (``ECHO_DEBUG=1`` prints the traceback too). Run as a
+    prints one line and exits 1 (``ECHO_DEBUG=1`` prints the traceback too); a Ctrl-C
+    prints one line and exits 130 (``interrupt``), once the command has unwound. Run as a
     process of its own (no ``argv``), the interpreter's last garbage collection at exit
     is skipped (``gc.freeze`` at exit): it would traverse every object still alive,
     0.4 s after a 100k-note lint, only to free memory the system takes back anyway (the
@@ -86,6 +88,7 @@ def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None)
         atexit.register(gc.freeze)  # before the command runs: after the handlers it adds
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
+    state: AppState | None = None
     try:
         with clean_warnings():
             with _paused_when_own_process(own_process, collector_on) as resume:
@@ -105,6 +108,8 @@ def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None)
         sys.exit(report_error(_as_reported(error), as_json))
     except BrokenPipeError:
         sys.exit(0)
+    except (KeyboardInterrupt, Interrupted):  # every finally has run: one line, 130
+        sys.exit(report_interrupt(state))
     except (OSError, UnicodeError) as crash:  # last resort: one line, never a traceback
         from plugins.transport_cli.crash_guard import report_crash
 
@@ -174,9 +179,9 @@ def _cached_help(host: PluginHost, args: list[str]) -> bool:
 def _run_click(host: PluginHost, args: list[str], state: AppState, as_json: bool = False
                ) -> None:
     """Build the click CLI and run ``args``; click's own outcomes become exits (usage 2,
-    abort 130); an ``EchoError`` propagates to ``main``. Under ``as_json`` a usage error
-    click finds (an unknown option, a value out of range, a missing argument) is the JSON
-    error object every other error is, on stdout."""
+    abort 130); an ``EchoError`` and a Ctrl-C (``Interrupted``) propagate to ``main``.
+    Under ``as_json`` a usage error click finds (an unknown option, a value out of range,
+    a missing argument) is the JSON error object every other error is, on stdout."""
     import click
 
     from echo_core import terminal_safe
@@ -195,7 +200,9 @@ def _run_click(host: PluginHost, args: list[str], state: AppState, as_json: bool
             sys.exit(_report_json(problem))
         problem.show()
         sys.exit(int(ExitCode.USAGE))
-    except click.Abort:
+    except click.Abort as abort:
+        if isinstance(abort.__cause__, KeyboardInterrupt):  # a Ctrl-C while click parsed
+            raise Interrupted from abort.__cause__
         click.echo("aborted", err=True)
         sys.exit(130)
 

@@ -7,10 +7,10 @@ module imports no click: the direct path must not pay for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from echo_core import EchoContext, PluginHost
+    from echo_core import EchoContext, Operation, PluginHost
 
 __all__ = ["AppState"]
 
@@ -23,7 +23,17 @@ class AppState:
         self.vault = vault
         self.state_dir = state_dir
         self.as_json = False
+        #: The command words of the operation running ("" before one starts) and
+        #: whether that call writes: what an interrupt reports (``interrupt``).
+        self.running = ""
+        self.writes = False
         self._context: EchoContext | None = None
+
+    def started(self, op: Operation[Any], params: Any) -> None:
+        """Record that ``op`` runs now with the checked ``params`` (``running``,
+        ``writes``: anything but a ``read`` access for these parameters)."""
+        self.running = " ".join(op.command)
+        self.writes = op.access_for(params) != "read"
 
     def context(self, *, tolerant: bool = False) -> EchoContext:
         """The ``EchoContext`` for this invocation (built once). ``tolerant``: a broken

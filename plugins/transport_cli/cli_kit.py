@@ -12,6 +12,7 @@ Import cost matters here: this module is loaded on every start-up (no ops import
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -128,11 +129,22 @@ def report_error(error: EchoError, as_json: bool) -> int:
     return int(error.code)
 
 
+#: A word that names an option (``--dryrun``, ``--knid=person``): two dashes, then a letter,
+#: letters, digits, ``-`` or ``_`` up to the end or an ``=``. Text such as ``-- a dash``,
+#: ``---`` or ``--> next`` names none.
+_OPTION_WORD = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*")
+
+
 class LiteralArgsCommand(click.Command):
     """A command whose positional arguments may start with ``-`` (markdown bullets).
 
     Tokens that are not one of the command's own options are positional, so
-    ``append x.md "- 2026-03-01: done" --json`` works without ``--``.
+    ``append x.md "- 2026-03-01: done" --json`` works without ``--``; ``-`` stays a
+    positional (stdin). A word shaped like an option name that the command lacks
+    (``--dryrun``, ``--knid=person``; see ``_OPTION_WORD``) is an unknown option, exit 2
+    with click's own "No such option" message and its suggestion, wherever it stands: a
+    typo must never become the text a verb writes. Text that does start so goes after a
+    ``--`` separator (``append x.md -- --literal``).
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -153,6 +165,8 @@ class LiteralArgsCommand(click.Command):
                 options.append(token)
                 if takes_value[name] and "=" not in token:
                     options.append(next(tokens, ""))
+            elif _OPTION_WORD.fullmatch(name):
+                options.append(token)  # click's parser refuses it, naming the closest
             else:
                 positionals.append(token)
         return super().parse_args(ctx, [*options, "--", *positionals])

@@ -5,21 +5,32 @@ Imported only by a command line that goes through click (``app._run_click``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from echo_core import EchoError, ExitCode, PluginHost
 from plugins.transport_cli.cli_kit import ensure_common_options
 from plugins.transport_cli.crash_guard import guard_text_arguments
 from plugins.transport_cli.help_text import HELP, help_width
+from plugins.transport_cli.interrupt import Interrupted
 
 __all__ = ["HELP", "EchoGroup", "build_cli", "help_width"]
 
 
 class EchoGroup(click.Group):
-    """A click group that lists commands in the order plugins added them."""
+    """A click group that lists commands in the order plugins added them, and lets a
+    Ctrl-C out of a command as ``Interrupted`` (``interrupt``: click's ``main`` would
+    print a blank line and raise ``Abort``)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as stop:
+            raise Interrupted from stop
 
 
 def build_cli(host: PluginHost) -> click.Group:

@@ -24,6 +24,7 @@ import click
 
 from echo_core import OperationRef
 from plugins.transport_cli.cli_kit import (
+    AppState,
     LiteralArgsCommand,
     common_options,
     current_context,
@@ -153,6 +154,9 @@ def command_for(op: Operation[Any]) -> click.Command:
         checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
                                prepared=prepared)
         ctx = current_context(tolerant=not op.needs_config)
+        state = click.get_current_context().find_object(AppState)
+        if state is not None:
+            state.started(op, checked)
         with spelled_for("cli", op):  # messages name its --options
             if as_json:
                 envelope = run_operation(op, ctx, checked)

@@ -255,6 +255,7 @@ def _run(op: Operation[Any], values: dict[str, Any], as_json: bool, state: AppSt
     checked = parse_params(op.params, arguments, surface="cli", operation=op.name,
                            prepared=set(arguments) - declared)
     ctx = state.context(tolerant=not op.needs_config)
+    state.started(op, checked)
     with spelled_for("cli", op):
         envelope = run_operation(op, ctx, checked)
         emit(envelope, as_json, op.render, exact_when_piped=op.cli.exact_when_piped)
