@@ -80,7 +80,10 @@ WorkerTarget = Callable[[dict[str, Any], socket.socket, Callable[[], None]], Non
 
 def run_worker(target: WorkerTarget, spec: dict[str, Any], ready: Any) -> None:
     """A worker process's entry: bind the shared port, then ``target(spec, sock,
-    ready.set)`` (``ready``: a multiprocessing ``Event``)."""
+    ready.set)`` (``ready``: a multiprocessing ``Event``). Ctrl-C reaches the whole
+    process group, but the supervisor stops its workers (SIGTERM): a worker ignores
+    SIGINT, so a Ctrl-C prints no worker traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = listening_socket(spec["host"], spec["port"], reuse_port=True)
     target(spec, sock, ready.set)
 
