@@ -38,7 +38,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.errors import EchoError, not_found, usage_error
+from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.frontmatter import (
     line_ending,
     parse_frontmatter,
@@ -111,8 +111,12 @@ def _clean_reason(reason: str) -> str:
 
 
 def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
-                dry_run: bool = False, op_id: str | None = None) -> Envelope[EvolveResult]:
-    """Archive the note at ``path`` and write ``text`` in its place (module docstring)."""
+                dry_run: bool = False, op_id: str | None = None,
+                base: str | None = None) -> Envelope[EvolveResult]:
+    """Archive the note at ``path`` and write ``text`` in its place (module docstring).
+    ``base``: the version (``notes_io.note_version``, or a prefix of at least 4 hex
+    digits) the caller made ``text`` from; when the note holds another now, nothing is
+    written (exit 1: a capture or an edit since would be lost to the archive)."""
     clean = require_note_path(path)  # refuses an archived version (write_scope)
     why = _clean_reason(reason)
     require_text(text, "text")
@@ -122,11 +126,24 @@ def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
     with ctx.vault.storage.lock():
         recover_pending(ctx)
         return planned_again_if_edited(
-            lambda: _evolved(ctx, clean, why, text, dry_run=dry_run, op_id=op_id))
+            lambda: _evolved(ctx, clean, why, text, dry_run=dry_run, op_id=op_id, base=base))
+
+
+def _require_base(clean: str, old: str, base: str | None) -> None:
+    """Exit 1 when ``base`` is given and ``old`` (the note now) is another version."""
+    from echo_core.ops.notes_io import note_version
+
+    if base is None:
+        return
+    now = note_version(old)
+    if not now.startswith(base.strip().lower()):
+        raise EchoError(f"{clean} changed since version {base.strip()} was read (it is {now} "
+                        "now): a capture or an edit landed; nothing was written. Get it "
+                        "again and redo the edit", ExitCode.FAILURE)
 
 
 def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool,
-             op_id: str | None) -> Envelope[EvolveResult]:
+             op_id: str | None, base: str | None = None) -> Envelope[EvolveResult]:
     """``evolve_note`` under the vault lock: the archive and the new version committed
     together, the note only while it holds the text archived (``write_intent``: a
     person's save meanwhile raises ``EditedMeanwhile``, nothing written)."""
@@ -134,6 +151,7 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
     if not storage.exists(clean):
         raise not_found(f"{clean}: no such note to evolve; `echo-memory ls` lists the notes")
     old = storage.read(clean)
+    _require_base(clean, old, base)
     day = ctx.today()
     archive = archive_path(storage, clean, day.isoformat())
     text = carried_over(old, text)

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class GetResult:
-    """A note (or one section of it) as read."""
+    """A note (or one section of it) as read; ``version``: the whole note's
+    (``note_version``), which ``evolve --base`` takes to refuse a stale edit."""
 
     path: str
     content: str
@@ -35,6 +36,15 @@ class GetResult:
     truncated: bool
     section: str | None = None
     frontmatter_error: str | None = None
+    version: str = ""
+
+
+def note_version(text: str) -> str:
+    """A note text's version: the first 12 hex digits of the SHA-256 of its UTF-8 bytes
+    (the note history's version ids are the same)."""
+    from echo_core import digests
+
+    return digests.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def get_note(
@@ -59,7 +69,8 @@ def get_note(
     if max_chars is not None:
         content, truncated = truncate(content, max_chars)
     result = GetResult(
-        note.path, content, dict(note.frontmatter), truncated, section, note.frontmatter_error
+        note.path, content, dict(note.frontmatter), truncated, section, note.frontmatter_error,
+        note_version(note.text),
     )
     message = f"{note.path} ({len(content)} chars)"
     if note.frontmatter_error:

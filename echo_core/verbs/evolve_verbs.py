@@ -27,6 +27,11 @@ class EvolveParams:
                       "out carry over from the old note, a key left empty drops one.",
                       min_length=1, max_length=1_000_000, cli=None)
     dry_run: bool = param(False, help="Say where the old version would go; write nothing.")
+    base: str | None = param(None, help="The version of the note the new text was made "
+                             "from (the `version` of `get --json`): when the note has "
+                             "changed since (a capture or a person's edit landed), nothing "
+                             "is written (exit 1); get it again and redo the edit.",
+                             min_length=4, max_length=64, cli=CliParam(metavar="VERSION"))
 
 
 def _read_source(values: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -39,7 +44,7 @@ def run_evolve(ctx: Any, p: EvolveParams) -> Envelope[Any]:
     """``ops.evolve.evolve_note``."""
     from echo_core.ops.evolve import evolve_note
 
-    return evolve_note(ctx, p.path, p.reason, p.text, dry_run=p.dry_run)
+    return evolve_note(ctx, p.path, p.reason, p.text, dry_run=p.dry_run, base=p.base)
 
 
 def evolve_access(p: EvolveParams) -> Access:
