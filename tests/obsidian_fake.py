@@ -16,6 +16,12 @@ Fault injection (``inject``), for the next matching request(s):
   (the request is not applied);
 * ``drop_before_response``: read the request, then close without a word (not applied).
 
+Faults that apply the request but garble the answer (a hostile or broken server):
+
+* ``wrong_type``: the answer with ``Content-Type: text/html`` (body unchanged);
+* ``truncated_close``: no Content-Length, the first half of the body, then close;
+* ``slow_body``: the answer's body one byte every ``delay`` seconds.
+
 ``refuse()`` stops listening and cuts open connections (connection refused); ``resume()``
 listens again on the same port.
 """
@@ -161,6 +167,10 @@ class FakeObsidian:
             with self._guard:
                 self.in_flight -= 1
 
+#: Fault kinds that apply the request and then garble the answer.
+GARBLING = ("wrong_type", "truncated_close", "slow_body")
+
+
 class _Handler(BaseHTTPRequestHandler):
     """Reads one request, applies faults, asks ``FakeObsidian.answer``, records."""
 
@@ -204,6 +214,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "slow":
             fake.sleep(fault.delay)
             fault = None
+        if fault is not None and fault.kind in GARBLING:
+            self._garbled(fake, headers, body, fault)
+            return
         if fault is not None and fault.kind != "status":
             if fault.kind == "timeout":
                 fake.sleep(fault.delay)
@@ -233,6 +246,35 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _garbled(
+        self, fake: FakeObsidian, headers: dict[str, str], body: bytes, fault: Fault
+    ) -> None:
+        status, out_headers, payload = fake.api.answer(self.command, self.path, headers, body)
+        fake.record(Exchange(self.command, self.path, headers, body, 0, {}, b"", fault.kind))
+        if fault.kind == "wrong_type":
+            out_headers = {**out_headers, "Content-Type": "text/html; charset=iso-8859-1"}
+        self.send_response(status)
+        for name, value in out_headers.items():
+            self.send_header(name, value)
+        if fault.kind == "truncated_close":
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+            self._drop()
+            return
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if fault.kind == "wrong_type":
+            self.wfile.write(payload)
+            return
+        for index in range(len(payload)):  # slow_body
+            try:
+                self.wfile.write(payload[index : index + 1])
+                self.wfile.flush()
+            except OSError:
+                return
+            fake.sleep(fault.delay)
 
     do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
 

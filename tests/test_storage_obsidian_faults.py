@@ -29,7 +29,7 @@ OPERATIONS: dict[str, tuple[str, Operation]] = {
     "list": ("GET", lambda s: s.list()),
     "write": ("PUT", lambda s: s.write("n.md", "new\n")),
     "append_line": ("POST", lambda s: s.append_line("n.md", "- appended")),
-    "append_line_put": ("PUT", lambda s: s.append_line("bare.md", "- appended")),
+    "append_line_no_final_eol": ("POST", lambda s: s.append_line("bare.md", "- appended")),
     "delete": ("DELETE", lambda s: s.delete("n.md")),
     "patch": ("PATCH", lambda s: s.patch("n.md", "append", "heading", ["N"], "x")),
     "ping": ("GET", lambda s: s.ping()),

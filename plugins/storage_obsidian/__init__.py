@@ -38,16 +38,34 @@ DEFAULT_KEY_ENV = "OBSIDIAN_API_KEY"
 _NUMBER_OPTIONS = {"timeout": 10.0, "concurrency": 8, "stale_after": 600.0, "lock_settle": 0.2}
 
 
+def shown_url(url: str) -> str:
+    """``url`` as an error message may show it: a user / password part and a query
+    (``?key=...``) become ``***``, so a key put in the vault URL is never printed."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep:
+        return url
+    authority, slash, tail = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    shown = f"{scheme}://{authority}{slash}{tail}"
+    for mark in ("?", "#"):
+        if mark in shown:
+            shown = shown.split(mark, 1)[0] + mark + "***"
+    return shown
+
+
 def base_url_from_vault_url(url: str) -> str:
     """``obsidian+https://host[:port][/]`` -> ``https://host:port`` (exit 2 if invalid).
 
-    Default ports: 27124 for https, 27123 for http (the plugin's defaults).
+    Default ports: 27124 for https, 27123 for http (the plugin's defaults). Messages
+    show the URL with any credentials hidden (``shown_url``).
     """
     text = url.strip()
+    shown = shown_url(text)
     scheme, sep, _ = text.partition("://")
     if not sep or scheme.lower() not in SCHEMES:
         raise usage_error(
-            f"vault URL {url!r} is not an Obsidian URL; use obsidian+https://host:27124 "
+            f"vault URL {shown!r} is not an Obsidian URL; use obsidian+https://host:27124 "
             "or obsidian+http://host:27123"
         )
     http_scheme, default_port = SCHEMES[scheme.lower()]
@@ -57,17 +75,17 @@ def base_url_from_vault_url(url: str) -> str:
     try:
         port = parts.port or default_port
     except ValueError:
-        raise usage_error(f"vault URL {url!r} has an invalid port; use e.g. :27124") from None
+        raise usage_error(f"vault URL {shown!r} has an invalid port; use e.g. :27124") from None
     if not parts.hostname:
-        raise usage_error(f"vault URL {url!r} names no host; use e.g. obsidian+https://127.0.0.1")
+        raise usage_error(f"vault URL {shown!r} names no host; use e.g. obsidian+https://127.0.0.1")
     if parts.username or parts.password:
         raise usage_error(
-            f"vault URL {url!r} carries credentials; put the API key in OBSIDIAN_API_KEY "
+            f"vault URL {shown!r} carries credentials; put the API key in OBSIDIAN_API_KEY "
             "or [backends.obsidian] instead"
         )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise usage_error(
-            f"vault URL {url!r} has a path or query; the API serves one vault per port, so "
+            f"vault URL {shown!r} has a path or query; the API serves one vault per port, so "
             "give only obsidian+https://host:port"
         )
     host = parts.hostname.lower()

@@ -10,17 +10,20 @@ How each operation maps to the API:
 
 * ``read`` / ``read_bytes`` / ``exists``: ``GET /vault/{path}`` (``Accept:
   text/markdown``; the API sends any file's content as stored, so an attachment's bytes
-  come back unchanged and ``read_bytes`` returns them as they are); the spec has
+  come back unchanged and ``read_bytes`` returns them as they are); a note's (``*.md``)
+  answer must be ``text/markdown`` (or ``text/plain``), else ``BackendUnavailable``: a
+  proxy's page is never taken as the note; the spec has
   no HEAD, so ``exists`` is a GET too. ``read_many`` runs those GETs on a bounded thread
   pool sharing the one pooled client.
 * ``write``: ``PUT /vault/{path}`` with the whole text (``text/markdown``). The body
   travels in one request and the server applies it only once it has all of it, so a
   broken connection never leaves a torn note; how Obsidian writes the file to disk is
   Obsidian's business.
-* ``append_line``: GET, check for the line, then ``POST /vault/{path}`` (append) when the
-  file ends with a newline, else PUT of the whole new text (so a missing final newline or
-  a CRLF file is handled exactly like the folder backend). Serialised per file within the
-  process; hold ``lock()`` to serialise across processes.
+* ``append_line``: GET, check for the line, then ``POST /vault/{path}`` (append; it
+  creates a missing file) of the line, after a line ending when the file lacks a final
+  one (so a CRLF file is handled exactly like the folder backend). Never a whole-file
+  PUT: a wrong answer to the GET (a spurious 404) cannot replace the note. Serialised
+  per file within the process; hold ``lock()`` to serialise across processes.
 * ``delete``: ``DELETE /vault/{path}`` (Obsidian's trash setting applies, so a deleted
   note stays recoverable). ``list``: walks ``GET /vault/`` and ``GET /vault/{dir}/``
   level by level, concurrently, skipping hidden entries. ``stat``: ``GET`` with
@@ -57,10 +60,12 @@ from plugins.storage_obsidian.lock_note import (
     note_lock_for,
 )
 from plugins.storage_obsidian.transport import (
+    NOTE_TYPES,
     UNSET,
     ObsidianHttp,
     api_error,
     patch_instruction,
+    require_type,
 )
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -156,6 +161,8 @@ class ObsidianStorage(StorageBase):
             return None
         if response.status_code != 200:
             raise self._unexpected(response, "read", rel)
+        if rel.lower().endswith(".md"):  # a note; an attachment comes as its own type
+            require_type(response, NOTE_TYPES, f"GET {self._where(rel)}")
         data: bytes = response.content
         return data
 
@@ -221,6 +228,7 @@ class ObsidianStorage(StorageBase):
             raise not_found(f"no file {self._where(rel)}; check the path")
         if response.status_code != 200:
             raise self._unexpected(response, "stat", rel)
+        require_type(response, (NOTE_JSON,), f"GET {self._where(rel)} as {NOTE_JSON}")
         try:
             stat = json.loads(response.content.decode("utf-8"))["stat"]
             size, mtime_ms = int(stat["size"]), float(stat["mtime"])
@@ -239,6 +247,7 @@ class ObsidianStorage(StorageBase):
             return [], []
         if response.status_code != 200:
             raise self._unexpected(response, "list", rel or "/")
+        require_type(response, ("application/json",), f"the listing of {self._where(rel or '/')}")
         try:
             entries = json.loads(response.content.decode("utf-8"))["files"]
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
@@ -304,16 +313,16 @@ class ObsidianStorage(StorageBase):
                 return False
             first_eol = current.find("\n")
             eol = "\r\n" if first_eol > 0 and current[first_eol - 1] == "\r" else "\n"
-            if current.endswith("\n"):
-                response = self._http.send(
-                    "POST", vault_url_path(rel), headers={"Content-Type": MARKDOWN},
-                    content=(stripped + eol).encode("utf-8"),
-                )
-                if response.status_code not in (200, 204):
-                    raise self._unexpected(response, "append to", rel)
-            else:
-                prefix = current + eol if current else ""
-                self._put(rel, prefix + stripped + eol)
+            # always the API's append (POST creates a missing file): a whole-file PUT
+            # built from this read would replace the note were the read wrong (a
+            # spurious 404 looks like an absent file)
+            separator = eol if current and not current.endswith("\n") else ""
+            response = self._http.send(
+                "POST", vault_url_path(rel), headers={"Content-Type": MARKDOWN},
+                content=(separator + stripped + eol).encode("utf-8"),
+            )
+            if response.status_code not in (200, 204):
+                raise self._unexpected(response, "append to", rel)
             return True
 
     def delete(self, path: str) -> None:

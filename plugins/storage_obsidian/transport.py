@@ -3,13 +3,17 @@ mapping of the Local REST API's failures to echo-memory's errors.
 
 Error mapping (every request goes through ``ObsidianHttp.send``):
 
-* connection refused, DNS failure, timeouts, a connection broken mid-request, and any
-  5xx answer -> ``BackendUnavailable`` (the message names the server and the cause);
+* connection refused, DNS failure, timeouts, a connection broken mid-request (a body
+  cut short of its Content-Length too), a body delimited only by the connection closing
+  (it cannot be known to be whole), an answer not complete within ``DEADLINE_FACTOR`` x
+  ``timeout`` (a server trickling its body), and any 5xx, 408 or 429 answer ->
+  ``BackendUnavailable`` (the message names the server and the cause);
 * 401 / 403 -> ``EchoError`` 78 ("check the API key", naming where the key comes from);
 * a TLS certificate that fails verification -> ``EchoError`` 78 naming the options that
   trust it (``ca_file``) or pin it (``cert_fingerprint``); verification is never skipped;
 * other statuses are returned to the caller, which maps 404 / 400 / 405 per operation
-  (``api_error`` builds the message from the API's ``{errorCode, message}`` body).
+  (``api_error`` builds the message from the API's ``{errorCode, message}`` body) and
+  checks a 200's media type with ``require_type``.
 
 httpx is imported here, and this module is imported only when an Obsidian vault is
 opened; ``require_httpx`` turns a missing httpx into a clear ``EchoError`` (78).
@@ -20,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import ssl
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -207,6 +212,29 @@ def api_error(response: httpx.Response) -> str:
     return f"{response.status_code}{detail}"
 
 
+#: What a note's GET may answer with (``Accept: text/markdown``); a note is ``*.md``.
+NOTE_TYPES = ("text/markdown", "text/plain")
+
+
+def media_type(response: httpx.Response) -> str:
+    """The response's media type, lower case, parameters dropped ("" when none)."""
+    value: str = response.headers.get("content-type", "")
+    return value.split(";")[0].strip().lower()
+
+
+def require_type(response: httpx.Response, accepted: Sequence[str], what: str) -> None:
+    """Raise ``BackendUnavailable`` unless the 200 answer to ``what`` ("GET /vault/x.md")
+    has one of the ``accepted`` media types: anything else (an HTML error page from a
+    proxy, a missing type) is not the API's answer, and its body is never taken as data."""
+    found = media_type(response)
+    if found not in accepted:
+        raise BackendUnavailable(
+            f"the answer to {what} has Content-Type {found or '(none)'!r}, not "
+            f"{' or '.join(accepted)} as the Obsidian Local REST API sends; nothing was taken "
+            "from it - check that the vault URL points at the Local REST API, then retry"
+        )
+
+
 class ObsidianHttp:
     """One pooled HTTP client to one Local REST API server (thread-safe).
 
@@ -257,10 +285,13 @@ class ObsidianHttp:
         httpx_errors = self._httpx
         where = f"Obsidian Local REST API at {self.base_url}"
         try:
-            response: httpx.Response = self._client.request(
-                method, url_path, headers=headers, content=content, params=params
-            )
-        except httpx_errors.TimeoutException as exc:
+            response = self._fetch(method, url_path, headers, content, params)
+        except _CloseDelimited as exc:
+            raise BackendUnavailable(
+                f"{where} answered {method} {url_path} with {exc}; nothing was taken from "
+                "it - retry when Obsidian answers normally"
+            ) from exc
+        except (httpx_errors.TimeoutException, _DeadlinePassed) as exc:
             raise BackendUnavailable(
                 f"{where} did not answer {method} {url_path} within {self.timeout:g} s "
                 f"({type(exc).__name__}); check that Obsidian is running and responsive, "
@@ -279,7 +310,7 @@ class ObsidianHttp:
                 "Obsidian is running with the Local REST API plugin enabled and that the "
                 "vault URL's host and port are right"
             ) from exc
-        except (httpx_errors.TransportError, ssl.SSLError) as exc:
+        except (httpx_errors.TransportError, httpx_errors.DecodingError, ssl.SSLError) as exc:
             raise BackendUnavailable(
                 f"the connection to {where} broke during {method} {url_path} "
                 f"({type(exc).__name__}: {exc}); it may or may not have been applied - check, "
@@ -291,9 +322,74 @@ class ObsidianHttp:
                 + self.key_hint,
                 ExitCode.NOT_CONFIGURED,
             )
-        if response.status_code >= 500:
+        if response.status_code >= 500 or response.status_code in RETRY_LATER:
             raise BackendUnavailable(
                 f"{where} failed on {method} {url_path} ({api_error(response)}); "
                 "retry later, or check Obsidian's developer console for the error"
             )
         return response
+
+    def _fetch(
+        self,
+        method: str,
+        url_path: str,
+        headers: Mapping[str, str] | None,
+        content: bytes | None,
+        params: Mapping[str, str] | None,
+    ) -> httpx.Response:
+        """Send and read the whole answer by ``deadline_factor * timeout`` s after the
+        start (``_DeadlinePassed`` otherwise): httpx's read timeout restarts with each
+        byte, so a server trickling its body would hold the caller for ever. A body cut
+        short of its Content-Length raises httpx's ``RemoteProtocolError``."""
+        deadline = time.monotonic() + self.timeout * DEADLINE_FACTOR
+        request = self._client.build_request(
+            method, url_path, headers=headers, content=content, params=params
+        )
+        response = self._client.send(request, stream=True)
+        try:
+            chunks: list[bytes] = []
+            for chunk in response.iter_raw():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise _DeadlinePassed(
+                        f"the answer was not complete after {self.timeout * DEADLINE_FACTOR:g} s"
+                    )
+        finally:
+            response.close()
+        if _close_delimited(response):
+            raise _CloseDelimited(
+                "a body ended only by closing the connection (no Content-Length), so it "
+                "cannot be known to be whole"
+            )
+        whole: httpx.Response = self._httpx.Response(
+            response.status_code, headers=response.headers, content=b"".join(chunks),
+            request=request, extensions=response.extensions,
+        )
+        return whole
+
+
+#: Statuses meaning "not now" (request timeout, rate limited): retried later like a 5xx.
+RETRY_LATER = (408, 429)
+#: A request's whole answer must arrive within this many times the ``timeout`` option.
+DEADLINE_FACTOR = 3.0
+
+
+class _DeadlinePassed(Exception):
+    """The answer did not arrive completely within the request's overall deadline."""
+
+
+class _CloseDelimited(Exception):
+    """The answer's body had no length: a cut-short body would pass for a whole one."""
+
+
+def _close_delimited(response: httpx.Response) -> bool:
+    """Whether the body's end was only the connection closing (HTTP/1.x, no
+    Content-Length, not chunked): a cut-short body would look complete."""
+    if response.status_code in (204, 304) or response.status_code < 200:
+        return False
+    headers = response.headers
+    if "content-length" in headers:
+        return False
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        return False
+    return response.extensions.get("http_version", b"HTTP/1.1") in (b"HTTP/1.1", b"HTTP/1.0")
