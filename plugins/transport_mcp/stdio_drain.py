@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import anyio
 from mcp.shared.dispatcher import coerce_request_id
@@ -34,7 +33,7 @@ from mcp.types import (
     RequestId,
 )
 
-from plugins.transport_mcp.stream_wrap import ReadWrapper
+from plugins.transport_mcp.stream_wrap import ReadWrapper, WriteWrapper
 
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -124,12 +123,12 @@ class DrainingReader(ReadWrapper):
                         "they are cancelled", self._ledger.waiting, self._drain_timeout)
 
 
-class AnsweringWriter:
+class AnsweringWriter(WriteWrapper):
     """``inner`` (stdout's message stream) settling in ``ledger`` each answer it sends
     (also when sending it failed: nothing else will answer that request)."""
 
     def __init__(self, inner: WriteStream[SessionMessage], ledger: AnswerLedger) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._ledger = ledger
 
     async def send(self, item: SessionMessage, /) -> None:
@@ -139,13 +138,3 @@ class AnsweringWriter:
         finally:
             if isinstance(message, (JSONRPCResponse, JSONRPCError)) and message.id is not None:
                 self._ledger.settled(message.id)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
-        await self.aclose()

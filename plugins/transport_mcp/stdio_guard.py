@@ -23,8 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 from mcp.server.lowlevel import Server
@@ -41,7 +40,7 @@ from mcp.types import (
 )
 
 from plugins.transport_mcp.stdio_drain import AnsweringWriter, AnswerLedger, DrainingReader
-from plugins.transport_mcp.stream_wrap import ReadWrapper
+from plugins.transport_mcp.stream_wrap import ReadWrapper, WriteWrapper
 
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -144,26 +143,16 @@ def sendable(message: SessionMessage) -> SessionMessage | None:
     return None
 
 
-class SendableWriter:
+class SendableWriter(WriteWrapper):
     """``inner`` (the SDK's stdout stream) sent only what it can write (``sendable``)."""
 
     def __init__(self, inner: WriteStream[SessionMessage]) -> None:
-        self._inner = inner
+        super().__init__(inner)
 
     async def send(self, item: SessionMessage, /) -> None:
         checked = sendable(item)
         if checked is not None:
             await self._inner.send(checked)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 async def serve_stdio_guarded(server: Server[Any]) -> None:

@@ -1,4 +1,4 @@
-"""``ReadWrapper``: the SDK's read-stream protocol around another read stream.
+"""``ReadWrapper`` / ``WriteWrapper``: the SDK's stream protocols around another stream.
 
 A wrapper of stdin's message stream (``stdio_guard.LenientReader``,
 ``stdio_drain.DrainingReader``) implements ``receive`` only; this base gives it the rest
@@ -16,9 +16,9 @@ import anyio
 from mcp.shared.message import SessionMessage
 
 if TYPE_CHECKING:  # the SDK's stream protocols (a private module: types only)
-    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
 
-__all__ = ["ReadWrapper"]
+__all__ = ["ReadWrapper", "WriteWrapper"]
 
 
 class ReadWrapper:
@@ -49,6 +49,29 @@ class ReadWrapper:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class WriteWrapper:
+    """Around ``inner`` (stdout's message stream: ``stdio_guard.SendableWriter``,
+    ``stdio_drain.AnsweringWriter``); a subclass defines ``send``. Closing closes
+    ``inner``; it is its own async context manager."""
+
+    def __init__(self, inner: WriteStream[SessionMessage]) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Send ``item`` on (as is)."""
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
         return self
