@@ -70,3 +70,15 @@ def test_a_save_that_does_not_end_in_time_stops_the_capture_with_nothing_written
     person.join()
     assert stopped.value.code == 1
     assert box.read(NOTE) == saved
+
+
+def test_a_file_just_replaced_by_another_writer_is_no_save_in_progress(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    note = tmp_path / "n.md"
+    note.write_text("just written by another process\n", encoding="utf-8")
+    slept: list[float] = []
+    monkeypatch.setattr(save_in_progress.time, "sleep", slept.append)
+    assert save_in_progress.settled(note)
+    assert slept == []  # no quiet-period wait when no process holds it open for writing
+    with note.open("a", encoding="utf-8"):
+        assert not save_in_progress.settled(note, wait=0.0)
