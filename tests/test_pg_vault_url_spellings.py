@@ -143,6 +143,14 @@ def _queue_as_an_older_version(state_dir: Path, identity: str | None,
                                             "day": "2026-02-28"})
 
 
+def _flushed_once(ctx: EchoContext, stray: Path) -> None:
+    """A flush lands the one capture the stray outbox held, once, and empties it."""
+    outcome = flush(ctx).data
+    assert (outcome.synced, outcome.pending) == (1, 0), outcome
+    assert _landed(ctx) == 1
+    assert OutboxQueue(str(stray)).pending() == []
+
+
 def test_an_outbox_an_older_version_kept_for_this_spelling_is_replayed_once(
     cluster: LocalCluster, schema: str, tmp_path: Path,
 ) -> None:
@@ -155,10 +163,7 @@ def test_an_outbox_an_older_version_kept_for_this_spelling_is_replayed_once(
         stray = state_dir_for(str(tmp_path / "state"), old)
         _queue_as_an_older_version(stray, None, CaptureRequest(
             title="Spelled Twice", kind="concept", body=BODY))
-        outcome = flush(ctx).data
-        assert (outcome.synced, outcome.pending) == (1, 0), outcome
-        assert _landed(ctx) == 1
-        assert OutboxQueue(str(stray)).pending() == []
+        _flushed_once(ctx, stray)
         assert flush(ctx).data.synced == 0 and _landed(ctx) == 1
     finally:
         close_storages([ctx])
@@ -183,10 +188,7 @@ def test_an_outbox_an_older_version_kept_for_another_spelling_is_replayed_once(
         unrelated = state_dir_for(str(tmp_path / "state"), elsewhere)
         _queue_as_an_older_version(unrelated, elsewhere, CaptureRequest(
             title="Not Ours", kind="concept", body="Another vault's write."))
-        outcome = flush(ctx).data
-        assert (outcome.synced, outcome.pending) == (1, 0), outcome
-        assert _landed(ctx) == 1
-        assert OutboxQueue(str(stray)).pending() == []
+        _flushed_once(ctx, stray)
         assert len(OutboxQueue(str(unrelated)).pending()) == 1
         assert flush(ctx).data.synced == 0 and _landed(ctx) == 1
     finally:
