@@ -213,8 +213,13 @@ class ListParams:
 
 
 def render_ls(env: Envelope[Any]) -> str:
-    """One path per line."""
-    return "\n".join(env.data.paths) if env.data.paths else env.message
+    """One path per line: a line break or control character inside a file's name is shown
+    as an escape (``a\\x0ab.md``), so every line is one file (``--json`` gives the exact
+    names)."""
+    from echo_core.terminal_text import terminal_safe
+
+    return ("\n".join(terminal_safe(p, one_line=True) for p in env.data.paths)
+            if env.data.paths else env.message)
 
 
 def run_ls(ctx: Any, p: ListParams) -> Envelope[Any]:
