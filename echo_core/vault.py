@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from echo_core.changes_made import count_change
 from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import EchoError, EditedMeanwhile, ExitCode
 from echo_core.frontmatter import set_frontmatter_key
@@ -117,6 +118,7 @@ class Vault:
                 self._keep_prior(clean, before)
         self._on_writing(clean)
         self.storage.write(clean, text)
+        count_change()
         note = parse_note(clean, text)
         self._on_written(note)
         return note
@@ -167,6 +169,7 @@ class Vault:
             if self.text_or_none(clean) != prior:
                 return None
             self.storage.write(clean, text)
+        count_change()
         note = parse_note(clean, text)
         self._on_written(note)
         return note
@@ -186,6 +189,7 @@ class Vault:
         self._on_writing(clean)
         changed = self.storage.append_line(clean, line)
         if changed:
+            count_change()
             self._on_written(parse_note(clean, self.storage.read(clean)))
         return changed
 
@@ -212,6 +216,7 @@ class Vault:
             self._keep_prior(clean, before)
         self._on_writing(clean)
         self.storage.delete(clean)
+        count_change()
         self._on_deleted(clean)
 
     def is_initialized(self) -> bool:

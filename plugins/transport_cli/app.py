@@ -22,6 +22,7 @@ from echo_core import (
     ExitCode,
     PluginHost,
     UnavailableError,
+    changes_made,
 )
 from plugins.transport_cli.app_state import AppState
 from plugins.transport_cli.interrupt import Interrupted, report_interrupt
@@ -47,14 +48,18 @@ def _startup_host() -> PluginHost:
     return create_host(disabled=disabled)
 
 
-def _as_reported(error: EchoError) -> EchoError:
+def _as_reported(error: EchoError, changed: int = 0) -> EchoError:
     """``error``, or for a vault backend that could not be reached (``BackendUnavailable``)
     the ``UnavailableError`` saying so (exit 69), and that the command was not queued: a
-    write that queues answers with its own ``queued`` envelope and never gets here."""
+    write that queues answers with its own ``queued`` envelope and never gets here.
+    ``changed``: the notes the command had changed before the backend went away (a
+    multi-step command such as session-end): said instead of "nothing was written"."""
     from echo_core import BackendUnavailable  # echo_core.protocols: not needed by --help
 
     if isinstance(error, BackendUnavailable):
-        return UnavailableError(f"vault unreachable: {error}; nothing was written and this "
+        done = (f"{changed} note{'s' if changed != 1 else ''} had been written before that, "
+                "the rest was not," if changed else "nothing was written")
+        return UnavailableError(f"vault unreachable: {error}; {done} and this "
                                 "command was not queued (only capture, append, put and fm "
                                 "wait in the outbox): run it again once the vault is back")
     return error
@@ -89,6 +94,7 @@ def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None)
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     state: AppState | None = None
+    changes_before = changes_made()
     try:
         with clean_warnings():
             with _paused_when_own_process(own_process, collector_on) as resume:
@@ -105,7 +111,7 @@ def main(argv: Sequence[str] | None = None, *, collector_on: bool | None = None)
     except EchoError as error:
         from plugins.transport_cli.cli_kit import report_error
 
-        sys.exit(report_error(_as_reported(error), as_json))
+        sys.exit(report_error(_as_reported(error, changes_made() - changes_before), as_json))
     except BrokenPipeError:
         sys.exit(0)
     except (KeyboardInterrupt, Interrupted):  # every finally has run: one line, 130

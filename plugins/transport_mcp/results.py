@@ -117,10 +117,15 @@ def echo_error_outcome(exc: EchoError) -> Outcome:
     return error_outcome(exc.code, exc.message)
 
 
-def unreachable_outcome(detail: str, *, write: bool) -> Outcome:
+def unreachable_outcome(detail: str, *, write: bool, changed: int = 0) -> Outcome:
     """The backend is down: "proceed without memory" on a read, "nothing was written" on
-    a write."""
+    a write; on a call that had changed ``changed`` notes before it went down (a
+    multi-step write such as session-end), how many were written."""
     base = UNREACHABLE_WRITE if write else UNREACHABLE_READ
+    if changed:
+        base = (f"vault unreachable after this call had written {changed} "
+                f"note{'s' if changed != 1 else ''}; the rest was not written (this write "
+                "could not be queued offline): retry once the vault is back")
     return error_outcome(ExitCode.UNAVAILABLE, f"{base} ({detail})" if detail else base)
 
 

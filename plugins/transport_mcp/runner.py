@@ -41,6 +41,7 @@ from echo_core import (
     EchoError,
     ExitCode,
     Operation,
+    changes_made,
     run_operation,
     spelled_for,
 )
@@ -153,13 +154,15 @@ class ToolRunner:
              readable: bool = True) -> Outcome:
         """Lock, call, convert (in a worker thread, conversion included, or inline)."""
         name = op.tool_name
+        changes_before = changes_made()
         try:
             with spelled_for("mcp", op):  # messages name its arguments, not CLI flags
                 with self._hold(plan):
                     value = run_operation(op, self.context(), params)
                 return envelope_outcome(value, op.render, readable=readable)
         except BackendUnavailable as exc:  # before EchoError: it is one
-            return unreachable_outcome(str(exc), write=plan.is_write)
+            return unreachable_outcome(str(exc), write=plan.is_write,
+                                       changed=changes_made() - changes_before)
         except EchoError as exc:
             return echo_error_outcome(exc)
         except Exception as exc:  # a crash becomes an error result, logged here
