@@ -44,13 +44,16 @@ def lazy_type(module: str, name: str) -> Callable[[], type]:
 @attrs.frozen
 class CliArg:
     """A CLI-only argument or option that ``CliSurface.prepare`` turns into parameters
-    (a file to read, ``-`` for stdin). ``flag`` set: an option; else a positional."""
+    (a file to read, ``-`` for stdin). ``flag`` set: an option; else a positional.
+    ``variadic``: a positional that takes every word left (a tuple, maybe empty), so
+    ``prepare`` sees the words a person forgot to quote and can say so precisely."""
 
     name: str
     help: str
     metavar: str = ""
     required: bool = True
     flag: str | None = None
+    variadic: bool = False
 
 
 @attrs.frozen

@@ -100,12 +100,15 @@ def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
     from echo_core.errors import usage_error
 
     out = dict(values)
-    source = out.pop("body_source", None)
-    if source not in (None, "-"):
-        quoted = f'"{out.get("title", "")} {source}"'
-        raise usage_error(f"unexpected argument {source!r}: quote a title of several words "
-                          f"(capture {quoted}); give the body with --body TEXT, or - to "
-                          "read it from stdin")
+    words = out.pop("body_source", None) or ()
+    words = (words,) if isinstance(words, str) else tuple(words)
+    source = words[0] if words == ("-",) else None
+    if words and source is None:
+        extra = " ".join(words)
+        quoted = f'"{" ".join([out.get("title", ""), *words])}"'
+        raise usage_error(f"unexpected argument{'s' if len(words) > 1 else ''} {extra!r}: "
+                          f"quote a title of several words (capture {quoted}); give the "
+                          "body with --body TEXT, or - to read it from stdin")
     if source == "-":
         if "body" in out:
             raise usage_error("body: give either --body or - (stdin), not both")
@@ -196,7 +199,7 @@ CAPTURE = Operation(
     render=render_capture, skill=SAVE_SKILL,
     cli=CliSurface(
         extra=(CliArg("body_source", "- reads the body from stdin.", metavar="[-]",
-                      required=False),),
+                      required=False, variadic=True),),
         prepare=_body_from_stdin, literal_args=True,
         help="""Remember TITLE: create or update the entity it names, or add it to the inbox.
 

@@ -201,7 +201,8 @@ def _run_click(host: PluginHost, args: list[str], state: AppState, as_json: bool
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as problem:
-        problem.message = terminal_safe(problem.message)  # type: ignore[misc]  # click's Final
+        message = _with_quote_hint(problem, problem.message)
+        problem.message = terminal_safe(message)  # type: ignore[misc]  # click's Final
         if as_json:
             sys.exit(_report_json(problem))
         problem.show()
@@ -211,6 +212,32 @@ def _run_click(host: PluginHost, args: list[str], state: AppState, as_json: bool
             raise Interrupted from abort.__cause__
         click.echo("aborted", err=True)
         sys.exit(130)
+
+
+#: click's message for words left over once every argument took its own.
+EXTRA_WORDS = "Got unexpected extra argument"
+
+
+def _with_quote_hint(problem: Any, message: str) -> str:
+    """``message``, plus for words left over after the command's last argument (most
+    often a text of several words not quoted: ``resolve ada king lovelace``) the
+    command line with that argument quoted."""
+    import shlex
+
+    import click
+
+    ctx = getattr(problem, "ctx", None)
+    if ctx is None or not message.startswith(EXTRA_WORDS):
+        return message
+    words = message.partition("(")[2].rpartition(")")[0]
+    arguments = [p for p in ctx.command.params if isinstance(p, click.Argument)]
+    values = [ctx.params.get(p.name) for p in arguments]
+    if not words or not values or not all(isinstance(v, str) for v in values):
+        return message
+    example = " ".join([ctx.command_path, *map(shlex.quote, values[:-1]),
+                        shlex.quote(f"{values[-1]} {words}")])
+    return (f"{message}: a {arguments[-1].human_readable_name} of several words goes in "
+            f"quotes ({example})")
 
 
 def _report_json(problem: Any) -> int:

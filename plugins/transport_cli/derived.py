@@ -103,6 +103,8 @@ def _parameter(info: FieldInfo) -> click.Parameter:
 def _extra(arg: CliArg) -> click.Parameter:
     if arg.flag:
         return click.Option([arg.name, arg.flag], help=arg.help, metavar=arg.metavar or None)
+    if arg.variadic:
+        return click.Argument([arg.name], metavar=arg.metavar or None, nargs=-1)
     return click.Argument([arg.name], metavar=arg.metavar or None, required=arg.required)
 
 
