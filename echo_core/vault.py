@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from echo_core.changes_made import count_change
+from echo_core.thread_changes import count_change
 from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import EchoError, EditedMeanwhile, ExitCode
 from echo_core.frontmatter import set_frontmatter_key

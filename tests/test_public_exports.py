@@ -31,3 +31,16 @@ def test_import_echo_core_loads_no_context_operation_or_storage_module() -> None
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_no_exported_name_is_also_a_module_of_the_package() -> None:
+    """``from echo_core import x`` must give the exported ``x`` whatever was imported
+    before: a submodule ``echo_core/x.py``, once imported, becomes the package attribute
+    ``x`` and shadows the lazy export (``changes_made`` was briefly both)."""
+    from pathlib import Path
+
+    package = Path(echo_core.__file__).parent
+    modules = {p.stem for p in package.glob("*.py")} | {
+        p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    exported = set(echo_core.__all__) - set(echo_core._MODULES)
+    assert exported & modules == set()
