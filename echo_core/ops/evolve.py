@@ -38,7 +38,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.errors import EchoError, ExitCode, not_found, usage_error
+from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.frontmatter import (
     line_ending,
     parse_frontmatter,
@@ -50,6 +50,7 @@ from echo_core.frontmatter_dates import as_date
 from echo_core.models import Entity, Envelope
 from echo_core.note_entities import entity_of_text, kind_folders
 from echo_core.notes import find_section
+from echo_core.ops.base_version import require_base
 from echo_core.ops.supersession import mark_superseding, wikilink
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.protocols import Storage
@@ -129,19 +130,6 @@ def evolve_note(ctx: EchoContext, path: str, reason: str, text: str, *,
             lambda: _evolved(ctx, clean, why, text, dry_run=dry_run, op_id=op_id, base=base))
 
 
-def _require_base(clean: str, old: str, base: str | None) -> None:
-    """Exit 1 when ``base`` is given and ``old`` (the note now) is another version."""
-    from echo_core.ops.notes_io import note_version
-
-    if base is None:
-        return
-    now = note_version(old)
-    if not now.startswith(base.strip().lower()):
-        raise EchoError(f"{clean} changed since version {base.strip()} was read (it is {now} "
-                        "now): a capture or an edit landed; nothing was written. Get it "
-                        "again and redo the edit", ExitCode.FAILURE)
-
-
 def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool,
              op_id: str | None, base: str | None = None) -> Envelope[EvolveResult]:
     """``evolve_note`` under the vault lock: the archive and the new version committed
@@ -151,7 +139,7 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
     if not storage.exists(clean):
         raise not_found(f"{clean}: no such note to evolve; `echo-memory ls` lists the notes")
     old = storage.read(clean)
-    _require_base(clean, old, base)
+    require_base(clean, old, base, "Get it again and redo the edit")
     day = ctx.today()
     archive = archive_path(storage, clean, day.isoformat())
     text = carried_over(old, text)

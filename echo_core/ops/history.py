@@ -17,6 +17,11 @@ version is restored there instead (its versions include the old path's).
 A restore of a note that ``evolve`` archived versions of archives the text it replaces
 the same way (``_agent/archive/``, ``superseded_at`` today, the reason naming the
 version), so ``recall --as-of`` still answers with that text for the days it held.
+
+``restore --base VERSION`` refuses a stale restore as ``evolve --base`` refuses a stale
+edit (``ops.base_version``): ``VERSION`` is the note's version when the caller looked
+(``history``'s ``current_version``); when a capture or an edit landed since (so
+``previous`` may name another text than the one seen), nothing is written (exit 1).
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from echo_core.errors import EchoError, ExitCode, not_found
 from echo_core.history import Version
 from echo_core.models import Envelope, Note
 from echo_core.notes import parse_note
-from echo_core.operations.spelling import spell
+from echo_core.operations.spelling import current_surface, spell
+from echo_core.ops.base_version import base_is_stale, changed_since, require_base
 from echo_core.ops.evolve import archive_path, archived_version, archived_versions
+from echo_core.ops.notes_io import note_version
 from echo_core.ops.write_intent import StagedVault, commit, new_op_id, recover_pending
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
@@ -50,12 +57,15 @@ if TYPE_CHECKING:
 class HistoryResult:
     """The kept versions of ``path``, newest first (each says the path it was kept
     for); ``exists``: the note is there now; ``moved_to``: where the note of that name
-    is now, when ``path`` has none (it was moved)."""
+    is now, when ``path`` has none (it was moved); ``current_version``: the version of
+    the note now (at ``moved_to`` when it moved; None when there is none), which
+    ``restore --base`` takes to refuse a restore once the note has changed."""
 
     path: str
     versions: tuple[Version, ...]
     exists: bool
     moved_to: str | None = None
+    current_version: str | None = None
 
 
 def _exists(ctx: EchoContext, path: str) -> bool:
@@ -135,8 +145,21 @@ def note_history(ctx: EchoContext, path: str) -> Envelope[HistoryResult]:
         message = f"{len(versions)} earlier version(s) of {clean}, newest first{where}"
     else:
         message = f"{clean}: no earlier versions kept yet (one is kept whenever it is overwritten)"
+    now = line.moved_to or (clean if exists else None)
     return Envelope(True, Action.LISTED, message,
-                    HistoryResult(clean, versions, exists, line.moved_to))
+                    HistoryResult(clean, versions, exists, line.moved_to,
+                                  None if now is None else _version_now(ctx, now)))
+
+
+def _version_now(ctx: EchoContext, path: str) -> str | None:
+    """The version of the note at ``path`` now; None when it cannot be read (gone, or
+    not UTF-8: the listing stands without it)."""
+    try:
+        return note_version(ctx.vault.storage.read(path))
+    except BackendUnavailable:
+        raise
+    except EchoError:
+        return None
 
 
 @attrs.frozen
@@ -144,7 +167,9 @@ class RestoreResult:
     """A restore (or its preview): the unified ``diff`` from the current text to the
     version's; ``restored`` is True only when the note was written; ``archive``: where
     the text it replaced was archived (a note with evolve's archived versions), else
-    None."""
+    None; ``current_version``: the note's version before the restore (None: no note);
+    ``base_stale``: a ``base`` was given and the note is another version now (a
+    preview says so; a restore is refused)."""
 
     path: str
     version_id: str
@@ -152,6 +177,8 @@ class RestoreResult:
     diff: str
     restored: bool
     archive: str | None = None
+    current_version: str | None = None
+    base_stale: bool = False
 
 
 def unified_diff(path: str, current: str | None, version: Version, text: str) -> str:
@@ -233,11 +260,21 @@ def _write(ctx: EchoContext, path: str, current: str | None, text: str,
     return archive
 
 
-def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool) -> Envelope[RestoreResult]:
+def _look_again(path: str) -> str:
+    """What to do after a stale ``base``: list the versions again."""
+    if current_surface() == "mcp":
+        return (f"Call echo_note_history for {path} again and choose the version (and "
+                "base) again")
+    return f"Run `echo-memory history {path}` again and choose the version (and --base) again"
+
+
+def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool,
+                 base: str | None = None) -> Envelope[RestoreResult]:
     """Restore ``path`` to the kept version ``version_id`` (an id, a unique prefix of at
     least 4 hex digits, or ``previous``: the newest kept text other than the current one)
     among the note's versions, kept at ``path`` or at the paths it had before a move
-    (``lineage``).
+    (``lineage``). ``base``: the note's version when the caller looked (``history``'s
+    ``current_version``, or a prefix of 4+ hex digits); None: not checked.
 
     Without ``confirm``: a preview (action ``preview``) with the diff; nothing changes.
     With it: the note is written under the vault lock (action ``restored``; the text it
@@ -247,7 +284,8 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
     restored text (title, aliases). The same text: action ``unchanged``.
     Errors: 2 for a bad path; 44 naming the path (no history) or the version, or when
     ``path`` has no note and a note of its name is elsewhere (a moved note: the message
-    names it; restore there)."""
+    names it; restore there); 1 with ``confirm`` when ``base`` is stale (nothing
+    written; a preview only says so, ``base_stale``)."""
     clean = require_note_path(path) if confirm else normalize_path(path)
     archived: list[str | None] = [None]
 
@@ -262,6 +300,8 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
         def restore_once() -> str | None:
             archived[0] = None  # an attempt a person's save undid archived nothing
             current = _current(ctx, clean)
+            if confirm:
+                require_base(clean, current, base, _look_again(clean))
             if confirm and current != text:  # a person's save meanwhile: kept, then restored
                 archived[0] = _write(ctx, clean, current, text, version)
             return current
@@ -272,15 +312,20 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool)
         warnings: tuple[str, ...] = ()
         if write:
             warnings = reindex_entity(ctx, clean, text)
+    stale = base_is_stale(current, base)
     result = RestoreResult(clean, version.version_id, version.saved_at, diff, write,
-                           archived[0])
+                           archived[0], None if current is None else note_version(current),
+                           stale)
     which = f"version {version.version_id} ({version.saved_at})"
+    # only a preview gets here with a stale base (a restore raised): say so
+    warn = (f"; but {changed_since(clean, current, base)}, so with {spell('base', base)} "
+            f"it would be refused. {_look_again(clean)}" if stale and base is not None else "")
     if current == text:
         return Envelope(True, Action.UNCHANGED, f"{clean} already has the text of {which}; "
-                        "nothing to restore", result)
+                        f"nothing to restore{warn}", result)
     if not confirm:
         return Envelope(True, Action.PREVIEW, f"preview only: run again with "
-                        f"{spell('confirm')} to restore {clean} to {which}", result)
+                        f"{spell('confirm')} to restore {clean} to {which}{warn}", result)
     undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
             if current is not None else "")
     if archived[0] is not None:

@@ -33,20 +33,27 @@ class HistoryParams:
 
 def render_history(env: Envelope[Any]) -> str:
     """Each kept version: id, when, size, headline, and the path it was kept at when the
-    note was elsewhere then (it moved)."""
+    note was elsewhere then (it moved); then the note's version now and how to restore
+    with it as the base (so a restore refuses once the note has changed)."""
     data = env.data
     if not data.versions:
         return env.message
     here = data.moved_to or data.path
+    now = data.current_version
     lines = [f"{env.message}:"]
     for v in data.versions:
         kept = f"  (kept at {v.path})" if v.path and v.path != here else ""
         lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}{kept}")
+    if now:
+        lines.append(f"The note now is version {now}: give it as the base of a restore, "
+                     "which then refuses (writing nothing) if the note changes meanwhile.")
     if current_surface() == "mcp":
+        base = f"base: \"{now}\"; " if now else ""
         lines.append(f"Preview a restore with echo_restore_note (path: {here}; version_id: "
-                     "an id above or \"previous\"; confirm: true restores).")
+                     f"an id above or \"previous\"; {base}confirm: true restores).")
     else:
-        lines.append(f"Preview a restore with `echo-memory restore {here} <version>` "
+        base = f" --base {now}" if now else ""
+        lines.append(f"Preview a restore with `echo-memory restore {here} <version>{base}` "
                      "(or `previous`).")
     return "\n".join(lines)
 
@@ -68,7 +75,8 @@ HISTORY = Operation(
 
 A version is kept whenever a note is overwritten (put, capture's section updates,
 fm, restore) or deleted: up to 20 per note, in the state dir (not the vault).
-Each line: version id, when it was kept, size, first heading or line.
+Each line: version id, when it was kept, size, first heading or line; then the
+note's current version (`current_version` in --json), to give restore as --base.
 History follows a moved note (sweep --decay moving a project, or a file you moved
 yourself; it keeps its file name): the versions kept at its old path are listed
 with its own, marked "kept at <old path>", and PATH being the old path lists them
@@ -90,6 +98,12 @@ class RestoreParams:
     confirm: bool = param(False, help="Really restore (false, the default: only show the "
                           "diff).", cli=CliParam(flag="--yes", help="Really restore "
                                                  "(without it: only show the diff)."))
+    base: str | None = param(None, help="The version of the note you looked at (the "
+                             "`current_version` of `history --json`, or the `version` of "
+                             "`get --json`): when the note has changed since (a capture or "
+                             "a person's edit landed), nothing is written (exit 1) and a "
+                             "preview says so; list its history again and choose again.",
+                             min_length=4, max_length=64, cli=CliParam(metavar="VERSION"))
 
 
 def render_restore(env: Envelope[Any]) -> str:
@@ -104,7 +118,7 @@ def run_restore(ctx: Any, p: RestoreParams) -> Envelope[Any]:
     """``ops.history.restore_note``."""
     from echo_core.ops.history import restore_note
 
-    return restore_note(ctx, p.path, p.version_id, confirm=p.confirm)
+    return restore_note(ctx, p.path, p.version_id, confirm=p.confirm, base=p.base)
 
 
 def restore_access(p: RestoreParams) -> Access:
@@ -116,8 +130,9 @@ RESTORE = Operation(
     "restore", "Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).",
     ("Restore one note to a version listed by echo_note_history (version_id, or "
      "'previous'); with confirm=false (the default) it only previews the diff. Use it to "
-     "undo a damaging write, then call again with confirm=true. Returns the diff and "
-     "whether the note was restored."),
+     "undo a damaging write, then call again with confirm=true, passing base (the "
+     "current_version echo_note_history returned) so a note changed since is not "
+     "reverted. Returns the diff and whether the note was restored."),
     RestoreParams, run_restore, lazy_type("echo_core.ops.history", "RestoreResult"),
     access=restore_access, lock_param="path", render=render_restore,
     mcp=McpSurface(tool="echo_restore_note"),
@@ -132,7 +147,11 @@ text it replaces archived under _agent/archive/ (so recall --as-of still finds
 it). VERSION may be one kept at the note's path before it was moved. Exit 44 when
 PATH has no history, VERSION is not one of its versions, or PATH has no note
 because the note moved (restore it at the path the message names: a restore
-never makes a second note of one name)."""),
+never makes a second note of one name).
+
+With --base VERSION (the current version `history` prints): exit 1, nothing
+written, when the note is another version now (a capture or an edit landed since
+you looked, so `previous` may no longer be the text you saw); a preview says so."""),
 )
 
 
