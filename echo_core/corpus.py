@@ -12,7 +12,7 @@ from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
 from echo_core.models import Note
 from echo_core.notes import wikilinks
 from echo_core.protocols import IndexDoc, Storage
-from echo_core.scoring import JOURNAL_WEIGHT, SESSION_WEIGHT, status_weight
+from echo_core.scoring import JOURNAL_WEIGHT, QUESTION_WEIGHT, SESSION_WEIGHT, status_weight
 
 EXCLUDED_PREFIXES = (
     "templates/", "inbox/", "_agent/index/", "_agent/archive/", "_agent/heartbeat/",
@@ -56,12 +56,34 @@ def aliases_text(value: object) -> str:
     return str(value or "")
 
 
+def asks(body: str) -> bool:
+    """Whether a note's lead, its body before the first ``## `` section without ``#``
+    heading lines, ends with a question mark (a chat turn that only asks)."""
+    lead = body.split("\n## ", 1)[0]
+    end = lead.rstrip()
+    while end:
+        cut = end.rfind("\n")
+        last = end[cut + 1:].strip()
+        if not last.startswith("# "):
+            return last.endswith("?")
+        end = end[:max(cut, 0)].rstrip()
+    return False
+
+
+def prior_weight(path: str, status: str, body: str) -> float:
+    """A note's static prior: corpus weight x status weight x ``QUESTION_WEIGHT`` when
+    its lead only asks (``asks``)."""
+    weight = corpus_weight(path) * status_weight(status)
+    return weight * QUESTION_WEIGHT if asks(body) else weight
+
+
 def index_doc(note: Note) -> IndexDoc | None:
     """The ranker document for ``note``, or None when it is not in the corpus.
 
     Searchable text = title, aliases, tags and body (the title counted twice, a light
     field boost); a daily note's body without its mechanical agent-log lines
-    (``agent_log_lines``). Prior = corpus weight x status weight.
+    (``agent_log_lines``). Prior = corpus weight x status weight (x question weight for
+    a note that only asks: ``prior_weight``).
     """
     if not in_corpus(note.path):
         return None
@@ -78,7 +100,7 @@ def index_doc(note: Note) -> IndexDoc | None:
     updated = _text_value(fm.get("updated") or fm.get("created") or "")[:10]
     return IndexDoc(
         path=note.path, title=title, text=text, kind=kind, status=status, updated=updated,
-        weight=corpus_weight(note.path) * status_weight(status),
+        weight=prior_weight(note.path, status, body),
         links=tuple(wikilinks(body)), aliases=aliases_text(fm.get("aliases")),
     )
 

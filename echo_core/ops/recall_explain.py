@@ -89,7 +89,7 @@ def _explain(ctx: EchoContext, hit: Hit, text: str | None, plain: Sequence[Weigh
                                "source": term.source or "an expander"})
     named = next((t.source or "an expander" for t in extra if t.names == hit.path), None)
     return {"matched": matched, "missing": missing, "expansions": expansions,
-            "named": named, "priors": _priors(hit, today),
+            "named": named, "priors": _priors(hit, today, text),
             "key_fields": _key_fields(ctx, hit.path, text, plain, extra)}
 
 
@@ -149,9 +149,10 @@ def _found(term: str, words: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]
     return list(seen.values())
 
 
-def _priors(hit: Hit, today: _dt.date) -> dict[str, Any]:
-    from echo_core.corpus import corpus_weight
-    from echo_core.scoring import freshness, status_weight
+def _priors(hit: Hit, today: _dt.date, text: str | None = None) -> dict[str, Any]:
+    from echo_core.corpus import asks, corpus_weight
+    from echo_core.frontmatter import split_frontmatter
+    from echo_core.scoring import QUESTION_WEIGHT, freshness, status_weight
 
     fresh = 1.0
     if hit.updated:
@@ -160,9 +161,10 @@ def _priors(hit: Hit, today: _dt.date) -> dict[str, Any]:
         except ValueError:
             fresh = 1.0
     weight, status = corpus_weight(hit.path), status_weight(hit.status)
+    question = QUESTION_WEIGHT if text is not None and asks(split_frontmatter(text)[1]) else 1.0
     return {"kind": hit.type, "corpus_weight": weight, "status": hit.status,
             "status_weight": status, "updated": hit.updated, "freshness": round(fresh, 4),
-            "prior": round(weight * status * fresh, 4)}
+            "question_weight": question, "prior": round(weight * status * question * fresh, 4)}
 
 
 def explain_lines(explain: Mapping[str, Any]) -> Iterable[str]:
@@ -184,4 +186,6 @@ def explain_lines(explain: Mapping[str, Any]) -> Iterable[str]:
     yield (f"     prior {p['prior']:g} = kind {p['kind'] or '-'} {p['corpus_weight']:g} x "
            f"status {p['status'] or '-'} {p['status_weight']:g} x freshness "
            f"{p['freshness']:g} (updated {p['updated'] or '-'})"
+           + (f" x asks {p['question_weight']:g} (the note's lead is a question)"
+              if p.get("question_weight", 1.0) != 1.0 else "")
            + (f"; hop {explain['hop']} via {explain['via']}" if explain["hop"] else ""))
