@@ -32,6 +32,9 @@ Contracts:
   section replaces, frontmatter edits) and ``Vault.delete_note``. Appends only add a line,
   so they are not versioned. Derived files written through the storage directly (the
   entity index snapshot and journal) are not notes and are never versioned.
+* ``merge`` adds another history's versions of a path (``import`` of a backup's
+  ``.echo-history/``): the ring's own versions are never replaced or dropped, a text it
+  holds is not added again, and the others fill its free places, newest first.
 * Rings are per path. ``paths_named`` lists the paths of one file name that have a ring,
   and ``versions_of`` merges several rings (a note moved from one path to another keeps
   its name: ``ops.history`` follows it); each ``Version`` says the path it was kept for.
@@ -42,7 +45,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -74,6 +77,17 @@ class Version:
     size: int
     headline: str = ""
     path: str = ""
+
+
+@attrs.frozen
+class Merged:
+    """What ``NoteHistory.merge`` did with the versions offered: ``added`` (as written,
+    oldest first), ``already`` (their text was in the ring) and ``no_room`` (older than
+    those added, once the ring was full)."""
+
+    added: tuple[Version, ...] = ()
+    already: tuple[Version, ...] = ()
+    no_room: tuple[Version, ...] = ()
 
 
 def path_key(path: str) -> str:
@@ -179,6 +193,52 @@ class NoteHistory:
             if len(records) > 2 * self.ring_size:
                 self._compact(path, key, after)
         return version
+
+    def merge(self, path: str, offered: Sequence[Version],
+              text_of: Callable[[Version], bytes | None]) -> Merged:
+        """Add the ``offered`` versions of ``path`` (another history's: only their
+        ``sha`` and ``saved_at`` are used) to its ring. A text the ring holds is
+        ``already`` there (its entry untouched; offered twice, it counts once); the
+        ring's own versions are never dropped; the other texts fill its free places
+        (``ring_size`` less what it holds), newest ``saved_at`` first, the rest
+        ``no_room``. ``text_of`` gives a version's exact bytes (SHA-256 ``sha``, UTF-8),
+        or None to leave it out (then in no list). The log is rewritten oldest
+        ``saved_at`` first (atomically); nothing is written when nothing is added.
+        Errors: ``OSError`` when the history cannot be written."""
+        newest: dict[str, Version] = {}
+        for version in sorted(offered, key=lambda v: v.saved_at):
+            newest.pop(version.sha, None)
+            newest[version.sha] = version
+        key = path_key(path)
+        files = self.files
+        with self._lock:
+            records = self._records(path)
+            ring = _ring(records, self.ring_size)
+            held = {v.sha for v in ring}
+            already = tuple(v for v in newest.values() if v.sha in held)
+            room = self.ring_size - len(ring)
+            added: list[Version] = []
+            no_room: list[Version] = []
+            for offer in reversed([v for v in newest.values() if v.sha not in held]):
+                if len(added) >= room:
+                    no_room.append(offer)
+                    continue
+                data = text_of(offer)
+                if data is None:
+                    continue
+                stored = files.read(f"{key}/{offer.sha}")
+                if stored is None or len(stored) != len(data):
+                    files.write(f"{key}/{offer.sha}", data)
+                added.append(Version(offer.sha[:_ID_CHARS], offer.sha, offer.saved_at,
+                                     len(data), headline(data.decode("utf-8")), path))
+            added.reverse()  # oldest first, as a log (a tie in time keeps this order)
+            if added:
+                if not records:
+                    files.append(PATHS_LOG, _path_line(path))
+                merged = sorted([*ring, *added], key=lambda v: v.saved_at)
+                files.write(f"{key}/{INDEX_NAME}",
+                            "".join(_line(path, v) for v in merged).encode("utf-8"))
+        return Merged(tuple(added), already, tuple(no_room))
 
     def _compact(self, path: str, key: str, ring: list[Version]) -> None:
         """Rewrite the log as ``ring`` and delete blobs it does not name."""

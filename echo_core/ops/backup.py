@@ -19,9 +19,9 @@ hold it).
 
 With ``history`` (the default) the vault's note history (the versions ``history`` lists:
 per machine, in the state dir, unless the backend shares it) goes in too, under
-``.echo-history/`` (``backup_history``): hidden, so an unzipped backup's notes, ``import``
-and the vault never see it; copying it into the restored vault's state dir brings the
-versions back. It is small (at most 20 texts per note, each stored once) and it is how
+``.echo-history/`` (``backup_history``): hidden, so it is never a note nor a vault file;
+``import --from`` the unzipped backup merges it into the restored vault's note history
+(``transfer_history``), which brings the versions back. It is small (at most 20 texts per note, each stored once) and it is how
 a note's earlier versions survive a move to another machine. Without it the result
 says the history is not in the backup.
 

@@ -6,10 +6,10 @@ shares it (``.echo-history/`` there: PostgreSQL). Either way a backup takes the 
 files, in the same layout, under ``.echo-history/``: ``paths.ndjson``,
 ``paths-scanned.ndjson`` and each ring's ``versions.ndjson`` and text blobs (a folder
 named by the note path's hash; vault-relative, so valid on any machine). Nothing else
-is taken: no temp files, nothing of ``.staging/``. Copying that folder of an unzipped
-backup to ``<state dir>/vaults/<vault id>/history`` of the restored vault brings the
-versions back (``import`` does not read it). A file that vanishes while it is read (a
-ring compacted meanwhile) is left out: history tolerates a missing blob.
+is taken: no temp files, nothing of ``.staging/``. ``import --from`` the unzipped backup
+merges that folder into the restored vault's history (``transfer_history``), which
+brings the versions back. A file that vanishes while it is read (a ring compacted
+meanwhile) is left out: history tolerates a missing blob.
 """
 
 from __future__ import annotations

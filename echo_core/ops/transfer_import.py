@@ -12,6 +12,11 @@ its modification time where the target can hold it (``transfer_times``). The not
 indexed (every note of the folder when the import resumes one cut short) and only then
 is the record removed. A write that fails part-way stops the import with the number of
 files written and "run the same import again" (``transfer_result.stopped``).
+
+A folder holding ``.echo-history/`` (an unzipped backup) brings its note history: once
+the files are written, its versions are merged into the vault's history
+(``transfer_history``; none of a path the import left out), so ``history`` and
+``restore`` work in the restored vault; importing it again adds nothing.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ from typing import TYPE_CHECKING
 
 from echo_core import progress
 from echo_core.actions import Action
-from echo_core.errors import EchoError, usage_error
+from echo_core.errors import EchoError, ExitCode, usage_error
+from echo_core.history_files import HISTORY_PREFIX
 from echo_core.models import Envelope
 from echo_core.ops import transfer_progress
+from echo_core.ops.transfer_history import HistoryImport, import_history
 from echo_core.ops.transfer_plan import batches, clashes, folder_clashes, marker_last, within_cap
 from echo_core.ops.transfer_result import (
     TransferResult,
@@ -100,6 +107,9 @@ def import_vault(ctx: EchoContext, source: str, *,
         written, size, texts = _import_batches(storage, root, todo, skipped, len(files))
         if resumed:  # the run cut short may have written some of them without their time
             set_times(storage, {f.path: f.mtime_ns for f in files if f.path in unchanged})
+        history = _import_history(ctx, root, skipped, kept_own)
+    if history.found:  # reported as history (imported, or skipped), not as a hidden entry
+        hidden = [h for h in hidden if h != f"{HISTORY_PREFIX}/"]
     notes = [f.path for f in files if is_note(f.path) and f.path not in kept_own
              and f.path not in unread]
     indexed = _index(ctx, texts, notes if resumed else None)
@@ -110,8 +120,35 @@ def import_vault(ctx: EchoContext, source: str, *,
                             tuple(sorted(p for p in differing if p in written)),
                             tuple(skipped), indexed, tuple(kept_own),
                             str(aside) if set_aside else "",
-                            not_a_vault=not storage.exists(MARKER_PATH), hidden=tuple(hidden))
+                            not_a_vault=not storage.exists(MARKER_PATH), hidden=tuple(hidden),
+                            history_versions=history.versions,
+                            history_already=history.already,
+                            history_skipped=history.skipped)
     return Envelope(not skipped, Action.IMPORTED, transfer_message("imported", result), result)
+
+
+def _import_history(ctx: EchoContext, root: Path, skipped: Sequence[TransferSkip],
+                    kept_own: Sequence[str]) -> HistoryImport:
+    """``transfer_history.import_history`` into the vault's history, leaving out the
+    paths the import did (``skipped`` ones and those under them, ``kept_own``). Exit 78
+    when the history cannot be written: the files are in, the same import again adds
+    the versions."""
+    left = ({s.path: f"skipped: {s.reason}" for s in skipped}
+            | {p: "the vault's own file, kept as it is" for p in kept_own})
+
+    def left_out(path: str) -> str:
+        parts = path.split("/")
+        return next((left[p] for p in ("/".join(parts[:n]) for n in range(len(parts), 0, -1))
+                     if p in left), "")
+
+    try:
+        return import_history(ctx.history, root, left_out)
+    except OSError as exc:
+        raise EchoError(
+            f"the files were imported but the note history of {root} could not be written "
+            f"({exc.strerror or exc} in {ctx.history.files.where('')}); make it writable, "
+            "then run the same import again (it adds only what is missing)",
+            ExitCode.NOT_CONFIGURED) from None
 
 
 def _refuse_clashes(storage: Storage, root: Path, paths: Sequence[str],

@@ -21,7 +21,11 @@ class TransferResult:
     the folder and were kept as the vault has them, and ``set_aside``: the folder the old
     bytes of replaced files that are not text went to (no note history holds them);
     ``hidden``: the hidden entries of the folder left out (a hidden folder once, with a
-    trailing ``/``), which are not vault files and do not make the result fail."""
+    trailing ``/``), which are not vault files and do not make the result fail;
+    ``history_versions``: the note-history versions of the folder's ``.echo-history/``
+    added to the vault's history, ``history_already`` those it had, and
+    ``history_skipped`` the history entries left out (and why: they do not make the
+    result fail either)."""
 
     source: str
     target: str
@@ -36,6 +40,9 @@ class TransferResult:
     #: an import left the vault without its marker (a plain folder into a new vault)
     not_a_vault: bool = False
     hidden: tuple[str, ...] = ()
+    history_versions: int = 0
+    history_already: int = 0
+    history_skipped: tuple[TransferSkip, ...] = ()
 
 
 def folder_arg(raw: str, what: str) -> Path:
@@ -60,6 +67,12 @@ def transfer_message(verb: str, result: TransferResult) -> str:
         many = "entries" if len(result.hidden) > 1 else "entry"
         parts.append(f"left out {len(result.hidden)} hidden {many} (listed; hidden files "
                      "are not vault files)")
+    if result.history_versions or result.history_already or result.history_skipped:
+        parts.append(f"note history: imported {result.history_versions} version(s), "
+                     f"{result.history_already} already there, skipped "
+                     f"{len(result.history_skipped)} entr"
+                     f"{'y' if len(result.history_skipped) == 1 else 'ies'}"
+                     f"{' (see the list)' if result.history_skipped else ''}")
     if result.indexed:
         parts.append(f"{result.indexed} notes indexed")
     if result.kept_own:

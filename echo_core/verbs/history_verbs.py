@@ -250,8 +250,8 @@ The last entry, .echo-backup-manifest.json, lists every file's size and SHA-256.
 
 Note history (the versions `history` lists) is kept per machine in the state dir
 (in the store itself for PostgreSQL), not with the notes: it goes in the zip under
-.echo-history/ (hidden: never a note, never imported); with --no-history it is not
-in the backup.
+.echo-history/ (hidden: never a note; import merges it into a vault's history);
+with --no-history it is not in the backup.
 
 \b
 Restore (--verify needs no vault and writes nothing; exit 1 names every
@@ -260,8 +260,8 @@ missing, extra or damaged file):
   unzip -q ZIP -d DIR                 into an empty folder (file times kept)
   echo-memory backup --verify DIR     catches anything unzip could not write
 
-Then use DIR as the vault (ECHO_VAULT=DIR, or --vault DIR), or copy it into
-another vault with `echo-memory import --from DIR`. To keep the note history,
-copy DIR/.echo-history/ to <state dir>/vaults/<vault id>/history of the vault
-restored into (import does not read it)."""),
+Then copy it into a vault (a new one: `echo-memory init --vault V` first) with
+`echo-memory import --from DIR`: the notes, and their history from .echo-history/
+merged into the vault's (importing again adds nothing). DIR can also be used as
+the vault itself (ECHO_VAULT=DIR), but then its .echo-history/ is not read."""),
 )

@@ -42,13 +42,16 @@ class ImportParams:
 
 
 def render_transfer(env: Envelope[Any]) -> str:
-    """The counts, then what was replaced and skipped, and the hidden entries left out."""
+    """The counts, then what was replaced and skipped, the hidden entries left out and
+    the note-history entries skipped."""
     data = env.data
     lines = [env.message]
     hidden = getattr(data, "hidden", ())
+    history = getattr(data, "history_skipped", ())
     for title, items in (("replaced", [(p, "") for p in data.replaced]),
                          ("skipped", [(s.path, s.reason) for s in data.skipped]),
-                         ("left out (hidden)", [(p, "") for p in hidden])):
+                         ("left out (hidden)", [(p, "") for p in hidden]),
+                         ("note history skipped", [(s.path, s.reason) for s in history])):
         if items:
             lines.append(f"{title}:")
             lines += [f"  {path}{': ' + why if why else ''}" for path, why in items[:_SHOWN]]
@@ -125,5 +128,15 @@ written in batches under the vault lock, keeping their modification times in a f
 vault (PostgreSQL records the import's time), the marker last: a vault imported
 part-way is not a vault yet, and `doctor` and `load` say the import did not finish.
 A run cut short (killed, a full disk) is finished by running the same import again;
-it says how many files it wrote. The notes written are then indexed for recall and the entity index."""),
+it says how many files it wrote. The notes written are then indexed for recall and the entity index.
+
+A folder holding .echo-history/ (an unzipped `echo-memory backup`) brings the note
+history with it: its versions are added to the vault's history (the state dir's; the
+database's for PostgreSQL), so `history` and `restore` work in the restored vault. A
+version the vault's history holds already is not added again (importing twice adds
+nothing), the vault's own versions are never replaced or dropped, a note keeps at most
+20 (the newest fill the free places), and a note the import left out brings none. An
+entry that is not a sound version (bad JSON, a path outside the vault, a symbolic link,
+an oversized or damaged file) is skipped and listed; nothing is written outside the
+history. The report counts the versions imported, already there and skipped."""),
 )
