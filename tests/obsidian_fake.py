@@ -20,7 +20,16 @@ Faults that apply the request but garble the answer (a hostile or broken server)
 
 * ``wrong_type``: the answer with ``Content-Type: text/html`` (body unchanged);
 * ``truncated_close``: no Content-Length, the first half of the body, then close;
-* ``slow_body``: the answer's body one byte every ``delay`` seconds.
+* ``slow_body``: the answer's body one byte every ``delay`` seconds;
+* ``slow_headers``: the status line and headers one byte every ``delay`` seconds.
+
+Answers a broken server or a proxy in front of it may give (nothing is applied):
+
+* ``status`` with ``message``: the error body carries that message (any length);
+* ``big_body``: ``200`` with a markdown body of ``size`` bytes, sent in 64 KiB pieces
+  with a Content-Length, or chunked (no length: it only grows) when ``chunked``;
+  ``Fault.sent`` counts the bytes the client took before it hung up;
+* ``redirect``: ``status`` (a 3xx) with ``Location: location``.
 
 ``refuse()`` stops listening and cuts open connections (connection refused); ``resume()``
 listens again on the same port.
@@ -67,6 +76,11 @@ class Fault:
     skip: int = 0  # let this many matching requests through first
     status: int = 503
     delay: float = 0.0
+    message: str = "injected server error"
+    size: int = 0
+    chunked: bool = False
+    location: str = ""
+    sent: int = 0  # big_body: bytes written before the client hung up
 
 
 class FakeObsidian:
@@ -168,7 +182,11 @@ class FakeObsidian:
                 self.in_flight -= 1
 
 #: Fault kinds that apply the request and then garble the answer.
-GARBLING = ("wrong_type", "truncated_close", "slow_body")
+GARBLING = ("wrong_type", "truncated_close", "slow_body", "slow_headers")
+#: Fault kinds answered without applying the request (a proxy or a broken server).
+SUBSTITUTES = ("big_body", "redirect")
+#: The pieces a ``big_body`` is written in.
+PIECE = 64 * 1024
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -217,6 +235,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind in GARBLING:
             self._garbled(fake, headers, body, fault)
             return
+        if fault is not None and fault.kind in SUBSTITUTES:
+            fake.record(Exchange(self.command, self.path, headers, body, 0, {}, b"", fault.kind))
+            self._substitute(fault)
+            return
         if fault is not None and fault.kind != "status":
             if fault.kind == "timeout":
                 fake.sleep(fault.delay)
@@ -229,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
             return
         if fault is not None:
-            status, out_headers, payload = error(fault.status, 50000, "injected server error")
+            status, out_headers, payload = error(fault.status, 50000, fault.message)
         else:
             status, out_headers, payload = fake.api.answer(self.command, self.path, headers, body)
         fake.record(  # before answering, so a client never sees an unrecorded reply
@@ -247,11 +269,40 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _substitute(self, fault: Fault) -> None:
+        """A ``redirect`` or a ``big_body`` in place of the API's answer."""
+        self.send_response(fault.status if fault.kind == "redirect" else 200)
+        if fault.kind == "redirect":
+            self.send_header("Location", fault.location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_header("Content-Type", MARKDOWN)
+        if fault.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(fault.size))
+        self.end_headers()
+        piece = b"x" * (PIECE - 1) + b"\n"
+        try:
+            while fault.sent < fault.size:
+                part = piece[: fault.size - fault.sent]
+                frame = b"%x\r\n%s\r\n" % (len(part), part) if fault.chunked else part
+                self.wfile.write(frame)
+                fault.sent += len(part)
+            if fault.chunked:
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
     def _garbled(
         self, fake: FakeObsidian, headers: dict[str, str], body: bytes, fault: Fault
     ) -> None:
         status, out_headers, payload = fake.api.answer(self.command, self.path, headers, body)
         fake.record(Exchange(self.command, self.path, headers, body, 0, {}, b"", fault.kind))
+        if fault.kind == "slow_headers":
+            self._trickle_headers(status, out_headers, payload, fault.delay)
+            return
         if fault.kind == "wrong_type":
             out_headers = {**out_headers, "Content-Type": "text/html; charset=iso-8859-1"}
         self.send_response(status)
@@ -275,6 +326,23 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 return
             fake.sleep(fault.delay)
+
+    def _trickle_headers(
+        self, status: int, out_headers: dict[str, str], payload: bytes, delay: float
+    ) -> None:
+        """The status line and headers one byte every ``delay`` seconds, then the body."""
+        lines = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}"]
+        lines += [f"{name}: {value}" for name, value in out_headers.items()]
+        lines.append(f"Content-Length: {len(payload)}")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        try:
+            for index in range(len(head)):
+                self.wfile.write(head[index : index + 1])
+                self.wfile.flush()
+                self.server.fake.sleep(delay)
+            self.wfile.write(payload)
+        except OSError:
+            self.close_connection = True
 
     do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
 

@@ -86,7 +86,7 @@ def test_a_trickling_body_hits_the_overall_deadline(seeded: FakeObsidian) -> Non
     started = time.monotonic()
     with pytest.raises(BackendUnavailable, match="did not answer"):
         storage.read("n.md")
-    assert time.monotonic() - started < 3.0  # 3 x 0.3 s, plus one read timeout, plus slack
+    assert time.monotonic() - started < 3.0  # 0.3 s, slack for a loaded machine (tight: _limits)
     storage.close()
 
 

@@ -8,9 +8,9 @@ Registers the ``obsidian+https`` and ``obsidian+http`` storage schemes::
     key_env = "OBSIDIAN_API_KEY"      # where the API key is (default); or: key = "..."
     ca_file = "~/obsidian.crt"        # trust the plugin's self-signed certificate, or
     cert_fingerprint = "sha256:..."   # pin it (SHA-256 of the certificate, hex)
-    timeout = 10                      # seconds per request
+    timeout = 10                      # seconds per request, all of it (its deadline)
     concurrency = 8                   # parallel reads / pooled connections
-    stale_after = 600                 # seconds before an abandoned lock note is broken
+    stale_after = 60                  # seconds unrefreshed before a lock note is broken
     lock_settle = 0.2                 # seconds of the lock note's settle delay
 
 TLS verification is always on for ``obsidian+https``: without ``ca_file`` or
@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from echo_core import EchoError, ExitCode, Register, hookimpl, usage_error
+from plugins.storage_obsidian.url_text import shown_url
 
 if TYPE_CHECKING:
     from echo_core import StorageFactory
@@ -35,23 +36,7 @@ if TYPE_CHECKING:
 
 SCHEMES = {"obsidian+https": ("https", 27124), "obsidian+http": ("http", 27123)}
 DEFAULT_KEY_ENV = "OBSIDIAN_API_KEY"
-_NUMBER_OPTIONS = {"timeout": 10.0, "concurrency": 8, "stale_after": 600.0, "lock_settle": 0.2}
-
-
-def shown_url(url: str) -> str:
-    """``url`` as an error message may show it: a user / password part and a query
-    (``?key=...``) become ``***``, so a key put in the vault URL is never printed."""
-    scheme, sep, rest = url.strip().partition("://")
-    if not sep:
-        return url
-    authority, slash, tail = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rpartition("@")[2]
-    shown = f"{scheme}://{authority}{slash}{tail}"
-    for mark in ("?", "#"):
-        if mark in shown:
-            shown = shown.split(mark, 1)[0] + mark + "***"
-    return shown
+_NUMBER_OPTIONS = {"timeout": 10.0, "concurrency": 8, "stale_after": 60.0, "lock_settle": 0.2}
 
 
 def base_url_from_vault_url(url: str) -> str:

@@ -1,8 +1,8 @@
 """The vault lock of an Obsidian vault: an ADVISORY lock note written through the API.
 
 The Local REST API has no locking and no create-if-absent, so the lock is the hidden note
-``_agent/.lock.md`` holding JSON ``{pid, host, created, token}``, taken with Fischer's
-timed mutual-exclusion protocol:
+``_agent/.lock.md`` holding JSON ``{pid, host, created, beat, token}``, taken with
+Fischer's timed mutual-exclusion protocol:
 
 1. GET the note. If it is absent or stale, PUT our record over it; else wait and retry.
 2. If GET-to-PUT took longer than ``settle / 2`` seconds, our write may have landed after
@@ -12,9 +12,19 @@ timed mutual-exclusion protocol:
    so all those writes land before anyone reads back: the last writer wins, and every
    other writer sees its token replaced).
 
-Stale: the owner is on this host and its pid is gone, the note is older than
-``stale_after`` seconds, it is not a lock record, or this process wrote it and lost track
-of it (a request failed mid-protocol). Breaking a stale lock uses the same
+While the lock is held, a daemon thread refreshes the note every ``stale_after /
+REFRESHES`` seconds (a fresh ``beat``; the rest of the record unchanged), so a holder
+that runs long keeps its lock and a short ``stale_after`` is safe. A refresh rewrites
+the note only when it still holds our token, and stops for good once it is not ours or
+once it has not succeeded for ``stale_after / 2`` s (by then another process may judge
+the note stale and take it: a late refresh could overwrite that process's record).
+Release stops the refresh before it removes the note, so no refresh lands after it.
+
+Stale: the owner is on this host and its pid is gone, the note has not been refreshed for
+``stale_after`` seconds (its ``beat``, else its ``created``: a holder that crashed, hangs,
+or lives on but failed to remove the note when it released it), it is not a lock record,
+or this process wrote it and lost track of it (a request failed mid-protocol). Breaking a
+stale lock uses the same
 protocol and warns (``StaleLockWarning``). Release deletes the note (permanently) only if
 it still holds our token. Within one process the lock is re-entrant per thread and
 threads exclude each other (state shared by every storage of the same vault identity).
@@ -24,7 +34,9 @@ cooperating echo-memory processes while their look-then-write stays under ``sett
 A slower one (a stalled network, a suspended laptop) detects it and withdraws, but its
 late write may already have replaced the record of a holder that got in meanwhile, and
 then a third process can get in too. A holder stalled longer than ``stale_after`` loses
-the lock (it is warned at release); ``stale_after`` compares clocks of different hosts.
+the lock (it is warned at release); ``stale_after`` compares clocks of different hosts
+(keep it well above their skew). A holder alive but stuck in its own work keeps
+refreshing, as a file lock's holder keeps its lock.
 Clients that ignore the note (Obsidian itself, other tools) are not excluded at all.
 """
 
@@ -35,6 +47,7 @@ import json
 import os
 import secrets
 import socket
+import threading
 import time
 import warnings
 from typing import Any, Protocol
@@ -50,8 +63,10 @@ from echo_core import (
 )
 
 LOCK_PATH = "_agent/.lock.md"
-DEFAULT_STALE_AFTER = 600.0
+DEFAULT_STALE_AFTER = 60.0
 DEFAULT_SETTLE = 0.2
+#: A held lock note is refreshed this many times per ``stale_after``.
+REFRESHES = 4
 
 
 class LockNoteIO(Protocol):
@@ -103,15 +118,16 @@ class _Owner:
         return str(self.owner.get("host", "?"))
 
     def age(self) -> float:
-        created = self.owner.get("created")
-        if not isinstance(created, (int, float)):
+        """Seconds since the holder last refreshed the note (else since it wrote it)."""
+        beat = self.owner.get("beat", self.owner.get("created"))
+        if not isinstance(beat, (int, float)):
             return 0.0
-        return max(0.0, time.time() - float(created))
+        return max(0.0, time.time() - float(beat))
 
     def describe(self) -> str:
         if not self.valid:
             return "an unreadable lock record"
-        return f"pid {self.pid} on host {self.host}, {self.age():.1f} s old"
+        return f"pid {self.pid} on host {self.host}, last refreshed {self.age():.1f} s ago"
 
 
 class NoteLock:
@@ -122,6 +138,7 @@ class NoteLock:
         self._hold = ReentrantHold(f"of {identity}")
         self._written: set[str] = set()  # tokens we wrote and have not yet removed
         self._host = socket.gethostname()
+        self._refresh: _Refresh | None = None  # while the lock is held
 
     def hold(
         self,
@@ -132,11 +149,24 @@ class NoteLock:
     ) -> contextlib.AbstractContextManager[None]:
         """Hold the vault lock for the ``with`` block; ``EchoError`` 75 after ``timeout``."""
         return self._hold.hold(
-            timeout, lambda deadline: self._acquire(io, deadline, stale_after, settle),
-            lambda token: self._release(io, token))
+            timeout, lambda deadline: self._take(io, deadline, stale_after, settle),
+            lambda token: self._give_back(io, token))
+
+    def _take(self, io: LockNoteIO, deadline: float, stale_after: float, settle: float) -> str:
+        token = self._acquire(io, deadline, stale_after, settle)
+        self._refresh = _Refresh(io, token, stale_after)
+        return token
+
+    def _give_back(self, io: LockNoteIO, token: str) -> None:
+        refresh, self._refresh = self._refresh, None
+        if refresh is not None:
+            refresh.stop()  # before the note goes: no refresh lands after the release
+        self._release(io, token)
 
     def _record(self, token: str) -> str:
-        record = {"pid": os.getpid(), "host": self._host, "created": time.time(), "token": token}
+        now = time.time()
+        record = {"pid": os.getpid(), "host": self._host, "created": now, "beat": now,
+                  "token": token}
         return json.dumps(record) + "\n"
 
     def _stale_reason(self, seen: _Owner, stale_after: float) -> str | None:
@@ -147,7 +177,7 @@ class NoteLock:
         if seen.host == self._host and not pid_alive(seen.pid):
             return "its owner is no longer running"
         if seen.age() > stale_after:
-            return f"it is older than {stale_after:.0f} s"
+            return f"it is older than {stale_after:g} s: its holder stopped refreshing it"
         return None
 
     def _acquire(self, io: LockNoteIO, deadline: float, stale_after: float, settle: float) -> str:
@@ -175,9 +205,10 @@ class NoteLock:
             owner = "another process" if seen is None else seen.describe()
             raise EchoError(
                 f"vault lock note {LOCK_PATH} of {self.identity} is held by {owner}; wait "
-                "for that process to finish and retry. If it is gone, the lock is broken "
-                f"automatically once it is {stale_after:.0f} s old, or delete the note "
-                f"{LOCK_PATH} in the vault by hand",
+                "for that process to finish and retry. A running holder refreshes the note "
+                f"every {stale_after / REFRESHES:g} s; once it has not for {stale_after:g} s "
+                f"(the holder is gone or stuck) it is broken automatically, or delete the "
+                f"note {LOCK_PATH} in the vault by hand",
                 ExitCode.LOCK_HELD,
             )
 
@@ -245,6 +276,38 @@ class NoteLock:
             StaleLockWarning,
             stacklevel=4,
         )
+
+
+class _Refresh:
+    """The daemon thread refreshing a held lock note (see the module docstring)."""
+
+    def __init__(self, io: LockNoteIO, token: str, stale_after: float) -> None:
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(io, token, stale_after), daemon=True,
+            name=f"lock note refresh of {io.identity}",
+        )
+        self._thread.start()
+
+    def _run(self, io: LockNoteIO, token: str, stale_after: float) -> None:
+        refreshed = time.monotonic()
+        while not self._stopped.wait(stale_after / REFRESHES):
+            if time.monotonic() - refreshed > stale_after / 2:
+                return  # others may judge it stale by now: never write over their record
+            try:
+                text = io.read_lock_note()
+                seen = None if text is None else _Owner(text)
+                if seen is None or seen.token != token or self._stopped.is_set():
+                    return  # removed, taken over (warned at release), or released
+                io.write_lock_note(json.dumps({**seen.owner, "beat": time.time()}) + "\n")
+                refreshed = time.monotonic()
+            except EchoError:  # unreachable (BackendUnavailable) for now: the next period retries
+                continue
+
+    def stop(self) -> None:
+        """Stop refreshing; returns once no refresh is under way."""
+        self._stopped.set()
+        self._thread.join()
 
 
 _REGISTRY: ProcessRegistry[NoteLock] = ProcessRegistry()

@@ -12,7 +12,9 @@ How each operation maps to the API:
   text/markdown``; the API sends any file's content as stored, so an attachment's bytes
   come back unchanged and ``read_bytes`` returns them as they are); a note's (``*.md``)
   answer must be ``text/markdown`` (or ``text/plain``), else ``BackendUnavailable``: a
-  proxy's page is never taken as the note; the spec has
+  proxy's page is never taken as the note; a note's answer over ``NOTE_CAP`` bytes (the
+  project's note size limit) is refused unread (attachments have no cap, as in an
+  import); the spec has
   no HEAD, so ``exists`` is a GET too. ``read_many`` runs those GETs on a bounded thread
   pool sharing the one pooled client.
 * ``write``: ``PUT /vault/{path}`` with the whole text (``text/markdown``). The body
@@ -53,6 +55,7 @@ from echo_core import (
     not_found,
     usage_error,
 )
+from plugins.storage_obsidian.limits import ANSWER_CAP, NOTE_CAP
 from plugins.storage_obsidian.lock_note import (
     DEFAULT_SETTLE,
     DEFAULT_STALE_AFTER,
@@ -86,12 +89,17 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
+def _is_note(rel: str) -> bool:
+    return rel.lower().endswith(".md")
+
+
 class ObsidianStorage(StorageBase):
     """A vault behind the Local REST API at ``base_url`` (``https://host:27124``; an
     ``obsidian+`` prefix is accepted). The API key goes in a bearer header only.
 
     ``verify``: ``True`` (system trust), a CA file path (the plugin's certificate), or a
-    ``"sha256:<hex>"`` pin; ``False`` is refused. ``timeout`` bounds every request (s);
+    ``"sha256:<hex>"`` pin; ``False`` is refused. ``timeout`` bounds every request, all of
+    it: connecting, sending and the whole answer (s);
     ``concurrency`` bounds parallel reads and pooled connections; ``stale_after`` and
     ``lock_settle`` tune the lock note; ``key_source`` names where the key was read from
     (a refused key's message says to fix it there). ``identity`` is ``obsidian+<base_url>``.
@@ -155,13 +163,17 @@ class ObsidianStorage(StorageBase):
 
     def _get_bytes(self, rel: str) -> bytes | None:
         """The file's bytes as the API sends them, ``None`` when absent. ``GET`` answers
-        any file with its content as stored (a note's markdown, an image's bytes)."""
-        response = self._http.send("GET", vault_url_path(rel), headers={"Accept": "text/markdown"})
+        any file with its content as stored (a note's markdown, an image's bytes); a
+        note's answer may hold at most ``NOTE_CAP`` bytes."""
+        response = self._http.send(
+            "GET", vault_url_path(rel), headers={"Accept": "text/markdown"},
+            limit=NOTE_CAP if _is_note(rel) else None,
+        )
         if response.status_code in (404, 405):  # absent, or a folder: not a file
             return None
         if response.status_code != 200:
             raise self._unexpected(response, "read", rel)
-        if rel.lower().endswith(".md"):  # a note; an attachment comes as its own type
+        if _is_note(rel):  # a note; an attachment comes as its own type
             require_type(response, NOTE_TYPES, f"GET {self._where(rel)}")
         data: bytes = response.content
         return data
@@ -223,7 +235,10 @@ class ObsidianStorage(StorageBase):
     def stat(self, path: str) -> FileStat:
         """Size in bytes and mtime (epoch seconds) from the note's JSON form; 44 when absent."""
         rel = normalize_path(path)
-        response = self._http.send("GET", vault_url_path(rel), headers={"Accept": NOTE_JSON})
+        response = self._http.send(  # the JSON form carries the content: capped for a note
+            "GET", vault_url_path(rel), headers={"Accept": NOTE_JSON},
+            limit=ANSWER_CAP if _is_note(rel) else None,
+        )
         if response.status_code in (404, 405):
             raise not_found(f"no file {self._where(rel)}; check the path")
         if response.status_code != 200:

@@ -5,15 +5,25 @@ Error mapping (every request goes through ``ObsidianHttp.send``):
 
 * connection refused, DNS failure, timeouts, a connection broken mid-request (a body
   cut short of its Content-Length too), a body delimited only by the connection closing
-  (it cannot be known to be whole), an answer not complete within ``DEADLINE_FACTOR`` x
-  ``timeout`` (a server trickling its body), and any 5xx, 408 or 429 answer ->
+  (it cannot be known to be whole), an answer not complete within ``timeout`` s of the
+  request's start (the overall deadline: connecting, sending, headers and body together;
+  ``plugins.storage_obsidian.deadline``), and any 5xx, 408 or 429 answer ->
   ``BackendUnavailable`` (the message names the server and the cause);
+* a 2xx answer over the request's cap (its Content-Length, or its body growing past the
+  cap while read: reading stops there) -> ``EchoError`` 1 naming the cap; a note's answer
+  is capped at ``NOTE_CAP`` (the project's note size limit), other API answers at
+  ``ANSWER_CAP``; an error answer is read up to ``ERROR_READ_CAP`` bytes only;
+* a redirect (3xx) -> ``EchoError`` 78 naming where it points: redirects are never
+  followed (the API key would go along), the vault URL must name the final address;
 * 401 / 403 -> ``EchoError`` 78 ("check the API key", naming where the key comes from);
 * a TLS certificate that fails verification -> ``EchoError`` 78 naming the options that
   trust it (``ca_file``) or pin it (``cert_fingerprint``); verification is never skipped;
 * other statuses are returned to the caller, which maps 404 / 400 / 405 per operation
   (``api_error`` builds the message from the API's ``{errorCode, message}`` body) and
   checks a 200's media type with ``require_type``.
+
+A message quotes what the server said only as an ``excerpt`` (``EXCERPT_CHARS``
+characters at most, control characters escaped): a server cannot flood a terminal or a log.
 
 httpx is imported here, and this module is imported only when an Obsidian vault is
 opened; ``require_httpx`` turns a missing httpx into a clear ``EchoError`` (78).
@@ -29,6 +39,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from echo_core import BackendUnavailable, EchoError, ExitCode
+from plugins.storage_obsidian.deadline import deadline, wrap_transport
+from plugins.storage_obsidian.limits import ANSWER_CAP, ERROR_READ_CAP, NOTE_CAP, excerpt
+from plugins.storage_obsidian.url_text import shown_url
 
 if TYPE_CHECKING:
     import httpx
@@ -201,14 +214,18 @@ def patch_instruction(
 
 
 def api_error(response: httpx.Response) -> str:
-    """``"<status> <errorCode>: <message>"`` from an API error body (best effort)."""
+    """``"<status> <errorCode>: <message>"`` from an API error body, else ``"<status>
+    <the body>"`` (a proxy's page, a body cut at ``ERROR_READ_CAP``); what the server
+    said is quoted as an ``excerpt``."""
     detail = ""
     try:
         body = json.loads(response.content.decode("utf-8"))
         if isinstance(body, dict):
-            detail = f" {body.get('errorCode', '')}: {body.get('message', '')}".rstrip(": ")
+            code, message = (excerpt(str(body.get(key, ""))) for key in ("errorCode", "message"))
+            detail = f" {code}: {message}".rstrip(": ")
     except (UnicodeDecodeError, ValueError):
-        detail = ""
+        text = response.content.decode("utf-8", errors="replace").strip()
+        detail = f" {excerpt(text)}" if text else ""
     return f"{response.status_code}{detail}"
 
 
@@ -256,15 +273,22 @@ class ObsidianHttp:
         self.key_hint = key_hint(key_source)
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
-        self._client: httpx.Client = module.Client(
-            base_url=self.base_url,
-            headers={"Authorization": f"Bearer {api_key}"},
+        transport = module.HTTPTransport(
             verify=tls_verify(verify) if self.base_url.startswith("https:") else _UNUSED_TLS,
-            timeout=module.Timeout(self.timeout),
             limits=module.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
             trust_env=False,  # no proxies from the environment for a local service
+        )
+        wrap_transport(transport)  # every socket operation keeps to the request's deadline
+        self._client: httpx.Client = module.Client(
+            base_url=self.base_url,
+            # identity: a body is counted as it arrives, never inflated after the count
+            headers={"Authorization": f"Bearer {api_key}", "Accept-Encoding": "identity"},
+            transport=transport,
+            timeout=module.Timeout(self.timeout),
+            follow_redirects=False,  # the key would go to wherever a redirect points
+            trust_env=False,
         )
         self._httpx = module
 
@@ -280,12 +304,24 @@ class ObsidianHttp:
         headers: Mapping[str, str] | None = None,
         content: bytes | None = None,
         params: Mapping[str, str] | None = None,
+        limit: int | None = ANSWER_CAP,
     ) -> httpx.Response:
-        """Send one request to ``url_path`` (already percent-encoded) and read the body."""
+        """Send one request to ``url_path`` (already percent-encoded) and read the body:
+        of a 2xx answer at most ``limit`` bytes (``None``: no cap), of any other
+        ``ERROR_READ_CAP`` bytes. See the module docstring for the errors."""
         httpx_errors = self._httpx
         where = f"Obsidian Local REST API at {self.base_url}"
         try:
-            response = self._fetch(method, url_path, headers, content, params)
+            response = self._fetch(method, url_path, headers, content, params, limit)
+        except _TooLarge as exc:
+            raise EchoError(
+                f"the answer of {where} to {method} {url_path} {exc}, over the {exc.cap:,} "
+                f"bytes echo-memory reads of it (a note may hold at most {NOTE_CAP:,}); "
+                f"nothing was taken from it{_applied(method)} - if the note really is this "
+                "large, split it in Obsidian, else check that the vault URL points at the "
+                "Local REST API",
+                ExitCode.FAILURE,
+            ) from None
         except _CloseDelimited as exc:
             raise BackendUnavailable(
                 f"{where} answered {method} {url_path} with {exc}; nothing was taken from "
@@ -313,9 +349,11 @@ class ObsidianHttp:
         except (httpx_errors.TransportError, httpx_errors.DecodingError, ssl.SSLError) as exc:
             raise BackendUnavailable(
                 f"the connection to {where} broke during {method} {url_path} "
-                f"({type(exc).__name__}: {exc}); it may or may not have been applied - check, "
-                "then retry when Obsidian is reachable"
+                f"({type(exc).__name__}: {excerpt(str(exc))}); it may or may not have been "
+                "applied - check, then retry when Obsidian is reachable"
             ) from exc
+        if 300 <= response.status_code < 400:
+            raise self._redirected(response, where, method, url_path)
         if response.status_code in (401, 403):
             raise EchoError(
                 f"{where} refused the API key ({api_error(response)}); check the API key: "
@@ -329,6 +367,20 @@ class ObsidianHttp:
             )
         return response
 
+    def _redirected(
+        self, response: httpx.Response, where: str, method: str, url_path: str
+    ) -> EchoError:
+        """The error for a redirect: it names where it points and is never followed."""
+        location = response.headers.get("location", "")
+        target = excerpt(shown_url(str(response.url.join(location)))) if location else ""
+        return EchoError(
+            f"{where} answered {method} {url_path} with a redirect ({response.status_code}) "
+            f"to {target or '(no Location given)'}; redirects are not followed, since the API "
+            "key would go along - set the vault URL to the final address (obsidian+https://"
+            "host:port of the Local REST API itself)",
+            ExitCode.NOT_CONFIGURED,
+        )
+
     def _fetch(
         self,
         method: str,
@@ -336,42 +388,77 @@ class ObsidianHttp:
         headers: Mapping[str, str] | None,
         content: bytes | None,
         params: Mapping[str, str] | None,
+        limit: int | None,
     ) -> httpx.Response:
-        """Send and read the whole answer by ``deadline_factor * timeout`` s after the
-        start (``_DeadlinePassed`` otherwise): httpx's read timeout restarts with each
-        byte, so a server trickling its body would hold the caller for ever. A body cut
-        short of its Content-Length raises httpx's ``RemoteProtocolError``."""
-        deadline = time.monotonic() + self.timeout * DEADLINE_FACTOR
+        """Send and read the answer within ``timeout`` s of the start, every socket
+        operation included (``deadline``; ``_DeadlinePassed`` or an httpx timeout
+        otherwise): httpx's read timeout restarts with each byte, so a server trickling
+        its answer would hold the caller for ever. A 2xx body over ``limit`` raises
+        ``_TooLarge`` as soon as that is known (reading stops); any other answer is read
+        up to ``ERROR_READ_CAP`` bytes. A body cut short of its Content-Length raises
+        httpx's ``RemoteProtocolError``."""
+        until = time.monotonic() + self.timeout
         request = self._client.build_request(
             method, url_path, headers=headers, content=content, params=params
         )
-        response = self._client.send(request, stream=True)
-        try:
-            chunks: list[bytes] = []
-            for chunk in response.iter_raw():
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
-                    raise _DeadlinePassed(
-                        f"the answer was not complete after {self.timeout * DEADLINE_FACTOR:g} s"
-                    )
-        finally:
-            response.close()
-        if _close_delimited(response):
+        with deadline(until):
+            response = self._client.send(request, stream=True)
+            try:
+                ok = 200 <= response.status_code < 300
+                cap = limit if ok else ERROR_READ_CAP
+                chunks, cut = self._read_body(response, cap, until, refuse_over=ok)
+            finally:
+                response.close()
+        if not cut and _close_delimited(response):
             raise _CloseDelimited(
                 "a body ended only by closing the connection (no Content-Length), so it "
                 "cannot be known to be whole"
             )
+        kept = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
         whole: httpx.Response = self._httpx.Response(
-            response.status_code, headers=response.headers, content=b"".join(chunks),
+            response.status_code, headers=kept, content=b"".join(chunks),
             request=request, extensions=response.extensions,
         )
         return whole
 
+    def _read_body(
+        self, response: httpx.Response, cap: int | None, until: float, *, refuse_over: bool
+    ) -> tuple[list[bytes], bool]:
+        """``(chunks, cut)``: the body as it arrives (decoded), at most ``cap`` bytes;
+        over it, ``_TooLarge`` when ``refuse_over`` else the body cut at ``cap``."""
+        declared = response.headers.get("content-length", "")
+        if refuse_over and cap is not None and declared.isdigit() and int(declared) > cap:
+            raise _TooLarge(f"declares {int(declared):,} bytes (Content-Length)", cap)
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if cap is not None and size > cap:
+                if refuse_over:
+                    raise _TooLarge("grew larger while it was read", cap)
+                chunks[-1] = chunk[: len(chunk) - (size - cap)]
+                return chunks, True
+            if time.monotonic() > until:
+                raise _DeadlinePassed(f"the answer was not complete after {self.timeout:g} s")
+        return chunks, False
+
 
 #: Statuses meaning "not now" (request timeout, rate limited): retried later like a 5xx.
 RETRY_LATER = (408, 429)
-#: A request's whole answer must arrive within this many times the ``timeout`` option.
-DEADLINE_FACTOR = 3.0
+
+
+def _applied(method: str) -> str:
+    """What a message says of a request whose answer was refused: a read wrote nothing."""
+    return " and nothing was written" if method == "GET" else " (the request may have been applied)"
+
+
+class _TooLarge(Exception):
+    """A 2xx answer is larger than the request's ``cap`` (the message says how it showed)."""
+
+    def __init__(self, how: str, cap: int) -> None:
+        super().__init__(how)
+        self.cap = cap
 
 
 class _DeadlinePassed(Exception):
