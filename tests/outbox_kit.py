@@ -24,3 +24,15 @@ def make_ctx(tmp_path: Path, env: dict[str, str]) -> EchoContext:
     """A context on the vault ``tmp_path/vault`` with its state in ``tmp_path/state``."""
     return create_context(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "state"),
                           env=env)
+
+
+def make_obsidian_ctx(tmp_path: Path, env: dict[str, str], base_url: str,
+                      key: str) -> EchoContext:
+    """A context on the fake Obsidian Local REST API at ``base_url`` (``http://...``) with
+    the API key ``key``, short timeouts, and its state in ``tmp_path/state``."""
+    config = tmp_path / "obsidian.toml"
+    config.write_text(f"[backends.obsidian]\nkey = \"{key}\"\nlock_settle = 0.02\n"
+                      "timeout = 2.0\n", encoding="utf-8")
+    return create_context(vault=base_url.replace("http://", "obsidian+http://"),
+                          state_dir=str(tmp_path / "state"),
+                          env={**env, "ECHO_CONFIG": str(config), "OBSIDIAN_API_KEY": key})

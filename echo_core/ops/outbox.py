@@ -14,10 +14,20 @@ Exactly once: a queued capture carries its operation id (``op_id``); the replay 
 to capture, which skips an operation the entity index has already committed — one that
 landed in part before the vault went away (finished by ``ops.write_intent``), or one a
 killed flush replayed without marking it done. Raw writes are idempotent by themselves.
+
 ``flush`` holds ``<state_dir>/outbox.flush.lock`` (an ``flock``: released by the kernel
 when its holder dies), so concurrent flushes run one after another, and it replays only
 into a vault that has its marker. Nothing is queued for an absent folder this machine
 never saw as a vault (``echo_core.vault_seen``).
+
+A write that does not land goes on waiting without stopping the flush: the vault failed
+it while still answering (a flaky server's 5xx on one note), or a person was editing its
+note. Later writes that may touch the same notes are held back until the next flush, so
+writes to one note land in their order; writes to other notes go on (``ops.outbox_order``
+says which notes a write touches, and why a capture of an entity holds back everything
+after it). When the vault does not answer at all any more (the ``ping`` after a failed
+write fails: connection refused, folder gone) or ``FAILURES_IN_A_ROW`` writes in a row
+failed, the flush stops there and everything after waits.
 
 Stray outboxes: a storage may name state dirs that older versions kept for its vault
 under another identity (``storage.former_identities``, and ``storage.same_vault`` for the
@@ -52,6 +62,7 @@ from echo_core.errors import (
     usage_error,
 )
 from echo_core.models import CaptureRequest, Envelope
+from echo_core.ops.outbox_order import HeldNotes, notes_written
 from echo_core.ops.outbox_queue import Replay
 from echo_core.protocols import BackendUnavailable
 from echo_core.vault_seen import require_initialised, seen_identity
@@ -62,6 +73,8 @@ if TYPE_CHECKING:
 FLUSH_LOCK = "outbox.flush.lock"
 #: How long ``flush`` waits for another process's flush before giving up (seconds).
 FLUSH_WAIT = 120.0
+#: Writes the vault fails in a row (while answering its ``ping``) before ``flush`` stops.
+FAILURES_IN_A_ROW = 3
 
 
 def _replay_capture(ctx: EchoContext, args: dict[str, Any], op_id: str,
@@ -110,11 +123,15 @@ class FlushItem:
     outcome: str  # synced | needs_attention | pending | dismissed
     detail: str = ""
     path: str | None = None
+    #: pending without being tried: an earlier write to its notes did not land, or the
+    #: vault is unreachable (``pending`` and not ``held_back``: tried, and it failed)
+    held_back: bool = False
 
 
 @attrs.frozen
 class FlushResult:
-    """Synced, still pending, needing attention and (``flush --dismiss``) dismissed."""
+    """Synced, still pending (``failed`` when tried + ``held_back`` when not), needing
+    attention and (``flush --dismiss``) dismissed."""
 
     synced: int
     pending: int
@@ -122,6 +139,8 @@ class FlushResult:
     items: tuple[FlushItem, ...] = ()
     reachable: bool = True
     dismissed: int = 0
+    failed: int = 0
+    held_back: int = 0
 
 
 class FlushBusy(LockHeldError):
@@ -164,8 +183,9 @@ def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT,
           dismiss: Sequence[str] = ()) -> Envelope[FlushResult]:
     """Replay every pending record, oldest first, exactly once (see module docstring).
     Records already flagged ``needs_attention`` are retried too (they may pass now).
-    Stops at the first sign the vault is down again; everything not replayed stays
-    queued.
+    A record that does not land stays queued and holds back the later ones that may
+    touch its notes; the others go on. Stops at once when the vault is down again (or
+    ``FAILURES_IN_A_ROW`` writes failed in a row); everything not replayed stays queued.
 
     ``dismiss``: ids of records flagged ``needs_attention`` to mark done first, without
     replaying them (their state line says so); the rest then replays as usual. Every id is
@@ -189,14 +209,68 @@ def flush(ctx: EchoContext, *, wait: float = FLUSH_WAIT,
         dismissed = {item.id for item in items}
         records = [record for record in records if str(record["id"]) not in dismissed]
         reachable, note = _vault_ready(ctx) if records else (True, "")
-        for record in records:
-            if reachable:
-                items.append(_replay(ctx, queue, record))
-                reachable = items[-1].detail != _WENT_AWAY
-            else:
-                items.append(FlushItem(str(record["id"]), str(record.get("op")), "pending",
-                                       str(record.get("detail", ""))))
+        replayed, stop = _replay_in_order(ctx, queue, records,
+                                          None if reachable else _Stop("the vault is unreachable"))
+        items += replayed
+        if stop is not None and reachable:
+            reachable, note = not stop.down, stop.note
     return _flush_result(items, reachable=reachable, note=note)
+
+
+@attrs.frozen
+class _Stop:
+    """Why a flush stops trying records: ``why`` for the records held back, ``note`` for
+    the flush's message, ``down``: the vault stopped answering."""
+
+    why: str
+    note: str = ""
+    down: bool = True
+
+
+def _replay_in_order(ctx: EchoContext, queue: Any, records: Sequence[Mapping[str, Any]],
+                     stop: _Stop | None) -> tuple[list[FlushItem], _Stop | None]:
+    """Replay ``records`` in order, holding back each that must wait for one that did
+    not land (module docstring), and every one once the flush stops (``stop`` given: it
+    stopped before the first). Returns the items and why the flush stopped, if it did."""
+    items: list[FlushItem] = []
+    held = HeldNotes()
+    failures = 0
+    for record in records:
+        rid, op, notes = str(record["id"]), str(record.get("op")), notes_written(record)
+        blocker = held.blocker(notes)
+        if stop is not None or blocker is not None:
+            held.hold(rid, notes)
+            why = stop.why if stop is not None else (
+                f"{blocker}, queued before it, may write the same note and did not land; "
+                "it replays after that one")
+            items.append(FlushItem(rid, op, "pending", f"held back: {why}", held_back=True))
+            continue
+        item = _replay(ctx, queue, record)
+        if item.outcome == "pending":
+            held.hold(rid, notes)
+        failures = failures + 1 if item.detail.startswith(_VAULT_FAILED) else 0
+        if failures:
+            stop = _stop_after_failure(ctx, failures)
+            if stop is not None and stop.down:
+                item = attrs.evolve(item, detail=_WENT_AWAY)
+        items.append(item)
+    return items, stop
+
+
+def _stop_after_failure(ctx: EchoContext, failures: int) -> _Stop | None:
+    """Whether the flush stops after the vault failed a write, ``failures`` in a row:
+    when its ``ping`` fails too (the vault is down, not one request: no more requests
+    to a server that refuses them) or ``FAILURES_IN_A_ROW`` failed; else None."""
+    try:
+        ctx.vault.storage.ping()
+    except BackendUnavailable:
+        return _Stop("the vault is unreachable")
+    except EchoError as error:
+        return _Stop("the vault is unreachable", f"; not replayed: {error.message}")
+    if failures >= FAILURES_IN_A_ROW:
+        why = f"the vault failed {failures} writes in a row, so the flush stopped there"
+        return _Stop(why, f"; {why}", down=False)
+    return None
 
 
 def replay_waiting(ctx: EchoContext) -> None:
@@ -293,6 +367,8 @@ def _dismiss(ctx: EchoContext, queue: Any, records: list[Mapping[str, Any]],
 
 
 _WENT_AWAY = "vault went away during the flush"
+#: The detail of a record whose replay met ``BackendUnavailable`` (it stays queued).
+_VAULT_FAILED = "not replayed: the vault failed it"
 
 
 def _vault_ready(ctx: EchoContext) -> tuple[bool, str]:
@@ -328,8 +404,8 @@ def _replay(ctx: EchoContext, queue: Any, record: Any) -> FlushItem:
         # from its record id, so a second replay of it is recognised all the same
         op_id = str(record.get("op_id") or f"outbox-{rid}")
         envelope = replay(ctx, dict(record.get("args") or {}), op_id, made)
-    except BackendUnavailable:
-        return FlushItem(rid, op, "pending", _WENT_AWAY)
+    except BackendUnavailable as down:  # the flush asks whether the vault is still there
+        return FlushItem(rid, op, "pending", f"{_VAULT_FAILED} ({down})")
     except EditedMeanwhile as edited:  # a person kept editing a note it writes: try later
         return FlushItem(rid, op, "pending", f"not replayed: {edited.message}")
     except EchoError as error:
@@ -351,14 +427,20 @@ def _flag(queue: Any, record: Any, detail: str, path: str | None = None) -> Flus
 
 
 def _flush_result(items: list[FlushItem], *, reachable: bool, note: str) -> Envelope[FlushResult]:
+    """The envelope of a flush: its counts, then why it stopped (``note``) if it did."""
     synced = sum(1 for i in items if i.outcome == "synced")
     attention = sum(1 for i in items if i.outcome == "needs_attention")
     pending = sum(1 for i in items if i.outcome == "pending")
+    held_back = sum(1 for i in items if i.outcome == "pending" and i.held_back)
     dismissed = sum(1 for i in items if i.outcome == "dismissed")
-    message = f"{synced} synced, {pending} pending, {attention} need attention"
+    message = f"{synced} synced, {pending} pending"
+    if pending:
+        message += f" ({pending - held_back} failed, {held_back} held back)"
+    message += f", {attention} need attention"
     if dismissed:
         message += f", {dismissed} dismissed"
-    if not reachable:
-        message += " (vault unreachable)" if not note else note
+    if note or not reachable:
+        message += note or " (vault unreachable)"
     return Envelope(True, Action.FLUSHED, message,
-                    FlushResult(synced, pending, attention, tuple(items), reachable, dismissed))
+                    FlushResult(synced, pending, attention, tuple(items), reachable, dismissed,
+                                failed=pending - held_back, held_back=held_back))

@@ -163,5 +163,9 @@ capture it again with --merge-into SLUG or --force (as its message says), or dec
 you do not want it; then clear it with `echo-memory flush --dismiss ID` (the ID flush
 lists). A dismissed record is marked done without being replayed, and the outbox file
 keeps a line saying when it was dismissed and why it needed attention.
+A write the vault fails (a flaky server's error on one note) stays queued and the
+flush goes on: later writes to the same note are held back to the next flush, so
+one note's writes land in order, while writes to other notes land now. The flush
+stops when the vault stops answering, or after 3 failed writes in a row.
 `load` flushes automatically."""),
 )
