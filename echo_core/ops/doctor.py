@@ -128,12 +128,13 @@ def _vault_checks(ctx: EchoContext) -> list[Check]:
     pending = pending_intents(ctx)
     if pending:
         checks.append(Check("interrupted-writes", "warn",
-                            f"{pending} capture(s) interrupted part-way",
+                            f"{pending} write(s) interrupted part-way (a capture, ingest, "
+                            "evolve, restore or resolve: each keeps its intent)",
                             "the next capture or `echo-memory flush` finishes them"))
     set_aside = pending_intents(ctx, (".failed", ".bad"))
     if set_aside:
         checks.append(Check("interrupted-writes", "warn",
-                            f"{set_aside} interrupted capture(s) could not be finished",
+                            f"{set_aside} interrupted write(s) could not be finished",
                             f"look at the files in {ctx.state_dir / 'pending-writes'} (each "
                             "names the notes it meant to write), then delete them"))
     return checks
