@@ -112,3 +112,28 @@ def test_reflect_hostile_transcript_never_crashes(
     assert result.code == 0, result.err
     assert "No proposals: nothing to do." in result.out
     assert box.tree_digest() == before
+
+
+@pytest.mark.parametrize("data", [bytes(range(256)) * 12, b"# A note\n\nNot a transcript.\n"],
+                         ids=["binary", "markdown"])
+def test_reflect_a_file_that_is_not_a_transcript_exits_2_saying_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        data: bytes) -> None:
+    box = VaultBox(tmp_path).init()
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(data)
+    before = box.tree_digest()
+    result = run(box, capsys, monkeypatch, "--transcript", str(odd), "--apply")
+    assert result.code == 2, result.out
+    assert "is not a Claude Code transcript" in result.err
+    assert box.tree_digest() == before
+
+
+def test_reflect_an_empty_transcript_has_no_proposals(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    box = VaultBox(tmp_path).init()
+    empty = tmp_path / "new-session.jsonl"
+    empty.write_bytes(b"")
+    result = run(box, capsys, monkeypatch, "--transcript", str(empty))
+    assert result.code == 0 and "No proposals: nothing to do." in result.out

@@ -14,18 +14,26 @@ def transcript_proposals(path: str) -> tuple[list[object], list[ProposalOrigin |
     """The proposals ``transcript_mining.mine_file`` finds in the transcript at ``path``
     (repeats merged), with their rationale, excerpts, sessions and counts.
 
-    Errors: ``EchoError`` 2 naming ``transcript`` when the file cannot be read (a file
-    that reads but holds nothing understood gives no proposals)."""
+    Errors: ``EchoError`` 2 naming ``transcript`` when the file cannot be read, or
+    when not one of its lines is a JSON record (a binary file, a markdown note: not a
+    transcript). A transcript whose records hold nothing to propose gives no proposals.
+    """
     from echo_core.ops.transcript_mining import mine_file
+    from echo_core.ops.transcript_parse import ParseTally
 
     expanded = os.path.expanduser(path)
     if not os.path.isfile(expanded):
         raise usage_error(f"transcript: {path!r} is not a file; give the path of a Claude "
                           "Code transcript (~/.claude/projects/<project>/<session>.jsonl)")
+    tally = ParseTally()
     try:
-        mined = mine_file(expanded)
+        mined = mine_file(expanded, tally)
     except OSError as exc:
         raise usage_error(f"transcript: cannot read {path!r}: {exc.strerror}") from None
+    if tally.lines and tally.bad == tally.lines:
+        raise usage_error(f"transcript: {path!r} is not a Claude Code transcript (none of "
+                          f"its {tally.lines} line(s) is a JSON record); give the path of "
+                          "one (~/.claude/projects/<project>/<session>.jsonl)")
     proposals: list[object] = []
     origins: list[ProposalOrigin | None] = []
     for item in mined:

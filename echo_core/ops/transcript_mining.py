@@ -40,7 +40,12 @@ from typing import Any
 
 import attrs
 
-from echo_core.ops.transcript_parse import TranscriptTurn, parse_lines, read_transcript_lines
+from echo_core.ops.transcript_parse import (
+    ParseTally,
+    TranscriptTurn,
+    parse_lines,
+    read_transcript_lines,
+)
 from echo_core.ops.transcript_rules import RuleHit, correction, idea, preference, sentences
 from echo_core.ops.transcript_rules_tools import ErrorFix, ErrorFixTracker
 from echo_core.redaction import redact, strip_private
@@ -95,16 +100,18 @@ class MinedProposal:
         return proposal
 
 
-def mine_transcript(lines: Iterable[str | bytes], *, source: str = "") -> list[MinedProposal]:
+def mine_transcript(lines: Iterable[str | bytes], *, source: str = "",
+                    tally: ParseTally | None = None) -> list[MinedProposal]:
     """The proposals mined from one transcript's ``lines``, repeats merged, in order.
 
-    ``source`` names the session of lines without a ``sessionId``. Never raises on
-    content (bad lines are skipped).
+    ``source`` names the session of lines without a ``sessionId``; ``tally``, when
+    given, counts the lines read, understood and bad. Never raises on content (bad lines
+    are skipped).
     """
     found: list[MinedProposal] = []
     tracker = ErrorFixTracker()
     agent_said: str | None = None  # the agent's last words before an operator turn
-    for turn in parse_lines(lines, session=source):
+    for turn in parse_lines(lines, session=source, tally=tally):
         if turn.role == "assistant":
             tracker.saw_calls(turn)
             if not turn.sidechain and turn.texts:
@@ -120,14 +127,15 @@ def mine_transcript(lines: Iterable[str | bytes], *, source: str = "") -> list[M
     return merge_mined([found])
 
 
-def mine_file(path: str | os.PathLike[str]) -> list[MinedProposal]:
+def mine_file(path: str | os.PathLike[str],
+              tally: ParseTally | None = None) -> list[MinedProposal]:
     """``mine_transcript`` over the file at ``path`` (session fallback: its stem).
 
     Reads line by line (over-long lines dropped, bad UTF-8 replaced, a truncated last
     line skipped); raises ``OSError`` only when the file cannot be opened.
     """
     stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
-    return mine_transcript(read_transcript_lines(path), source=stem)
+    return mine_transcript(read_transcript_lines(path), source=stem, tally=tally)
 
 
 def merge_mined(groups: Iterable[Iterable[MinedProposal]]) -> list[MinedProposal]:
