@@ -3,7 +3,8 @@ redaction rule applies; issue 17 item 5).
 
 ``ingest(ctx, source, dry_run=False)``:
 
-1. read the source (``ingest_fetch``: http(s) or a local file, capped, typed);
+1. read the source (``ingest_fetch``: http(s) or a local file, capped, typed; a URL's
+   password or key redacted in the source recorded and reported, which identifies it);
 2. extract a title and markdown (``ingest_extract``: main text only for HTML);
 3. redact: secrets replaced with a marker, ``<private>...</private>`` dropped
    (``echo_core.redaction``), in the title and the text, before anything is planned;
@@ -21,10 +22,11 @@ note saved in between is seen by planning again (``edit_retry``, at most
 writes is kept and reported with them.
 
 Dry run: steps 1-4, the planned paths and sizes, nothing written.
-Errors (nothing written): 2 bad source, refused scheme, non-text content, nothing
-extracted, more text or parts than one ingest takes (``ingest_extract.MAX_CHARS``,
-``ingest_plan.MAX_PARTS``); 44 HTTP 404/410; 69 unreachable, or slower than the fetch
-deadline (``ingest_fetch``); 75 lock held; 78 vault not initialised.
+Errors (nothing written): 2 bad source or malformed URL, refused scheme, non-text
+content, nothing extracted, more text or parts than one ingest takes
+(``ingest_extract.MAX_CHARS``, ``ingest_plan.MAX_PARTS``); 44 HTTP 404/410; 69
+unreachable, or slower than the fetch deadline (``ingest_fetch``); 75 lock held; 78
+vault not initialised.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ def ingest(ctx: EchoContext, source: str, *, dry_run: bool = False,
     require_initialised(ctx)
     fetched = read_source(source, ctx.env, remote=remote)
     extracted, redacted = _redact(extract(fetched))
+    redacted = ordered({*redacted, *fetched.redacted})
     doc = IngestDocument(extracted.title.strip() or "Untitled", tidy(extracted.markdown),
                          fetched.location, fetched.is_url)
     today = ctx.today()

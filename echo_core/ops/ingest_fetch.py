@@ -5,8 +5,15 @@
 ``pdf``, ``markdown`` or ``text``) and the source as recorded in the vault (a URL without
 its fragment, or a local file's absolute path).
 
+A URL's secrets (a password, a key in the query: ``echo_core.redaction``'s rules, as
+``capture`` applies them to sources) are replaced with their marker in the recorded
+source and in every error message: the raw URL is only sent to the server. The redacted
+URL is the source's identity, so the same URL with the same secret is the same source.
+
 Rules:
-- Only ``http`` and ``https`` URLs and local paths. Any other scheme (``file:``,
+- Only ``http`` and ``https`` URLs and local paths. A URL must be well formed: a host
+  (a name, an IPv4 or a bracketed IPv6 address), a port from 1 to 65535, no space or
+  control character (percent-encode them). Any other scheme (``file:``,
   ``javascript:``, ``data:``, ``ftp:``) is refused, and so is a redirect to one: redirects
   are followed here, one hop at a time (at most ``MAX_REDIRECTS``), each target checked.
 - Timeouts: ``ECHO_INGEST_TIMEOUT`` seconds (15) to connect and between reads, and
@@ -25,10 +32,10 @@ Rules:
   before connecting; a name that resolves differently a moment later (DNS rebinding) is
   not caught.
 
-Errors: ``UsageError`` (2) for a refused scheme or host, a bad or missing path, a body too large,
-content that is not text; ``NotFoundError`` (44) for HTTP 404 / 410; ``UnavailableError``
-(69) when the host cannot be reached, times out, misses the whole-fetch deadline or
-answers 5xx / 429. Nothing is written.
+Errors: ``UsageError`` (2) for a malformed URL, a refused scheme or host, a bad or missing
+path, a body too large, content that is not text; ``NotFoundError`` (44) for HTTP 404 /
+410; ``UnavailableError`` (69) when the host cannot be reached, times out, misses the
+whole-fetch deadline or answers 5xx / 429. Nothing is written.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -45,7 +52,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import attrs
 
-from echo_core.errors import NotFoundError, UnavailableError, UsageError
+from echo_core.errors import EchoError, NotFoundError, UnavailableError, UsageError
+from echo_core.redaction import redact
 
 SourceType = Literal["html", "pdf", "markdown", "text"]
 
@@ -70,14 +78,17 @@ WHAT = "ingest takes an http(s) URL, or a local .html, .pdf, .md or .txt file"
 
 @attrs.frozen
 class FetchedSource:
-    """What was read: ``location`` as the vault records it, ``is_url``, the raw bytes,
-    their sniffed ``kind``, and the charset the server named (empty when none)."""
+    """What was read: ``location`` as the vault records it (secrets redacted), ``is_url``,
+    the raw bytes, their sniffed ``kind``, and the charset the server named (empty when
+    none)."""
 
     location: str
     is_url: bool
     data: bytes
     kind: SourceType
     charset: str = ""
+    #: the redaction rules that fired on ``location`` (a URL's password or key)
+    redacted: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -116,11 +127,47 @@ def is_url(source: str) -> bool:
     return found is not None and len(found.group(1)) > 1
 
 
+_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20\x7f-\xa0\s]")
+#: What a host name may hold besides non-ASCII letters (an IDN): RFC 3986 unreserved.
+_HOST_NAME = re.compile(r"[A-Za-z0-9._~\-\x80-\U0010ffff]+")
+
+
 def _require_http(url: str, *, redirect_from: str = "") -> None:
-    scheme = urlsplit(url).scheme.lower()
-    if scheme not in ("http", "https") or not urlsplit(url).hostname:
-        via = f" (a redirect from {redirect_from})" if redirect_from else ""
+    """Refuse ``url`` (``UsageError``) unless it is a well-formed http(s) URL (module
+    docstring): checked before any lookup or connection, on every redirect hop."""
+    via = f" (a redirect from {redirect_from})" if redirect_from else ""
+
+    def bad(why: str) -> UsageError:
+        return UsageError(f"source: {url[:200]!r}{via} is not a valid URL ({why}); {WHAT}")
+
+    if _SPACE_OR_CONTROL.search(url):
+        raise bad("it holds a space or a control character; percent-encode it, "
+                  "e.g. a space as %20")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a bad IPv6 address or port
+        raise bad(str(exc)) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise UsageError(f"source: {url[:200]!r}{via} is not an http(s) URL; {WHAT}")
+    if port == 0:
+        raise bad("port 0; a port is 1 to 65535")
+    host = parts.hostname
+    if ":" not in host and not _is_host_name(host):  # urlsplit checked an IPv6 address
+        raise bad(f"host {host[:100]!r} is not a host name: letters, digits, '-' and '.', "
+                  "no empty label")
+
+
+def _is_host_name(host: str) -> bool:
+    """Whether ``host`` is a DNS name (or an IPv4 address) the client can send: allowed
+    characters, and IDNA-encodable (no empty or overlong label)."""
+    if not _HOST_NAME.fullmatch(host):
+        return False
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
 
 
 #: The byte-order marks of UTF-16 (``ingest_extract`` decodes by them).
@@ -175,8 +222,14 @@ def read_source(source: str, env: Mapping[str, str], *, remote: bool = False) ->
     max_bytes = int(_limit(env, "ECHO_INGEST_MAX_BYTES", MAX_BYTES))
     public_only = remote and env.get(PRIVATE_HOSTS_ENV, "").strip().lower() != "allow"
     if is_url(source):
-        return _fetch_url(source, max_bytes, _limit(env, "ECHO_INGEST_TIMEOUT", TIMEOUT_S),
-                          public_only=public_only)
+        timeout = _limit(env, "ECHO_INGEST_TIMEOUT", TIMEOUT_S)
+        try:
+            return _fetch_url(source, max_bytes, timeout, public_only=public_only)
+        except EchoError as exc:  # its message quotes the URL: never its secrets
+            shown = redact(exc.message)
+            if not shown.changed:
+                raise
+            raise type(exc)(shown.text, exc.code) from None
     if remote:
         raise UsageError("source: over MCP, ingest takes an http(s) URL only; a local file "
                          "is ingested from the command line (`echo-memory ingest PATH`)")
@@ -261,7 +314,11 @@ def _fetch_url(url: str, max_bytes: int, timeout: float, *,
             require_public_host(current)
         status, headers, data = _get(current, max_bytes, timeout, deadline)
         if status in (301, 302, 303, 307, 308) and headers.get("location"):
-            target = urljoin(current, headers["location"].strip())
+            moved_to = headers["location"].strip()
+            try:
+                target = urljoin(current, moved_to)
+            except ValueError:  # malformed: ``_require_http`` says how
+                target = moved_to
             _require_http(target, redirect_from=current)
             current = target
             continue
@@ -275,7 +332,9 @@ def _fetch_url(url: str, max_bytes: int, timeout: float, *,
                     "byte-order mark?)" if said.startswith("text/") else
                     f"{said or 'binary'} content, not text")
             raise UsageError(f"source: {current!r} is {what}; {WHAT}")
-        return FetchedSource(clean_url(url), True, data, kind, _charset(params))
+        location = redact(clean_url(url))
+        return FetchedSource(location.text, True, data, kind, _charset(params),
+                             location.found)
     raise UsageError(f"source: {url!r} redirects more than {MAX_REDIRECTS} times")
 
 
@@ -284,7 +343,8 @@ def _get(url: str, max_bytes: int, timeout: float,
     """One GET (no redirect followed): status, headers (lower-case names), body (only for
     a status under 300; capped). The standard library's client: the core carries no
     transport package. Past ``deadline`` the socket is shut from a timer thread, which
-    ends any read under way, and ``deadline.missed()`` is raised."""
+    ends any read under way, and ``deadline.missed()`` is raised. The response is closed
+    on the way out."""
     import http.client
     import ssl
 
@@ -300,9 +360,11 @@ def _get(url: str, max_bytes: int, timeout: float,
                                         context=ssl.create_default_context())
             if parts.scheme.lower() == "https"
             else http.client.HTTPConnection(host, port, timeout=connect_s))
+        response: http.client.HTTPResponse | None = None
         try:
-            with _shut_at(deadline, conn, cut_off):
+            with _shut_at(deadline, cut_off) as hold:
                 conn.connect()
+                hold(conn.sock)
                 if cut_off.is_set():
                     raise deadline.missed()
                 conn.request("GET", target, headers={"User-Agent": USER_AGENT,
@@ -315,6 +377,8 @@ def _get(url: str, max_bytes: int, timeout: float,
                 raise deadline.missed()
             return response.status, headers, body
         finally:
+            if response is not None:
+                response.close()
             conn.close()
     except ValueError as exc:  # a bad port, a control character in the URL
         raise UsageError(f"source: {url[:200]!r} is not a valid URL ({exc}); {WHAT}") from None
@@ -327,17 +391,23 @@ def _get(url: str, max_bytes: int, timeout: float,
 
 
 @contextmanager
-def _shut_at(deadline: _Deadline, conn: Any, cut_off: threading.Event) -> Iterator[None]:
-    """While the block runs: when ``deadline`` passes, set ``cut_off`` and shut ``conn``'s
-    socket (from a timer thread), which ends any read under way with an error or an
-    early end of data. Before ``conn`` is connected there is no socket to shut: the
-    connect is bounded by its own timeout."""
+def _shut_at(deadline: _Deadline,
+             cut_off: threading.Event) -> Iterator[Callable[[Any], None]]:
+    """While the block runs: when ``deadline`` passes, set ``cut_off`` and shut every
+    socket given to the yielded ``hold`` (from a timer thread), which ends any read
+    under way with an error or an early end of data. The socket is kept here, not read
+    from the connection then: for an answer that ends when the server closes
+    (HTTP/1.0, ``Connection: close``) ``http.client`` drops ``conn.sock`` while the
+    response still reads from it. Before the connect there is no socket to shut: the
+    connect is bounded by its own timeout, and the caller checks ``cut_off`` after
+    ``hold``."""
     import socket
+
+    held: list[Any] = []
 
     def cut() -> None:
         cut_off.set()
-        sock = conn.sock
-        if sock is not None:
+        for sock in held:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -347,7 +417,7 @@ def _shut_at(deadline: _Deadline, conn: Any, cut_off: threading.Event) -> Iterat
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield held.append
     finally:
         timer.cancel()
 

@@ -88,7 +88,8 @@ Writes (one crash-consistent operation):
                                             at headings, each linking back
 
 HTML keeps the main text only (trafilatura); PDF text comes from pypdf.
-Secrets are replaced with a marker and <private>...</private> is dropped.
+Secrets are replaced with a marker (in the text and in the URL recorded:
+a password, a key) and <private>...</private> is dropped.
 Ingesting the same source again: no change -> nothing written; changed ->
 notes updated in place, surplus parts removed, notes edited by hand kept.
 
@@ -96,6 +97,7 @@ Only http(s) URLs and local files; redirects to other schemes are refused.
 Limits: ECHO_INGEST_MAX_BYTES (10 MB) downloaded; ECHO_INGEST_TIMEOUT (15 s) to
 connect and between reads, 4x that for the whole fetch; 2,000,000 characters of
 text and 2,000 parts (a bigger source is refused: split it).
-Exit 2 for a bad source or content with no text, 44 for HTTP 404, 69 when
-the host cannot be reached; nothing is written then."""),
+Exit 2 for a bad source, a malformed URL or content with no text, 44 for
+HTTP 404, 69 when the host cannot be reached or the fetch misses its
+deadline; nothing is written then."""),
 )
