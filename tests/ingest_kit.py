@@ -183,3 +183,43 @@ def ingest_site() -> Iterator[Site]:
     """Fixture ``site``: the loopback server of ``site_pages``, stopped after the test."""
     with loopback_site(site_pages()) as running:
         yield running
+
+
+# -- hand edits and deletions (tests/test_ingest_hand_*.py) ------------------------------
+
+REFS = "resources/references"
+
+
+def guide(title: str, topics: list[str], intro: str = "What this guide covers.") -> str:
+    """A markdown source: ``# title``, ``intro``, then one ``## topic`` section per topic,
+    each long enough (over ``ingest_chunks.MIN_AT_HEADING``) to be a part of its own."""
+    sections = "".join(
+        f"## {topic}\n\n" + f"The {topic.lower()} step is done with care and checked twice. "
+        * 12 + "\n\n" for topic in topics)
+    return f"# {title}\n\n{intro}\n\n{sections}"
+
+
+def vault_files(box: VaultBox) -> dict[str, bytes]:
+    """Every note of the vault (the indexes left out): path -> bytes."""
+    return {p.relative_to(box.vault).as_posix(): p.read_bytes()
+            for p in sorted(box.vault.rglob("*.md")) if "_agent/index" not in p.as_posix()}
+
+
+def changed_notes(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    """The notes written, created or deleted between two ``vault_files`` snapshots, the
+    daily note (the agent log line) left out."""
+    return {p for p in before.keys() | after.keys()
+            if before.get(p) != after.get(p) and not p.startswith("journal/")}
+
+
+def notes_of_source(box: VaultBox, location: str) -> list[str]:
+    """The notes under ``resources/references/`` whose ``source_path`` is ``location``."""
+    from echo_core.frontmatter import parse_frontmatter
+
+    found = []
+    for path, data in vault_files(box).items():
+        if path.startswith(REFS + "/"):
+            fm, _, _ = parse_frontmatter(data.decode("utf-8"))
+            if fm.get("source_path") == location:
+                found.append(path)
+    return sorted(found)

@@ -86,3 +86,23 @@ def test_a_failed_fetch_does_not_show_the_url_secrets(box: VaultBox, site: Site)
     message = caught.value.message
     assert PASSWORD not in message and KEY not in message, message
     assert "alice:[REDACTED:url-password]@" in message and SHOWN_QUERY in message
+
+
+def test_a_document_an_earlier_version_recorded_with_the_raw_url_is_rewritten(
+        box: VaultBox, site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes ingested before URLs were redacted hold the raw URL: ingesting it again
+    finds them (no second document) and rewrites them without the secret."""
+    import echo_core.ops.ingest_fetch as fetch_module
+    from echo_core.redaction import RedactionResult
+
+    url = _secret_url(site, "/docs/guide.md")
+    with monkeypatch.context() as old_version:  # what an earlier version recorded
+        old_version.setattr(fetch_module, "redact", lambda text: RedactionResult(text, ()))
+        first = ingest(box.ctx(), url)
+    notes = sorted(p.relative_to(box.vault).as_posix() for p in box.vault.rglob("*.md"))
+    assert PASSWORD.encode() in _everything_under(box.vault)
+    again = ingest(box.ctx(), url)
+    assert again.data.path == first.data.path and again.data.changed
+    assert sorted(p.relative_to(box.vault).as_posix() for p in box.vault.rglob("*.md")) == notes
+    assert PASSWORD.encode() not in _everything_under(box.vault)
+    assert ingest(box.ctx(), url).data.changed is False  # then up to date

@@ -182,13 +182,16 @@ def _envelope(plan: IngestPlan, doc: IngestDocument, kind: str, redacted: tuple[
         what = ("unchanged: nothing would be written" if not plan.changes
                 else f"would write {len(plan.writes)} note(s)"
                 + (f" and remove {len(plan.removes)}" if plan.removes else ""))
-        return Envelope(True, Action.DRY_RUN, f"{plan.document.path} ({count} parts): {what}",
-                        result)
+        return Envelope(True, Action.DRY_RUN, f"{plan.document.path} ({count} parts): {what}"
+                        + (f"; {plan.advice}" if plan.advice else ""), result)
+    advice = f"; {plan.advice}" if plan.advice else ""
     if not written:
-        return Envelope(True, Action.UNCHANGED, f"{plan.document.path} is up to date "
-                        f"({count} parts); nothing written", result)
+        said = (f"the source changed since {plan.document.path} was edited by hand; nothing "
+                "written" if plan.document.step == "kept-edited" else
+                f"{plan.document.path} is up to date ({count} parts); nothing written")
+        return Envelope(True, Action.UNCHANGED, said + advice, result)
     verb = "created" if plan.document.step == "create" else "updated"
     extra = f"; kept {len(kept)} note(s) edited by hand" if kept else ""
     action = Action.CREATED if verb == "created" else Action.UPDATED
-    return Envelope(True, action, f"{verb} {plan.document.path} with {count} parts{extra}",
-                    result)
+    return Envelope(True, action,
+                    f"{verb} {plan.document.path} with {count} parts{extra}{advice}", result)

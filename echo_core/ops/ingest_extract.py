@@ -85,9 +85,16 @@ def tidy(text: str) -> str:
     return _BLANKS.sub("\n\n", text).strip()
 
 
+def link_safe(text: str) -> str:
+    """``text`` fit for the alias of a ``[[link|alias]]``: ``|`` made ``-``, ``[`` / ``]``
+    made ``(`` / ``)`` (none left to end the link early or open another)."""
+    return text.translate(_LINK_SAFE)
+
+
 def one_line(title: str) -> str:
-    """``title`` on one line, at most ``MAX_TITLE`` characters (cut at a word)."""
-    clean = " ".join(title.translate(_LINK_SAFE).split()).strip(" #")
+    """``title`` on one line, at most ``MAX_TITLE`` characters (cut at a word), fit for
+    a link's alias (``link_safe``)."""
+    clean = " ".join(link_safe(title).split()).strip(" #")
     if len(clean) > MAX_TITLE:
         clean = clean[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(" ,;:-") + "…"
     return clean

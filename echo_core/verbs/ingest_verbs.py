@@ -100,4 +100,5 @@ text and 2,000 parts (a bigger source is refused: split it).
 Exit 2 for a bad source, a malformed URL or content with no text, 44 for
 HTTP 404, 69 when the host cannot be reached or the fetch misses its
 deadline; nothing is written then."""),
+    fresh="quick",
 )
