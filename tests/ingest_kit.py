@@ -81,19 +81,27 @@ class Site:
 
 
 @contextmanager
-def loopback_site(pages: dict[str, Page]) -> Iterator[Site]:
-    """Serve ``pages`` on 127.0.0.1 until the block ends."""
-    hits: list[str] = []
-    handler = type("Handler", (_Handler,), {"pages": pages, "hits": hits})
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port, a thread per request) until the block
+    ends; yields the base URL."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Site(f"http://127.0.0.1:{server.server_address[1]}", pages, hits)
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def loopback_site(pages: dict[str, Page]) -> Iterator[Site]:
+    """Serve ``pages`` on 127.0.0.1 until the block ends."""
+    hits: list[str] = []
+    handler = type("Handler", (_Handler,), {"pages": pages, "hits": hits})
+    with serving(handler) as base:
+        yield Site(base, pages, hits)
 
 
 def closed_port() -> int:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from echo_core.ops.ingest import ingest
 from echo_core.ops.ingest_fetch import DEADLINE_FACTOR
 from tests.capture_kit import VaultBox
 from tests.cli_inproc import run_main
+from tests.ingest_kit import serving
 
 TIMEOUT = 0.5
 DEADLINE = TIMEOUT * DEADLINE_FACTOR
@@ -52,17 +51,8 @@ class _CloseDelimited(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def _dripping_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CloseDelimited)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def _dripping_server() -> AbstractContextManager[str]:
+    return serving(_CloseDelimited)
 
 
 @pytest.fixture()

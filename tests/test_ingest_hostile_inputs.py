@@ -6,10 +6,8 @@ into thousands of pages, and a windows-1251 page that names its charset only in 
 from __future__ import annotations
 
 import http.server
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,14 @@ from echo_core.ops.ingest import ingest
 from echo_core.ops.ingest_extract import extract
 from echo_core.ops.ingest_fetch import FetchedSource
 from tests.capture_kit import VaultBox
-from tests.ingest_kit import Site, ingest_box, ingest_site, loopback_site, site_pages  # noqa: F401 - fixtures box, site
+from tests.ingest_kit import (  # noqa: F401 - fixtures box, site
+    Site,
+    ingest_box,
+    ingest_site,
+    loopback_site,
+    serving,
+    site_pages,
+)
 
 REFS = "resources/references"
 ARTICLE = "/articles/gear-trains.html"
@@ -109,17 +114,8 @@ class _Trickle(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def _trickling_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def _trickling_server() -> AbstractContextManager[str]:
+    return serving(_Trickle)
 
 
 @pytest.mark.parametrize("path", ["/body.html", "/headers"])
