@@ -19,6 +19,8 @@ JOURNAL_WEIGHT = 0.6
 #: (``bench/eval_recall.py``, turn+context, 760 questions): R@10 0.7936 -> 0.7997, R@5
 #: 0.709 both, multi-hop R@10 0.454 -> 0.474; 0.75-0.9 give R@10 0.7996-0.8010 (0.85,
 #: the middle, was picked before the product was measured); the gold set stays at 1.00.
+#: ``hybrid`` in the same run: R@5 / R@10 0.737 / 0.815 -> 0.745 / 0.821, open-domain R@5
+#: 0.398 -> 0.409, but multi-hop R@5 0.393 -> 0.382 (142 questions: about 1.5 of them).
 #: An index built before it takes the factor at the next rebuild (``reindex``, a full
 #: sweep); a note written since gets it at once.
 QUESTION_WEIGHT = 0.85
