@@ -12,6 +12,8 @@ store)::
     paths.ndjson                         {"path"}: one line per ring, added when it is made
     paths-scanned.ndjson                 {"path"}: the rings there were before paths.ndjson,
                                          found once by reading each ring's log
+    renames.ndjson                       {"from", "to", "at"}: one line per note renamed by
+                                         hand (``record_rename``), oldest first
 
 Contracts:
 
@@ -38,6 +40,12 @@ Contracts:
 * Rings are per path. ``paths_named`` lists the paths of one file name that have a ring,
   and ``versions_of`` merges several rings (a note moved from one path to another keeps
   its name: ``ops.history`` follows it); each ``Version`` says the path it was kept for.
+* A rename that changes the file name is known only from ``renames.ndjson``: the
+  vault-change check records it (``ops.vault_changes``: ``record_rename``), and
+  ``renamed`` follows its chains both ways (a cycle stops where it comes back). A pair
+  recorded again adds nothing; an unparsable line is skipped (a torn last line is ended
+  before the next is added); beyond ``2 * RENAMES_KEPT`` lines the log is rewritten
+  (atomically) as its newest ``RENAMES_KEPT`` pairs. It is not in backups.
 """
 
 from __future__ import annotations
@@ -58,6 +66,8 @@ RING_SIZE = 20
 INDEX_NAME = "versions.ndjson"
 PATHS_LOG = "paths.ndjson"
 PATHS_SCANNED = "paths-scanned.ndjson"
+RENAMES_LOG = "renames.ndjson"
+RENAMES_KEPT = 500
 MIN_PREFIX = 4
 HEADLINE_CHARS = 80
 _SHA = re.compile(r"[0-9a-f]{64}")
@@ -130,6 +140,21 @@ def _ring(records: list[Version], size: int) -> list[Version]:
         latest.pop(version.sha, None)
         latest[version.sha] = version
     return list(latest.values())[-size:]
+
+
+def rename_pairs(data: bytes) -> dict[tuple[str, str], str]:
+    """Each ``(from, to)`` pair a ``RENAMES_LOG`` text records, with its first line (a
+    torn or unreadable line, or a pair of one path, is left out)."""
+    pairs: dict[tuple[str, str], str] = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            item = json.loads(line)
+            old, new = item["from"], item["to"]
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn line
+        if isinstance(old, str) and isinstance(new, str) and old != new:
+            pairs.setdefault((old, new), line + "\n")
+    return pairs
 
 
 class NoteHistory:
@@ -277,6 +302,48 @@ class NoteHistory:
                 if isinstance(path, str) and _file_name(path) == name:
                     found.add(path)
         return sorted(found)
+
+    def _rename_lines(self) -> tuple[bytes, dict[tuple[str, str], str]]:
+        """``RENAMES_LOG`` as stored, and each pair it records (first line kept)."""
+        data = self.files.read(RENAMES_LOG) or b""
+        return data, rename_pairs(data)
+
+    def renames(self) -> list[tuple[str, str]]:
+        """The recorded renames ``(from, to)``, oldest first, each pair once."""
+        return list(self._rename_lines()[1])
+
+    def record_rename(self, old: str, new: str, *, at: str) -> bool:
+        """Record that the note at ``old`` is now at ``new`` (renamed by hand, its text
+        unchanged), ``at`` an ISO time. False (nothing written) when that pair is
+        recorded already. The caller holds the vault lock (the log may be rewritten).
+        Errors: ``OSError`` when the history cannot be written."""
+        with self._lock:
+            data, pairs = self._rename_lines()
+            if (old, new) in pairs or old == new:
+                return False
+            line = json.dumps({"from": old, "to": new, "at": at}, ensure_ascii=False) + "\n"
+            if data.count(b"\n") + 1 > 2 * RENAMES_KEPT:
+                kept = [*pairs.values(), line][-RENAMES_KEPT:]
+                self.files.write(RENAMES_LOG, "".join(kept).encode("utf-8"))
+            else:
+                torn = "\n" if data and not data.endswith(b"\n") else ""
+                self.files.append(RENAMES_LOG, torn + line)
+        return True
+
+    def renamed(self, path: str, *, forward: bool = False) -> list[str]:
+        """The paths the note at ``path`` was renamed from (``forward``: to), through
+        chains of recorded renames, nearest first; a path met again (a cycle) once."""
+        step: dict[str, list[str]] = {}
+        for old, new in self.renames():
+            source, target = (old, new) if forward else (new, old)
+            step.setdefault(source, []).insert(0, target)  # the newest first
+        found: dict[str, None] = {path: None}
+        frontier = [path]
+        while frontier:
+            ahead = [p for here in frontier for p in step.get(here, [])]
+            frontier = [p for p in dict.fromkeys(ahead) if p not in found]
+            found.update(dict.fromkeys(frontier))
+        return list(found)[1:]
 
     def _scanned(self) -> bytes:
         """``PATHS_SCANNED``: made (once) by reading every ring's log when absent."""

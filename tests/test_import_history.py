@@ -233,3 +233,36 @@ def test_a_postgres_vault_gets_the_history_in_its_database(pg_ctx: EchoContext,
     assert again.data.history_versions == 0 and again.data.history_already == 2
     assert [pg_ctx.history.text(NOTE, v) for v in pg_ctx.history.versions(NOTE)] == TEXTS[1::-1]
     assert not (tmp_path / "pg-state" / "history").exists()
+
+
+def test_a_rename_the_backup_recorded_is_followed_in_the_restored_vault(
+        tmp_path: Path) -> None:
+    box = VaultBox(tmp_path / "old").init()
+    ctx = box.ctx()
+    for text in TEXTS:
+        ctx.vault.write_note(NOTE, text)
+    assert invoke(box.ctx(), "history", {"path": NOTE}).data.exists  # the check saw it
+    os.rename(box.vault / NOTE, box.vault / "notes/roadmap.md")  # by hand
+    assert invoke(box.ctx(), "history", {"path": "notes/roadmap.md"}).data.versions
+    zipped = backup_vault(box.ctx(), out=str(tmp_path / "zips")).data.path
+    with zipfile.ZipFile(zipped) as archive:
+        assert f"{HISTORY_PREFIX}/renames.ndjson" in archive.namelist()
+        archive.extractall(tmp_path / "unzipped")
+    new = VaultBox(tmp_path / "new")
+    assert import_vault(new.ctx(), str(tmp_path / "unzipped")).ok
+    listed = invoke(new.ctx(), "history", {"path": "notes/roadmap.md"}).data.versions
+    assert {v.path for v in listed} == {NOTE} and len(listed) == 2
+    import_vault(new.ctx(), str(tmp_path / "unzipped"))  # again: the pair counted once
+    assert new.ctx().history.renames() == [(NOTE, "notes/roadmap.md")]
+
+
+def test_a_hostile_rename_log_is_skipped_pair_by_pair(tmp_path: Path) -> None:
+    source = _unzipped_backup(tmp_path)
+    (source / HISTORY_PREFIX / "renames.ndjson").write_text(
+        json.dumps({"from": "../../etc/passwd", "to": "notes/x.md", "at": "2026"}) + "\n"
+        + json.dumps({"from": NOTE, "to": "notes/kept.md", "at": "not a time"}) + "\n"
+        + "{torn", "utf-8")
+    new = VaultBox(tmp_path / "new")
+    env = import_vault(new.ctx(), str(source))
+    assert [s.path for s in env.data.history_skipped] == [f"{HISTORY_PREFIX}/renames.ndjson"]
+    assert new.ctx().history.renames() == [(NOTE, "notes/kept.md")]

@@ -4,8 +4,8 @@ Note history (the versions ``history`` lists, ``echo_core.history``) is kept per
 in ``<state dir>/vaults/<vault id>/history``, or in the vault's store for a backend that
 shares it (``.echo-history/`` there: PostgreSQL). Either way a backup takes the same
 files, in the same layout, under ``.echo-history/``: ``paths.ndjson``,
-``paths-scanned.ndjson`` and each ring's ``versions.ndjson`` and text blobs (a folder
-named by the note path's hash; vault-relative, so valid on any machine). Nothing else
+``paths-scanned.ndjson``, ``renames.ndjson`` and each ring's ``versions.ndjson`` and text
+blobs (a folder named by the note path's hash; vault-relative, so valid on any machine). Nothing else
 is taken: no temp files, nothing of ``.staging/``. ``import --from`` the unzipped backup
 merges that folder into the restored vault's history (``transfer_history``), which
 brings the versions back. A file that vanishes while it is read (a ring compacted
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from echo_core.history import INDEX_NAME, PATHS_LOG, PATHS_SCANNED
+from echo_core.history import INDEX_NAME, PATHS_LOG, PATHS_SCANNED, RENAMES_LOG
 from echo_core.history_files import HISTORY_PREFIX, HistoryFiles, history_files
 from echo_core.protocols import Storage
 
@@ -36,7 +36,7 @@ def _history_names(files: HistoryFiles) -> list[str]:
     rings = sorted(r for r in files.folders() if _RING.fullmatch(r))
     with ThreadPoolExecutor(max_workers=_READERS) as pool:
         listed = list(pool.map(files.names, rings))
-    names = [PATHS_LOG, PATHS_SCANNED]
+    names = [PATHS_LOG, PATHS_SCANNED, RENAMES_LOG]
     for ring, inside in zip(rings, listed, strict=True):
         names += sorted(f"{ring}/{n}" for n in inside if n == INDEX_NAME or _BLOB.fullmatch(n))
     return names

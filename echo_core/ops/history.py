@@ -10,9 +10,16 @@ names ``x.md`` wherever it is), and a move (sweep's decay moving a project, a pe
 ``mv``) keeps it. So the versions kept under another path of the same file name, where
 no note is now, are the note's from before a move: ``history`` of the note lists them
 with its own, and ``history`` of the old path lists them all too and names where the
-note is now. ``restore`` never makes a second note of a name: at a path with no note
-while a note of that name is elsewhere it is refused (44, naming that note), so the
-version is restored there instead (its versions include the old path's).
+note is now. A rename that changes the file name (a person's ``mv a.md b.md``,
+Obsidian's rename) is followed the same way once the vault-change check has recorded it
+(``ops.vault_changes``; ``NoteHistory.renamed``, through chains; the ``history`` verb runs
+the check first, ``restore`` does not: its preview writes nothing): the paths renamed
+into the note's, where no note is now, add their versions. Limit: a note renamed and edited
+before the next command ran (its text no longer the recorded one), or renamed with
+another note of the same text, is not followed. ``restore`` never makes a second note of
+a name: at a path with no note while the note is elsewhere (moved or renamed) it is
+refused (44, naming that note), so the version is restored there instead (its versions
+include the old path's).
 
 A restore of a note that ``evolve`` archived versions of archives the text it replaces
 the same way (``_agent/archive/``, ``superseded_at`` today, the reason naming the
@@ -56,8 +63,8 @@ if TYPE_CHECKING:
 @attrs.frozen
 class HistoryResult:
     """The kept versions of ``path``, newest first (each says the path it was kept
-    for); ``exists``: the note is there now; ``moved_to``: where the note of that name
-    is now, when ``path`` has none (it was moved); ``current_version``: the version of
+    for); ``exists``: the note is there now; ``moved_to``: where the note is now, when
+    ``path`` has none (it was moved or renamed: ``lineage``); ``current_version``: the version of
     the note now (at ``moved_to`` when it moved; None when there is none), which
     ``restore --base`` takes to refuse a restore once the note has changed."""
 
@@ -81,8 +88,9 @@ def _exists(ctx: EchoContext, path: str) -> bool:
 class Lineage:
     """The paths one note had: ``paths`` (``path`` first) are the rings its versions are
     in; ``exists``: a note is at ``path``; ``namesakes``: the other notes of ``path``'s
-    file name now; ``moved_to``: the note's path now when ``path`` has none and exactly
-    one note of that name is elsewhere."""
+    file name now; ``moved_to``: the note's path now when ``path`` has none and the note
+    was renamed to a path with a note now (recorded), or exactly one note of that name is
+    elsewhere."""
 
     path: str
     paths: tuple[str, ...]
@@ -91,31 +99,56 @@ class Lineage:
     moved_to: str | None = None
 
 
+def _name(path: str) -> str:
+    """The file name of ``path``: the note's name (``x.md``)."""
+    return path.rsplit("/", 1)[-1]
+
+
 def _notes_named(ctx: EchoContext, name: str, path: str) -> tuple[str, ...]:
     """The files of file name ``name`` in the vault now, other than ``path``."""
     return tuple(p for p in ctx.vault.storage.list("")
-                 if p != path and p.rsplit("/", 1)[-1] == name)
+                 if p != path and _name(p) == name)
 
 
 def lineage(ctx: EchoContext, path: str) -> Lineage:
     """The paths the note at ``path`` (or last at ``path``) had (module docstring): with
     a note at ``path``, the paths of its file name that have kept versions and no note
     now, unless another note of that name exists (then whose they were is unknown: only
-    ``path``); with none there and one note of that name elsewhere, that note's path and
-    the others of its name with no note. Reads the history's path lists; lists the
-    vault only when another path of the name has versions, or ``path`` has no note."""
-    name = path.rsplit("/", 1)[-1]
-    others = [p for p in ctx.history.paths_named(name) if p != path]
+    ``path``), then the paths renamed into ``path`` with no note now; with none there,
+    the one note ``path`` was renamed to (through chains) that is there now, else the one
+    note of that name elsewhere (``moved_to``), and that note's paths. Reads the
+    history's path and rename lists; lists the vault only when another path of the name
+    has versions, or ``path`` has no note."""
     exists = _exists(ctx, path)
+    if not exists:
+        now = [p for p in ctx.history.renamed(path, forward=True) if _exists(ctx, p)]
+        if len(now) == 1:
+            return _moved(ctx, path, now[0], ())
+    line = _by_name(ctx, path, exists)
+    if not exists:
+        return line
+    before = [p for p in ctx.history.renamed(path) if p not in line.paths and not _exists(ctx, p)]
+    return attrs.evolve(line, paths=(*line.paths, *before)) if before else line
+
+
+def _moved(ctx: EchoContext, path: str, now: str, namesakes: tuple[str, ...]) -> Lineage:
+    """``path``'s lineage when it has no note and the note is at ``now``: ``path``, then
+    ``now``'s."""
+    ahead = lineage(ctx, now).paths
+    return Lineage(path, tuple(dict.fromkeys((path, *ahead))), False, namesakes, now)
+
+
+def _by_name(ctx: EchoContext, path: str, exists: bool) -> Lineage:
+    """``lineage`` by file name alone (no renames)."""
+    name = _name(path)
+    others = [p for p in ctx.history.paths_named(name) if p != path]
     if exists and not others:
         return Lineage(path, (path,), True)
     namesakes = _notes_named(ctx, name, path)
     if namesakes:
         if exists or len(namesakes) > 1:
             return Lineage(path, (path,), exists, namesakes)
-        now = namesakes[0]
-        return Lineage(path, (path, now, *[p for p in others if p != now]), False,
-                       namesakes, now)
+        return _moved(ctx, path, namesakes[0], namesakes)
     return Lineage(path, (path, *others) if exists else (path,), exists)
 
 
@@ -130,17 +163,17 @@ def note_history(ctx: EchoContext, path: str) -> Envelope[HistoryResult]:
     versions = tuple(ctx.history.versions_of(line.paths))
     exists = line.exists
     if not versions and not exists:
-        name = clean.rsplit("/", 1)[-1].removesuffix(".md")
-        moved = (f"; the note {name!r} is at {line.moved_to} (moved): run `echo-memory "
-                 f"history {line.moved_to}`" if line.moved_to else "")
+        name = _name(clean).removesuffix(".md")
+        moved = (f"; the note {name!r} is at {line.moved_to} ({_how(line)}): run "
+                 f"`echo-memory history {line.moved_to}`" if line.moved_to else "")
         raise not_found(f"no note and no history at {clean!r}{moved}; check the path "
                         "(`echo-memory ls` lists the vault)")
     before = [p for p in line.paths[1:] if p != line.moved_to]
     where = f" (with those kept at {', '.join(before)}, where it was before)" if before else ""
     if line.moved_to is not None:
-        message = (f"no note at {clean}: it moved to {line.moved_to}; {len(versions)} "
-                   f"earlier version(s) of it, newest first{where}; restore them at "
-                   f"{line.moved_to}")
+        message = (f"no note at {clean}: it was {_how(line)} to {line.moved_to}; "
+                   f"{len(versions)} earlier version(s) of it, newest first{where}; restore "
+                   f"them at {line.moved_to}")
     elif versions:
         message = f"{len(versions)} earlier version(s) of {clean}, newest first{where}"
     else:
@@ -225,19 +258,26 @@ def _chosen(ctx: EchoContext, line: Lineage, version_id: str) -> Version:
 
 
 def _refuse_second_note(line: Lineage, version_id: str) -> None:
-    """44 when restoring ``line.path`` would make a second note of its name."""
-    if line.exists or not line.namesakes:
+    """44 when restoring ``line.path`` would make a second note of its name (or a
+    second copy of the note renamed from it)."""
+    if line.exists or not (line.namesakes or line.moved_to):
         return
-    name = line.path.rsplit("/", 1)[-1].removesuffix(".md")
+    name = _name(line.path).removesuffix(".md")
     if line.moved_to is not None:
         raise not_found(f"no note at {line.path}, and the note {name!r} is at "
-                        f"{line.moved_to} (moved): restore it there, `echo-memory restore "
+                        f"{line.moved_to} ({_how(line)}): restore it there, `echo-memory restore "
                         f"{line.moved_to} {version_id}` (its history lists the versions kept "
                         f"at {line.path} too). Nothing was written")
     raise not_found(f"no note at {line.path}, and notes named {name!r} are at "
                     f"{', '.join(line.namesakes)}: restoring would make another; restore "
                     "one of them, or `get` the version's text and put it under another "
                     "name. Nothing was written")
+
+
+def _how(line: Lineage) -> str:
+    """``moved`` (the same file name) or ``renamed``: how the note left ``line.path``."""
+    same = line.moved_to is None or _name(line.moved_to) == _name(line.path)
+    return "moved" if same else "renamed"
 
 
 def _write(ctx: EchoContext, path: str, current: str | None, text: str,

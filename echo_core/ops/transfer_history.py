@@ -10,7 +10,10 @@ symbolic link (one is skipped), a ring's log over ``LOG_CAP`` bytes or a text ov
 that breaks the vault's path rules or is not the ring's, no SHA-256, no ISO time: one
 entry per log) and a text whose bytes are not its SHA-256 or not UTF-8. The history's
 own lists (``paths.ndjson``, ``paths-scanned.ndjson``) are not read (they are rebuilt
-from the rings); a text no log line names is not a version and is ignored; any other
+from the rings); its renames (``renames.ndjson``, at most ``LOG_CAP`` bytes) are
+recorded in the vault's (``NoteHistory.record_rename``: a pair held already adds
+nothing), a pair with a path that breaks the path rules or that the import left out is
+skipped; a text no log line names is not a version and is ignored; any other
 entry is skipped. The vault's history is written only through its ``HistoryFiles``,
 under the ring folder of a path's hash and a text's SHA-256, so nothing lands outside it.
 A path the import left out (``left_out`` says why: a skipped file, the vault's own
@@ -38,10 +41,12 @@ from echo_core.history import (
     INDEX_NAME,
     PATHS_LOG,
     PATHS_SCANNED,
+    RENAMES_LOG,
     Merged,
     NoteHistory,
     Version,
     path_key,
+    rename_pairs,
 )
 from echo_core.history_files import HISTORY_PREFIX, STAGING_DIR
 from echo_core.ops.vault_transfer_io import NOTE_CAP, TransferSkip
@@ -96,9 +101,49 @@ def import_history(history: NoteHistory, root: Path,
                 os.close(fd)
             versions += len(done.added)
             already += len(done.already)
+        _merge_renames(history, top, left_out, skipped)
     finally:
         os.close(top)
     return HistoryImport(versions, already, tuple(skipped), found=True)
+
+
+def _merge_renames(history: NoteHistory, top: int, left_out: Callable[[str], str],
+                   skipped: list[TransferSkip]) -> None:
+    """Record the folder's renames (``RENAMES_LOG``) in ``history``: each pair whose two
+    paths keep the path rules and were not left out; the others to ``skipped``."""
+    try:
+        os.stat(RENAMES_LOG, dir_fd=top, follow_symlinks=False)
+    except FileNotFoundError:
+        return  # a backup made before renames were recorded
+    except OSError:
+        pass  # _read says why
+    try:
+        data = _read(top, RENAMES_LOG, LOG_CAP)
+    except _Skip as why:
+        skipped.append(TransferSkip(_where(RENAMES_LOG), str(why)))
+        return
+    for (old, new), line in rename_pairs(data).items():
+        try:
+            clean = (normalize_path(old), normalize_path(new))
+        except EchoError as exc:
+            skipped.append(TransferSkip(_where(RENAMES_LOG), f"a rename of a path that "
+                                        f"cannot be a note path ({exc.message})"))
+            continue
+        if left_out(clean[0]) or left_out(clean[1]):
+            continue
+        at = json.loads(line).get("at")
+        history.record_rename(*clean, at=at if _iso_time(at) else "")
+
+
+def _iso_time(value: object) -> bool:
+    """Whether ``value`` is a short ISO time text."""
+    if not isinstance(value, str) or len(value) > _TIME_CHARS:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_link(exc: OSError) -> bool:
@@ -116,7 +161,7 @@ def _rings(top: int, skipped: list[TransferSkip]) -> Iterator[tuple[str, int]]:
     with os.scandir(top) as entries:
         names = sorted(e.name for e in entries)
     for name in names:
-        if name in (PATHS_LOG, PATHS_SCANNED, STAGING_DIR):
+        if name in (PATHS_LOG, PATHS_SCANNED, RENAMES_LOG, STAGING_DIR):
             continue
         if not _RING.fullmatch(name):
             skipped.append(TransferSkip(_where(name), "not a note-history entry"))

@@ -12,6 +12,14 @@ next check).
 ``baseline`` records the whole vault when the manifest has nothing yet: both indexes
 are rebuilt from one read of every note, so whatever happened before is covered.
 
+A note renamed by hand (``mv a.md b.md``, Obsidian's rename) shows as one note gone and
+one new in the same check. When the new note's text hashes to the gone note's recorded
+hash, and no other gone or new note of that check has that hash, the rename is recorded
+in the note history (``NoteHistory.record_rename``), so ``history`` of the new path lists
+the old path's versions. Limits: a rename and an edit between two checks (the hash
+differs), or two notes of one text renamed together, record nothing; this is looked at
+only when a check finds both gone and new notes.
+
 A file whose name no vault path can be (made by hand: not UTF-8, a ``:`` or ``\\``;
 ``paths.refused_paths``) is not tracked: no read takes it, and neither the manifest nor
 the indexes could hold its name, so one such file never stops a check (lint names it).
@@ -189,6 +197,8 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
             continue
         rows[path] = (stamp[0], stamp[1], digest)
         changed.append(path)
+    if gone and new:
+        _record_renames(ctx, renamed_pairs(gone, new, recorded, rows), lock_timeout)
     to_sync = {p: texts.get(p) for p in changed}
     to_sync.update(dict.fromkeys(gone))
     sync = (sync_paths(ctx, to_sync, texts=to_sync, lock_timeout=lock_timeout)
@@ -205,6 +215,41 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
     return Changes(tuple(p for p in changed if p in new_set),
                    tuple(p for p in changed if p not in new_set), tuple(sorted(gone)),
                    touched, len(set(verify)), tuple(bad), sync)
+
+
+def renamed_pairs(gone: Iterable[str], new: Iterable[str], recorded: Mapping[str, Row],
+                  rows: Mapping[str, Row | None]) -> list[tuple[str, str]]:
+    """The renames ``(old, new)`` one check shows: a ``gone`` note and a ``new`` one whose
+    text hashes (``rows``: as read now) to the gone note's ``recorded`` hash, when no
+    other gone or new note has that hash (else which went where is unknown: none)."""
+    before: dict[str, list[str]] = {}
+    for path in dict.fromkeys(gone):
+        row = recorded.get(path)
+        if row is not None and row[2]:
+            before.setdefault(row[2], []).append(path)
+    after: dict[str, list[str]] = {}
+    for path in new:
+        row = rows.get(path)
+        if row is not None and row[2] in before:
+            after.setdefault(row[2], []).append(path)
+    return [(olds[0], after[digest][0]) for digest, olds in before.items()
+            if len(olds) == 1 and len(after.get(digest, ())) == 1]
+
+
+def _record_renames(ctx: EchoContext, pairs: list[tuple[str, str]],
+                    lock_timeout: float) -> None:
+    """Record ``pairs`` in the note history under the vault lock; a failure (the lock
+    held, the history not writable) is logged: the check goes on."""
+    if not pairs:
+        return
+    at = ctx.now().isoformat(timespec="seconds")
+    try:
+        with ctx.vault.storage.lock(timeout=lock_timeout):
+            for old, new in pairs:
+                ctx.history.record_rename(old, new, at=at)
+    except (OSError, EchoError) as exc:
+        log.warning("could not record the renames %s in the note history (%s): `history` "
+                    "of the new paths will not list the old ones' versions", pairs, exc)
 
 
 def require_vault_present(storage: Storage) -> None:

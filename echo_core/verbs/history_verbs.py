@@ -78,10 +78,14 @@ fm, restore) or deleted: up to 20 per note, in the state dir (not the vault).
 Each line: version id, when it was kept, size, first heading or line; then the
 note's current version (`current_version` in --json), to give restore as --base.
 History follows a moved note (sweep --decay moving a project, or a file you moved
-yourself; it keeps its file name): the versions kept at its old path are listed
-with its own, marked "kept at <old path>", and PATH being the old path lists them
-too, naming where the note is now.
+yourself) and a renamed one (`mv ada.md ada-lovelace.md`, Obsidian's rename: seen
+by the next command, which finds the old path gone and the same text at the new):
+the versions kept at its old path are listed with its own, marked "kept at <old
+path>", and PATH being the old path lists them too, naming where the note is now.
+A file renamed and edited before the next command ran (or two notes of one text
+renamed together) is not followed: its new path starts a history of its own.
 Exit 44 when PATH has no note and no history."""),
+    fresh="quick",
 )
 
 
@@ -144,10 +148,11 @@ nothing. With --yes: writes it; the text it replaces is kept as a new version, s
 a restore can itself be undone, and an entity's index entry (title, aliases)
 follows the restored note. A note evolve archived versions of also gets the
 text it replaces archived under _agent/archive/ (so recall --as-of still finds
-it). VERSION may be one kept at the note's path before it was moved. Exit 44 when
-PATH has no history, VERSION is not one of its versions, or PATH has no note
-because the note moved (restore it at the path the message names: a restore
-never makes a second note of one name).
+it). VERSION may be one kept at the note's path before it was moved, or renamed
+(once a command since the rename, such as `history`, has seen it).
+Exit 44 when PATH has no history, VERSION is not one of its versions, or PATH has
+no note because the note moved (restore it at the path the message names: a
+restore never makes a second note of one name).
 
 With --base VERSION (the current version `history` prints): exit 1, nothing
 written, when the note is another version now (a capture or an edit landed since
