@@ -129,7 +129,8 @@ def describe(entry: UnfinishedImport) -> tuple[str, str]:
                 "cannot be read)")
         return what, "run the same import again; it finishes it and replaces the record"
     what = (f"an import into this vault did not finish (from {entry.source}, started "
-            f"{entry.started}); some of its files are missing")
+            f"{entry.started}): some of its files may be missing, or written but not yet "
+            "indexed")
     todo = (f"run the same import again: {command} (it keeps the files written and "
             "writes and indexes the rest)")
     return what, todo
