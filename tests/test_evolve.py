@@ -128,3 +128,26 @@ def test_evolve_over_mcp(box: VaultBox) -> None:
         server.runner.close()
     assert not is_error and data["archive"] == ARCHIVE, data
     assert (box.vault / ARCHIVE).exists()
+
+
+def test_an_evolve_cut_short_after_its_archive_and_run_again_elsewhere_archives_once(
+        box: VaultBox, tmp_path: Path) -> None:
+    """The run killed after writing its archive left its intent on its own machine; run
+    again from another (no intent), the archive holding exactly that version is taken as
+    it is: no second archive of the same text."""
+    import datetime as dt
+
+    from echo_core.ops.evolve import archived_version
+
+    old, new = box.read(NOTE), _new_text(box)
+    written = archived_version(old, NOTE, "moved", dt.date(2026, 3, 9))
+    (box.vault / ARCHIVE).parent.mkdir(parents=True, exist_ok=True)
+    (box.vault / ARCHIVE).write_text(written, "utf-8")  # what the killed run left
+    elsewhere = VaultBox(box.root)
+    elsewhere.state = tmp_path / "other-machine"  # its own state dir: no intent there
+    env = evolve_note(elsewhere.ctx(ECHO_TODAY="2026-03-09"), NOTE, "moved", new)
+    assert env.ok and env.data.archive == ARCHIVE
+    assert box.read(ARCHIVE) == written
+    archives = sorted(p.name for p in (box.vault / ARCHIVE).parent.iterdir())
+    assert archives == ["deploy-process--2026-03-09.md"]
+    assert "Argo CD" in box.read(NOTE)

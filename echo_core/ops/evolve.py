@@ -38,7 +38,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.errors import EchoError, not_found, usage_error
+from echo_core.errors import EchoError, ExitCode, not_found, usage_error
 from echo_core.frontmatter import (
     line_ending,
     parse_frontmatter,
@@ -75,14 +75,29 @@ class EvolveResult:
     changed: bool = True
 
 
-def archive_path(storage: Storage, path: str, day: str) -> str:
-    """The first free archive name for ``path``'s version of ``day``."""
+def archive_path(storage: Storage, path: str, day: str, text: str | None = None) -> str:
+    """The first free archive name for ``path``'s version of ``day``; with ``text``, an
+    archive of that day that already holds exactly ``text`` instead (an evolve killed
+    after its archive was written, run again from a machine without its intent: the
+    archive is taken as it is, not written a second time)."""
     base = f"{ARCHIVE_FOLDER}/{path.removesuffix('.md')}--{day}"
     candidate, n = f"{base}.md", 1
     while storage.exists(candidate):
+        if text is not None and _text_at(storage, candidate) == text:
+            return candidate
         n += 1
         candidate = f"{base}-{n}.md"
     return candidate
+
+
+def _text_at(storage: Storage, path: str) -> str | None:
+    """The note's text, None when it is absent or cannot be read as text."""
+    try:
+        return storage.read(path)
+    except EchoError as exc:
+        if exc.code in (ExitCode.NOT_FOUND, ExitCode.FAILURE):
+            return None
+        raise
 
 
 def archived_version(old: str, path: str, reason: str, day: _dt.date) -> str:
@@ -141,7 +156,8 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
     old = storage.read(clean)
     require_base(clean, old, base, "Get it again and redo the edit")
     day = ctx.today()
-    archive = archive_path(storage, clean, day.isoformat())
+    archived = archived_version(old, clean, why, day)
+    archive = archive_path(storage, clean, day.isoformat(), archived)
     text = carried_over(old, text)
     new = set_frontmatter_key(mark_superseding(text, archive), "updated", day)
     if _already_evolved(old, text):
@@ -152,7 +168,8 @@ def _evolved(ctx: EchoContext, clean: str, why: str, text: str, *, dry_run: bool
                         f"would archive {clean} as {archive} and write the new version",
                         EvolveResult(clean, archive, changed=False))
     vault = StagedVault(ctx)
-    vault.update_note(archive, archived_version(old, clean, why, day), None)  # a new file
+    if _text_at(storage, archive) != archived:  # else: kept by a run cut short
+        vault.update_note(archive, archived, None)  # a new file
     vault.write_note(clean, new, prior=old)
     entity = _entity(ctx, clean, new)
     commit(ctx, vault, [entity] if entity else [], op_id or new_op_id())
