@@ -44,8 +44,8 @@ from bench.postgres_kit import (
 __all__ = ["REQUIRE_ENV", "URL_ENV", "_SERVER_OPTIONS", "LocalCluster", "close_storages",
            "drop_schema",
            "free_port", "local_cluster", "missing_postgres", "new_schema_name",
-           "pg_schema_url", "postgres_server", "server_binaries", "wait_until",
-           "with_schema"]
+           "pg_schema_url", "postgres_server", "server_binaries",
+           "terminate_lock_holder", "wait_until", "with_schema"]
 
 URL_ENV = "ECHO_TEST_POSTGRES_URL"
 REQUIRE_ENV = "ECHO_REQUIRE_POSTGRES"
@@ -107,3 +107,25 @@ def close_storages(contexts: Iterable[Any]) -> None:
     for ctx in contexts:
         if "storage" in ctx.__dict__:
             ctx.storage.close()
+
+
+def terminate_lock_holder(vault_url: str) -> int:
+    """Cut the session holding the vault lock of ``vault_url`` (``pg_terminate_backend``,
+    as ``idle_session_timeout`` or a proxy's idle timeout would) and wait until it is
+    gone, so the lock is free; its server pid. AssertionError when nobody holds it."""
+    import psycopg
+
+    from plugins.storage_postgres.pg_schema import advisory_key
+    from plugins.storage_postgres.pg_url import parse_vault_url
+
+    target = parse_vault_url(vault_url)
+    key = advisory_key("echo-memory vault lock", target.schema)
+    with psycopg.connect(target.conninfo, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND classid = %s AND objid = %s AND objsubid = 1",
+            ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF)).fetchone()
+        assert row is not None, f"nobody holds the vault lock of {vault_url}"
+        gone = admin.execute("SELECT pg_terminate_backend(%s, 10000)", (row[0],)).fetchone()
+        assert gone is not None and gone[0], f"server pid {row[0]} did not end"
+    return int(row[0])

@@ -10,8 +10,10 @@ about failed attempts are silenced (the caller's error says it).
 
 Error mapping (``pg_errors``): the server unreachable, shut down or a connection broken
 mid-request -> ``BackendUnavailable`` (exit 69; writes go to the outbox); authentication
-refused or a database that does not exist -> ``EchoError`` 78; the server refusing writes
-(read-only standby, disk full, no privilege) -> ``VaultNotWritable``.
+refused, a database that does not exist, or a connection option libpq refuses in the vault
+URL (``?sslmode=bogus``, an unknown option, a non-number port) -> ``EchoError`` 78 (no
+retry can help, so nothing is queued); the server refusing writes (read-only standby,
+disk full, no privilege) -> ``VaultNotWritable``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -38,6 +41,15 @@ _NOT_CONFIGURED = ("28", "3D000")
 _REFUSED_WORDS = ("password authentication failed", "no pg_hba.conf entry",
                   "authentication failed", "does not exist", "password is required",
                   "permission denied for database")
+#: How libpq words a connection option it refuses (fe-connect.c; no SQLSTATE, raised
+#: before any server is asked): a bad value, an unknown option, a malformed URL or
+#: ``key=value`` string.
+_BAD_OPTION = re.compile(
+    r'invalid \S+ value|invalid integer value|for connection option|invalid connection '
+    r'option|invalid URI|invalid percent-encoded|in connection info string|invalid port '
+    r'number|key/value separator|could not match \d+ (?:host names|port numbers)|'
+    r'invalid require_auth|invalid SSL protocol version range|may not be used with sslrootcert'
+    r'|when SSL support is not compiled in|could not parse network address')
 #: SQLSTATEs meaning "the server takes no writes now".
 _NOT_WRITABLE = ("25006", "53100", "42501")
 
@@ -53,6 +65,14 @@ def backend_error(exc: BaseException, where: str) -> EchoError:
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     refused = (not state and isinstance(exc, psycopg.OperationalError)
                and any(words in detail for words in _REFUSED_WORDS))
+    if not state and isinstance(exc, (psycopg.OperationalError, psycopg.ProgrammingError)) \
+            and _BAD_OPTION.search(detail):
+        return EchoError(
+            f"the vault URL of {where} has a connection option PostgreSQL's client library "
+            f"refuses ({detail}); fix that option in the vault URL (libpq's connection "
+            "parameters, e.g. sslmode=require)",
+            ExitCode.NOT_CONFIGURED,
+        )
     if refused or state.startswith(_NOT_CONFIGURED[0]) or state == _NOT_CONFIGURED[1]:
         return EchoError(
             f"PostgreSQL at {where} refused us ({detail}); check the user, password "

@@ -11,17 +11,28 @@ vault does. Releasing unlocks and closes the connection.
 
 Unlike a lock file, it cannot go stale: the server drops a session's advisory locks when
 the session ends, so a holder that dies (killed, its machine gone) frees the lock as soon
-as the server notices the connection closed. A holder whose connection is cut while it
-holds the lock (a server restart) loses it; it is warned at release
-(``StaleLockWarning``). Within one process the lock is re-entrant per thread and threads
-exclude each other (``ReentrantHold``, one per vault identity).
+as the server notices the connection closed. Within one process the lock is re-entrant
+per thread and threads exclude each other (``ReentrantHold``, one per vault identity).
+
+A holder whose connection is cut while it holds the lock (a server restart,
+``pg_terminate_backend``, ``idle_session_timeout``, a proxy's idle timeout) loses it, and
+another process may take it. So the storage's writes made by the thread holding the lock
+run on the lock's own connection (``held_transaction``): a write commits only while that
+session, and so the lock, is alive; once it is cut every further write of the hold
+raises ``BackendUnavailable`` saying the lock was lost (nothing of that write lands; the
+core then queues a capture in the outbox and leaves a half-done operation's intent for
+``recover_pending``, as for any cut connection), and the release warns
+(``StaleLockWarning``). The lock is not taken again behind the caller's back: what it read
+under the lost lock may be stale.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -46,6 +57,7 @@ class AdvisoryLock:
         self.key = advisory_key("echo-memory vault lock", schema)
         self._hold = ReentrantHold(f"of {identity}")
         self._conn: Any = None
+        self._owner: int | None = None  # the thread holding it
 
     def hold(self, connections: Connections,
              timeout: float) -> contextlib.AbstractContextManager[None]:
@@ -59,7 +71,7 @@ class AdvisoryLock:
             granted = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
             if not (granted and granted[0]):
                 self._wait(conn, deadline)
-            self._conn = conn
+            self._conn, self._owner = conn, threading.get_ident()
             return "held"
         except EchoError:
             conn.close()
@@ -103,8 +115,30 @@ class AdvisoryLock:
         return (f"{who} (server pid {pid}, from {addr or 'a local socket'}, "
                 f"{float(idle or 0):.1f} s in its current state)")
 
+    def held_transaction(self, where: str) -> contextlib.AbstractContextManager[Any] | None:
+        """A transaction on the lock's own connection when the calling thread holds the
+        lock (None when it does not): what commits in it committed while the lock was
+        held. Once that connection is cut, ``BackendUnavailable`` saying the lock was lost
+        (module docstring); other psycopg failures map as in ``backend_error``."""
+        if self._conn is None or self._owner != threading.get_ident():
+            return None
+        return self._transaction(self._conn, where)
+
+    @contextlib.contextmanager
+    def _transaction(self, conn: Any, where: str) -> Iterator[Any]:
+        try:
+            with conn.transaction():
+                yield conn
+        except psycopg.Error as exc:
+            if not conn.closed:
+                raise backend_error(exc, where) from None
+            raise BackendUnavailable(
+                f"the vault lock of {self.identity} was lost while held: its connection to "
+                f"PostgreSQL was cut ({type(exc).__name__}), so another process may hold it "
+                "now; this write was not made, nor is any other under it") from None
+
     def _release(self) -> None:
-        conn, self._conn = self._conn, None
+        conn, self._conn, self._owner = self._conn, None, None
         if conn is None:
             return
         try:

@@ -1,11 +1,14 @@
 """``PostgresStorage``: a vault kept in PostgreSQL, shared by many machines.
 
-Contract: ``echo_core.protocols.Storage`` (checked by ``StorageContract`` against a real
-server). Paths go through ``echo_core.paths.normalize_path``; a file's bytes are stored
-exactly (``pg_schema``), so text comes back as written, line endings and all. Every
-write is one transaction (``pg_writes``): readers see the old file or the new one, and a
-connection cut mid-write leaves the old one. The tables are created on first use
-(``create`` or the first request) and migrated by the plugin.
+Contract: ``echo_core.protocols.Storage`` and ``ConditionalWrite`` (checked by
+``StorageContract`` against a real server). Paths go through
+``echo_core.paths.normalize_path``; a file's bytes are stored exactly (``pg_schema``), so
+text comes back as written, line endings and all. Every write is one transaction
+(``pg_writes``): readers see the old file or the new one, and a connection cut mid-write
+leaves the old one. A thread holding the vault lock writes on the lock's connection, so
+its writes land only while it holds the lock (``pg_lock``: one lost while held fails
+them). The tables are created on first use (``create`` or the first request) and
+migrated by the plugin.
 
 Beyond the protocol: ``read_bytes`` / ``read_many_bytes`` / ``write_bytes`` /
 ``write_many`` (bulk transfers: one transaction, a few statements per thousand files),
@@ -102,13 +105,25 @@ class PostgresStorage(StampQueries, StorageBase):
 
     def _tx(self) -> AbstractContextManager[Any]:
         """A connection in a transaction, the tables made sure of once per storage."""
+        self._make_ready()
+        return self._db.transaction()
+
+    def _write_tx(self) -> AbstractContextManager[Any]:
+        """The transaction of a write: on the vault lock's connection when this thread
+        holds the lock (``pg_lock``; ``BackendUnavailable`` once it was lost), else a
+        pooled one as ``_tx``."""
+        self._make_ready()
+        held = advisory_lock_for(self.identity, self.schema).held_transaction(self.identity)
+        return self._db.transaction() if held is None else held
+
+    def _make_ready(self) -> None:
+        """Make sure of the tables, once per storage."""
         if not self._ready:
             with self._ready_guard:
                 if not self._ready:
                     with self._db.transaction() as conn:
                         ensure_schema(conn, self.schema)
                     self._ready = True
-        return self._db.transaction()
 
     def _missing(self, rel: str) -> EchoError:
         return not_found(f"no file {rel!r} in the vault {self.identity}; check the path "
@@ -210,12 +225,23 @@ class PostgresStorage(StampQueries, StorageBase):
     def write_bytes(self, path: str, data: bytes) -> None:
         """Create or replace the file with ``data`` (any bytes), in one transaction."""
         rel = normalize_path(path)
-        with self._tx() as conn:
+        with self._write_tx() as conn:
             self._writes.put_one(conn, rel, bytes(data))
 
     def write(self, path: str, text: str) -> None:
         """Atomically create or replace the file with ``text`` (UTF-8, as given)."""
         self.write_bytes(path, text.encode("utf-8"))
+
+    def write_unless_changed(self, path: str, text: str, expected: str | None) -> bool:
+        """``write`` while the file still holds exactly ``expected`` (None: still absent),
+        checked and written in one transaction that holds the change counter's lock
+        (``Writes.put_if``), so of two such writes from the same ``expected`` at most one
+        lands (``ConditionalWrite``). False, nothing written and no change logged, when
+        the file changed."""
+        rel = normalize_path(path)
+        wanted = None if expected is None else expected.encode("utf-8")
+        with self._write_tx() as conn:
+            return self._writes.put_if(conn, rel, text.encode("utf-8"), wanted) is not None
 
     def write_many(self, files: Mapping[str, str | bytes]) -> None:
         """Create or replace every file of ``files`` (path -> text or bytes) in ONE
@@ -228,7 +254,7 @@ class PostgresStorage(StampQueries, StorageBase):
             items[rel] = content.encode("utf-8") if isinstance(content, str) else bytes(content)
         if not items:
             return
-        with self._tx() as conn:
+        with self._write_tx() as conn:
             self._writes.put(conn, list(items.items()))
 
     def append_line(self, path: str, line: str) -> bool:
@@ -240,7 +266,7 @@ class PostgresStorage(StampQueries, StorageBase):
         gets one first; the file's line ending (CRLF or LF) is used."""
         rel = normalize_path(path)
         stripped = single_line(rel, line)
-        with self._tx() as conn:
+        with self._write_tx() as conn:
             self._writes.lock_counter(conn)
             row = conn.execute(f"SELECT data FROM {self._s}.echo_files WHERE path = %s",
                                (rel,), binary=True).fetchone()
@@ -254,7 +280,7 @@ class PostgresStorage(StampQueries, StorageBase):
     def delete(self, path: str) -> None:
         """Remove the file; 44 when absent (or when ``path`` is a folder)."""
         rel = normalize_path(path)
-        with self._tx() as conn:
+        with self._write_tx() as conn:
             self._writes.remove(conn, rel)
 
     # --- the change log ---------------------------------------------------------------
@@ -285,7 +311,8 @@ class PostgresStorage(StampQueries, StorageBase):
     def lock(self, timeout: float = 10.0) -> AbstractContextManager[None]:
         """The cross-process, cross-machine vault lock: a PostgreSQL advisory lock held
         by a dedicated connection (``pg_lock``); re-entrant within a thread; exit 75
-        after ``timeout`` s naming the holder."""
+        after ``timeout`` s naming the holder. The holding thread's writes run on that
+        connection; once it is cut they raise ``BackendUnavailable`` (the lock is lost)."""
         return advisory_lock_for(self.identity, self.schema).hold(self._db, timeout)
 
     def pg_transaction(self) -> AbstractContextManager[Any]:

@@ -132,6 +132,21 @@ class Writes:
         self._notify(conn, seq)
         return seq
 
+    def put_if(self, conn: Any, rel: str, data: bytes, expected: bytes | None) -> int | None:
+        """``put_one`` while the file's bytes are still ``expected`` (None: still absent;
+        compared by SHA-256, which the table keeps); None, nothing written and no change
+        number used, when they are not. The counter lock comes first and the file is read
+        in a statement of its own after it (a fresh snapshot), so no write slips between
+        the check and the write."""
+        self.lock_counter(conn)
+        row = conn.execute(f"SELECT sha256 FROM {self.s}.echo_files WHERE path = %s",
+                           (rel,)).fetchone()
+        found = None if row is None else bytes(row[0])
+        wanted = None if expected is None else hashlib.sha256(expected).digest()
+        if found != wanted:
+            return None
+        return self.put_one(conn, rel, data)
+
     def remove(self, conn: Any, rel: str) -> int:
         """Delete the file ``rel`` (44 when absent); returns its change number."""
         self.lock_counter(conn)
