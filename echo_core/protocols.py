@@ -110,11 +110,20 @@ class ConditionalWrite(Protocol):
     read, checking as late as it can (a folder: after the new text is on disk, just
     before the rename). A person editing a note takes no lock; this keeps an operation
     that read the note before the edit from overwriting it. Optional: without it the
-    core reads the file again just before ``write``."""
+    core reads the file again just before ``write`` (``Vault.replace_note``), to the
+    same outcomes. Contract suite: ``ConditionalWriteContract`` (in ``StorageContract``).
+    """
 
     def write_unless_changed(self, path: str, text: str, expected: str | None) -> bool:
         """``write(path, text)`` if the file still holds exactly ``expected`` (None: it
-        is still absent); False, nothing written, when it does not."""
+        is still absent); False, nothing written, when it does not.
+
+        ``expected`` is compared as is (line endings and final newline included; ``""``
+        is an empty file, not an absent one). True: written as by ``write``, seen by
+        ``read``, ``exists``, ``stat`` and ``list`` like any write. A path naming a
+        folder holds no file: expecting text there gives False; expecting None lets the
+        write go ahead, so it fails as ``write`` does there (code 2). Errors: a bad path
+        -> code 2 whatever ``expected``; otherwise those of ``write``."""
         ...
 
 

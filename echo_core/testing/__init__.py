@@ -37,6 +37,7 @@ pytest.register_assert_rewrite(
             "ranker_contract",
             "session_context_contract",
             "storage_contract",
+            "storage_contract_conditional",
             "tokenizer_contract",
         )
     )

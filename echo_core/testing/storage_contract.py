@@ -31,8 +31,14 @@ import pytest
 from echo_core.errors import EchoError, ExitCode
 from echo_core.protocols import Storage
 
-#: Paths every backend must refuse with exit 2, naming the path in the message.
-BAD_PATHS = ("../x", "/etc/passwd", "a/../../b", "a\x00b")
+# have pytest rewrite the asserts of this suite's conditional-write part too (the package
+# names the other suite modules); it must be named before it is imported
+pytest.register_assert_rewrite("echo_core.testing.storage_contract_conditional")
+from echo_core.testing.storage_contract_conditional import (
+    BAD_PATHS,
+    ConditionalWriteContract,
+    named,
+)
 
 #: Operations that take one path; each must validate it.
 PATH_OPERATIONS: dict[str, Callable[[Storage, str], object]] = {
@@ -115,12 +121,10 @@ def probe_lock_in_child(spec: StorageSpec, timeout: float) -> tuple[str, str]:
     return status.strip(), message.strip()
 
 
-def _named(message: str, path: str) -> bool:
-    return path in message or repr(path) in message
-
-
-class StorageContract:
-    """Contract tests for ``echo_core.protocols.Storage`` (mix-in; not collected alone).
+class StorageContract(ConditionalWriteContract):
+    """Contract tests for ``echo_core.protocols.Storage`` (mix-in; not collected alone),
+    with those of its optional ``ConditionalWrite`` (``ConditionalWriteContract``: the
+    storage's own conditional write, or the core's fallback when it offers none).
 
     Fixtures to override:
 
@@ -298,7 +302,7 @@ class StorageContract:
         with pytest.raises(EchoError) as caught:
             PATH_OPERATIONS[operation](storage, bad_path)
         assert caught.value.code == ExitCode.USAGE
-        assert _named(caught.value.message, bad_path), caught.value.message
+        assert named(caught.value.message, bad_path), caught.value.message
 
     def test_rejected_write_changes_nothing(self, storage: Storage) -> None:
         for bad_path in BAD_PATHS:
@@ -340,9 +344,8 @@ class StorageContract:
         assert outcomes[-1] == "acquired"
 
     def test_lock_is_released_when_the_block_raises(self, storage: Storage) -> None:
-        with pytest.raises(ValueError):
-            with storage.lock(timeout=1.0):
-                raise ValueError("boom")
+        with pytest.raises(ValueError), storage.lock(timeout=1.0):
+            raise ValueError("boom")
         outcome: list[bool] = []
         thread = threading.Thread(target=lambda: outcome.append(self._can_lock(storage)))
         thread.start()

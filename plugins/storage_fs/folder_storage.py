@@ -323,8 +323,10 @@ class FolderStorage(ChangeProbe, StorageBase):
         """``write`` while the file still holds exactly ``expected`` (None: absent),
         checked after the new text is on disk, just before the rename: a person's edit
         saved while the caller worked is never overwritten (``ConditionalWrite``). False,
-        nothing written, when it changed."""
+        nothing written, when it changed (or is a folder, ``expected`` being text)."""
         rel, real = self._write_target(path)
+        if expected is not None and real.is_dir():
+            return False
         self._prepare_parent(rel, real)
         with _path_lock(real):
             return self._write_atomic(rel, real, text.encode("utf-8"),
