@@ -1,14 +1,14 @@
-"""Writing a sweep's plan (the caller holds the vault lock): the marker, the notes
-(each replaced text kept in the note history, event hooks told; the recall index is
-rebuilt after, not told of each), damaged entity-index files set aside, then the rebuilt entity
-index as one fresh snapshot with an empty journal (``EntityStore.compact``)."""
+"""Writing a sweep's plan (the caller holds the vault lock): the marker, damaged
+entity-index files set aside, then the rebuilt entity index as one fresh snapshot with
+an empty journal (``EntityStore.compact``). The notes are written in batches, each under
+a hold of its own (``batches``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from echo_core.entities import EntityIndex
-from echo_core.errors import EchoError, EditedMeanwhile
+from echo_core.errors import EchoError
 from echo_core.ops.sweep.index_files import OldIndex, aside_path, set_aside
 from echo_core.ops.sweep.marker import MarkerPlan
 from echo_core.ops.sweep.model import SetAside
@@ -31,22 +31,6 @@ def write_marker(ctx: EchoContext, marker: MarkerPlan) -> None:
     """Write the repaired marker (its prior text, if any, goes to the note history)."""
     if marker.repair is not None:
         ctx.vault.write_note(MARKER_PATH, marker.new_text, prior=marker.current)
-
-
-def write_notes(ctx: EchoContext, plan: SweepPlan) -> tuple[str, ...]:
-    """Rewrite every note the plan changes, each only while it holds the text the plan
-    was made from (``Vault.update_note``); the paths a person saved meanwhile, left as
-    they saved them (the next sweep plans them again: their stamps changed). The recall
-    index is not told of each one (``EchoContext.vault_for_rebuild``): the sweep
-    rebuilds it from the plan next."""
-    vault = ctx.vault_for_rebuild()
-    left: list[str] = []
-    for write in plan.writes:
-        try:
-            vault.update_note(write.path, write.text, write.prior)
-        except EditedMeanwhile:
-            left.append(write.path)
-    return tuple(left)
 
 
 def write_entity_index(ctx: EchoContext, plan: SweepPlan, aside: tuple[SetAside, ...]) -> None:

@@ -1,8 +1,12 @@
 """``full_sweep``: make the vault's metadata and indexes agree with its notes (SPEC §5.1).
 
 Dry run (the default) reads the vault once and reports every change; ``apply=True``
-makes them, holding the vault lock from the first read to the last write so no capture
-lands between what was read and what is written:
+makes them. The vault lock is held from the first read to the plan, so no capture lands
+between what is read and what is planned, but not for the notes' writes: those are made
+in batches, each under a short hold of its own, so other writers get in between
+(``batches``; each note written only while it holds the text the plan read). A last
+hold makes the plan agree with the notes as they are then (``settle``: notes others
+saved, created or deleted meanwhile are read again) and writes the indexes:
 
 1. the marker: rewritten when missing or damaged, its schema stamped (``marker``);
 2. frontmatter: each entity note gets the keys its kind requires and it lacks, one line
@@ -25,7 +29,8 @@ next sweep plans it again): with ``apply`` the result reports only the changes m
 those notes' fills, links and decay are neither listed nor counted, and the indexes hold
 them as saved.
 Errors: 78 for a folder that is no vault (``vault_check``) or an index or marker of a
-newer schema; 75 when the vault lock is held too long.
+newer schema; 75 when the vault lock is held too long (between two batches: those
+written stay, and the next sweep finishes the work).
 """
 
 from __future__ import annotations
@@ -39,24 +44,20 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.bulk_work import collector_paused
-from echo_core.entities import content_hash
 from echo_core.models import Envelope
 from echo_core.operations.spelling import spell
 from echo_core.ops.always_load import save_registry
 from echo_core.ops.recall_index import rebuild_index
 from echo_core.ops.sweep.aliases import alias_proposals, apply_aliases, consume_misses
-from echo_core.ops.sweep.apply import (
-    planned_set_aside,
-    write_entity_index,
-    write_marker,
-    write_notes,
-)
+from echo_core.ops.sweep.apply import planned_set_aside, write_entity_index, write_marker
+from echo_core.ops.sweep.batches import write_in_batches
 from echo_core.ops.sweep.decay import apply_decay, plan_decay
 from echo_core.ops.sweep.index_files import read_old_index
 from echo_core.ops.sweep.marker import plan_marker
 from echo_core.ops.sweep.model import SweepPhases, SweepResult
-from echo_core.ops.sweep.note_facts import VaultFacts, read_vault
-from echo_core.ops.sweep.plan import SweepPlan, as_written, entity_changes, make_plan
+from echo_core.ops.sweep.note_facts import read_vault
+from echo_core.ops.sweep.plan import entity_changes, make_plan
+from echo_core.ops.sweep.settle import settle
 from echo_core.ops.sweep.vault_check import require_repairable
 from echo_core.ops.vault_changes import record_baseline
 from echo_core.vault_seen import mark_seen
@@ -82,7 +83,7 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
     start = time.perf_counter()
     storage = ctx.vault.storage
     lock = storage.lock(timeout=LOCK_TIMEOUT) if apply else contextlib.nullcontext()
-    with lock:
+    with lock:  # the read and the plan: no capture lands between them
         if apply:  # a capture killed part-way is finished before the vault is read
             from echo_core.ops.write_intent import recover_pending
 
@@ -101,25 +102,27 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
         aliases = alias_proposals(ctx, plan.entities.entities)
         aside = planned_set_aside(ctx, old)
         planned = time.perf_counter()
-        phases = SweepPhases(scan=scanned - start, plan=planned - scanned)
-        indexed = len(plan.docs)
         if apply:
             write_marker(ctx, marker)
-            refused = write_notes(ctx, plan)
-            edited += refused
-            plan = as_written(ctx, plan, facts, old.index, refused)  # what was made
-            plan, aliases = apply_aliases(ctx, plan, aliases)  # those applied
-            written = time.perf_counter()
+    phases = SweepPhases(scan=scanned - start, plan=planned - scanned)
+    indexed = len(plan.docs)
+    if apply:
+        written = write_in_batches(ctx, plan.writes, timeout=LOCK_TIMEOUT)
+        edited += written.refused
+        with storage.lock(timeout=LOCK_TIMEOUT):
+            settled = settle(ctx, plan, facts, old, written)  # what was made, and is now
+            plan, aliases = apply_aliases(ctx, settled.plan, aliases)  # those applied
+            written_at = time.perf_counter()
             if aliases or entity_changes(plan) or not old.clean:
                 write_entity_index(ctx, plan, aside)
             consume_misses(ctx, aliases)
             stored = time.perf_counter()
             indexed = rebuild_index(ctx, docs=plan.docs).indexed
-            record_baseline(ctx, _final_digests(facts, plan), facts.scan,
-                            [write.path for write in plan.writes])
+            record_baseline(ctx, settled.digests, settled.scan)
             save_registry(ctx.state_dir, [p for p, n in facts.notes.items() if n.always_load],
                           ctx.today())
-            phases = attrs.evolve(phases, write=written - planned, entities=stored - written,
+            phases = attrs.evolve(phases, write=written_at - planned,
+                                  entities=stored - written_at,
                                   recall=time.perf_counter() - stored)
             mark_seen(ctx)
     entities = plan.entities
@@ -135,13 +138,6 @@ def full_sweep(ctx: EchoContext, *, apply: bool = False, decay: bool = False,
                     tuple(f"could not read {p}: left as it is" for p in facts.unreadable)
                     + tuple(f"{p} was edited while the sweep wrote it: left as saved; the "
                             "next sweep plans it again" for p in dict.fromkeys(edited)))
-
-
-def _final_digests(facts: VaultFacts, plan: SweepPlan) -> dict[str, str]:
-    """Each note's content hash once the plan is written (the manifest's baseline)."""
-    digests = {path: note.digest for path, note in facts.notes.items()}
-    digests.update({write.path: content_hash(write.text) for write in plan.writes})
-    return digests
 
 
 def _action(result: SweepResult) -> Action:

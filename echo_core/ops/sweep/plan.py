@@ -2,11 +2,11 @@
 their new texts), the rebuilt entity index and the recall documents. Pure apart from
 reading the few notes that gain a link and were not kept in memory. ``as_written``
 turns it into what was done once some rewrites were refused (a person saved the note
-first)."""
+first) and others changed notes while the sweep wrote."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -107,24 +107,30 @@ def entity_changes(plan: SweepPlan) -> int:
 
 
 def as_written(ctx: EchoContext, plan: SweepPlan, facts: VaultFacts, old: EntityIndex,
-               refused: Collection[str]) -> SweepPlan:
+               refused: Collection[str], now: Mapping[str, str | None]) -> SweepPlan:
     """``plan`` as written when the rewrites of the notes ``refused`` were not made (a
-    person saved them after the plan read them, ``apply.write_notes``): their frontmatter
-    fills and links are dropped from the report, and their entities and recall documents
-    come from their text now (a note gone since: none), so the entity index the sweep
-    stores and the counts it reports are of the notes as they are. Reads those notes."""
-    if not refused:
+    person saved them after the plan read them, ``batches.write_in_batches``) and the
+    other notes ``now`` holds changed after the plan read them (saved by someone between
+    two batches of the sweep, or after it rewrote them; created or deleted meanwhile):
+    the fills and links of ``refused`` are dropped from the report, and the entities and
+    recall documents of every note in ``now`` come from its text there (None: the note
+    is gone, so none), so the entity index the sweep stores and the counts it reports
+    are of the notes as they are. ``old``: the stored index the slugs come from. A
+    path of ``refused`` that ``now`` lacks could not be read: its stored entity stays."""
+    if not refused and not now:
         return plan
     left = set(refused)
-    now = ctx.vault.storage.read_many(sorted(left))
+    again = set(now)
+    redone = again | left
     folders = kind_folders(ctx.manifest)
-    unreadable = set(facts.unreadable)
+    unreadable = (set(facts.unreadable) - again) | (left - again)
     derived = {e.path: e for e in plan.entities.entities
-               if e.path not in left and e.path not in unreadable}
-    docs = [d for d in plan.docs if d.path not in left]
-    present = (set(facts.notes) | unreadable) - {p for p in left if now.get(p) is None}
-    for path in sorted(left):
-        text = now.get(path)
+               if e.path not in redone and e.path not in unreadable}
+    docs = [d for d in plan.docs if d.path not in redone]
+    present = ((set(facts.notes) | unreadable | again)
+               - {p for p in again if now[p] is None})
+    for path in sorted(again):
+        text = now[path]
         if text is None:
             continue
         entity = entity_of_text(path, text, "", folders, ctx.manifest)
