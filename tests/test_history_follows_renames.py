@@ -145,3 +145,11 @@ def test_the_rename_log_counts_a_pair_once_survives_a_torn_line_and_stays_bounde
     lines = (tmp_path / "history" / RENAMES_LOG).read_text(encoding="utf-8").splitlines()
     assert 5 <= len(lines) <= 10
     assert kept.renames()[-1] == ("n29.md", "n30.md")
+
+
+def test_restore_right_after_a_rename_follows_it(box: VaultBox) -> None:
+    rename(box, OLD, NEW)  # and no other command before the restore
+    done = invoke(box.ctx(), "restore", {"path": NEW, "version_id": "previous",
+                                         "confirm": True})
+    assert done.ok and done.data.restored and "Ada body v1." in box.read(NEW)
+    assert renames(box) == [(OLD, NEW)]

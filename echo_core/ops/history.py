@@ -328,6 +328,10 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool,
     written; a preview only says so, ``base_stale``)."""
     clean = require_note_path(path) if confirm else normalize_path(path)
     archived: list[str | None] = [None]
+    if confirm:  # a rename by hand since the last command is seen first (a preview
+        from echo_core.ops.freshness import freshen_for  # writes nothing, not even that)
+
+        freshen_for(ctx, "quick")
 
     with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
         line = lineage(ctx, clean)
