@@ -94,8 +94,11 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSer
 
 
 async def with_http(url: str, token: str, body: Any) -> Any:
+    # These tests check behaviour, not speed (bench/perf_mcp.py does): a worker process
+    # just started answers its first calls slowly on a loaded 2-core CI machine, so the
+    # client waits longer than httpx's 5 s default before calling it a failure.
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers) as http, \
+    async with httpx2.AsyncClient(headers=headers, timeout=60.0) as http, \
             Client(streamable_http_client(url, http_client=http)) as client:
         return await body(client)
 
