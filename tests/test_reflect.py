@@ -243,10 +243,31 @@ def test_reflect_one_failing_or_stopped_capture_does_not_stop_the_others(
              "aliases": ["Ada Lovelace"], "confidence": 0.9}
     run = reflect(box, capsys, monkeypatch, write(tmp_path, [nobody, taken, PYTEST]),
                   "--apply", "--json")
-    got = items(run)
+    assert run.code == 1, run.err
+    answer = json.loads(run.out)
+    got = answer["items"]
+    assert answer["ok"] is False and "failed" in answer["message"]
     assert [i["classification"] for i in got] == ["error", "gated", "created"]
     assert "nobody-here" in got[0]["detail"] and "Ada Lovelace" in got[1]["detail"]
     assert not (box.vault / "resources/people/grace-hopper.md").exists()
+    assert (box.vault / "resources/people").exists()
+
+
+def test_reflect_apply_with_a_failed_proposal_exits_1_and_names_it(
+        box: VaultBox, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script running ``reflect --apply`` learns from the exit code that a proposal was
+    not saved; the preview of the same batch stays exit 0 (nothing was attempted)."""
+    nobody = {"title": "Grace Hopper", "kind": "person", "body": "Wrote a compiler.",
+              "supersedes": "nobody-here", "confidence": 0.9}
+    source = write(tmp_path, [nobody, PYTEST])
+    preview = reflect(box, capsys, monkeypatch, source)
+    assert preview.code == 0, preview.err
+    applied = reflect(box, capsys, monkeypatch, source, "--apply")
+    assert applied.code == 1
+    assert "failed (not saved" in applied.out and "Grace Hopper" in applied.out
+    again = reflect(box, capsys, monkeypatch, write(tmp_path, [PYTEST], "ok.json"), "--apply")
+    assert again.code == 0, again.err
 
 
 @pytest.mark.parametrize("body", ["Swap ~~old~~ for new.", "Path is C:\\temp\\", "Plain."])

@@ -20,7 +20,8 @@ written through capture only when asked.
   it waits in the outbox), ``unchanged``. A stop is data, not an error.
 
 A proposal whose capture fails on its own (e.g. an alias another note holds) is
-``error`` with the reason; the others still go ahead.
+``error`` with the reason; the others still go ahead, and an apply with an ``error`` item
+is not ok (the CLI exits 1), so a script sees that not everything was saved.
 
 Idempotent: each routed proposal is captured under an operation id derived from its
 content (``proposal_op_id``), so applying the same proposals again changes nothing
@@ -275,8 +276,11 @@ def _summary(result: ReflectResult) -> str:
         tail = f"; run again with {spell('apply')} to write them" if todo else ""
         return f"preview (nothing written): {counts}{tail}"
     stopped = [i.title for i in result.items if i.classification in ("gated", "contradiction")]
-    return f"reflected: {counts}" + (f"; stopped (not saved): {', '.join(stopped)}"
-                                     if stopped else "")
+    failed = [i.title for i in result.items if i.classification == "error"]
+    return (f"reflected: {counts}"
+            + (f"; stopped (not saved): {', '.join(stopped)}" if stopped else "")
+            + (f"; failed (not saved, see each item's detail): {', '.join(failed)}"
+               if failed else ""))
 
 
 def reflect(ctx: EchoContext, proposals: Sequence[object], *, apply: bool,
@@ -285,7 +289,8 @@ def reflect(ctx: EchoContext, proposals: Sequence[object], *, apply: bool,
     """Validate ``proposals`` (parsed JSON objects or ``Proposal``), then preview or apply
     them (module docstring). ``origins[i]`` (optional) is shown with proposal ``i``.
     Result data: ``ReflectResult``; action ``dry-run`` or ``reflected``, ok even when
-    proposals were gated. Errors: 2 an invalid proposal (nothing written), 75 lock held,
+    proposals were gated (a stop is data), not ok (exit 1) when an applied proposal
+    failed on its own (an ``error`` item: the others were still applied). Errors: 2 an invalid proposal (nothing written), 75 lock held,
     78 vault not initialised."""
     valid = (tuple(p for p in proposals if isinstance(p, Proposal))
              if all(isinstance(p, Proposal) for p in proposals)
@@ -300,4 +305,5 @@ def reflect(ctx: EchoContext, proposals: Sequence[object], *, apply: bool,
         counts[item.classification] = counts.get(item.classification, 0) + 1
     result = ReflectResult(apply, items, counts, source)
     action = Action.REFLECTED if apply else Action.DRY_RUN
-    return Envelope(True, action, _summary(result), result)
+    failed = apply and "error" in counts
+    return Envelope(not failed, action, _summary(result), result)

@@ -168,7 +168,9 @@ error-then-fix pairs medium, ideas low (inbox); each shown with why and
 the words it came from.
 
 Exit 2 for invalid proposals (the message names the field, e.g.
-proposals[1].confidence); nothing is written then."""
+proposals[1].confidence); nothing is written then. Exit 1 when --apply
+saved some but a proposal failed on its own (e.g. a supersedes naming no
+note): the message names it, its item says why."""
 
 REFLECT = Operation(
     "reflect", "Capture what was learned: PROPOSALS (a JSON file, - for stdin) or --transcript.",
