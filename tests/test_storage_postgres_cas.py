@@ -122,6 +122,17 @@ def test_a_write_under_a_lock_lost_while_held_fails_and_writes_nothing(
         pg_schema_url: str, pair: tuple[PostgresStorage, PostgresStorage]) -> None:
     storage, other = pair
     storage.write("notes/a.md", "v1\n")
+    table = f'"{storage.schema}".plugin_rows'  # a plugin's own table (pgfts, habitat)
+    with storage.pg_transaction() as conn:
+        conn.execute(f"CREATE TABLE {table} (x int)")
+
+    def plugin_write() -> None:
+        with storage.pg_transaction() as conn:
+            conn.execute(f"INSERT INTO {table} VALUES (1)")
+
+    def plugin_rows() -> int:
+        with other.pg_transaction() as conn:
+            return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
     def hold_while_the_server_cuts_the_lock() -> None:
         with storage.lock(timeout=2.0):
@@ -137,6 +148,7 @@ def test_a_write_under_a_lock_lost_while_held_fails_and_writes_nothing(
                 lambda: storage.append_line("notes/a.md", "more"),
                 lambda: storage.write_many({"notes/b.md": "b\n"}),
                 lambda: storage.delete("notes/a.md"),
+                plugin_write,  # a plugin's write through pg_transaction() under the lock
             ]
             for attempt in writes:
                 with pytest.raises(BackendUnavailable, match="lost while held"):
@@ -147,6 +159,7 @@ def test_a_write_under_a_lock_lost_while_held_fails_and_writes_nothing(
 
     with pytest.warns(StaleLockWarning, match="lost while held"):
         hold_while_the_server_cuts_the_lock()
+    assert plugin_rows() == 0  # (asked after the hold: this thread's lock was lost)
     storage.write("notes/a.md", "v3\n")  # the hold is over: writes go through again
     with storage.lock(timeout=2.0):
         storage.write("notes/a.md", "v4\n")

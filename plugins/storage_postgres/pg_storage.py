@@ -319,8 +319,11 @@ class PostgresStorage(StampQueries, StorageBase):
         """A pooled psycopg connection inside one transaction on this vault's database
         (committed when the block ends; psycopg failures mapped as for any request), the
         vault's tables made sure of. For plugins keeping their own tables in ``schema``
-        (the ``pgfts`` ranker finds this method by duck typing)."""
-        return self._tx()
+        (the ``pgfts`` ranker finds this method by duck typing). When this thread holds
+        the vault lock it is the lock's own connection, as for the vault's own writes
+        (``_write_tx``): once that lock is lost, a plugin's write under it fails
+        (``BackendUnavailable``) and commits nothing."""
+        return self._write_tx()
 
     def ping(self) -> None:
         """Return when the server answers; else ``BackendUnavailable`` (or 78 when it
