@@ -99,3 +99,24 @@ def test_help_lists_every_check_marks_the_mechanical_and_fits_80_columns(
     assert "Exit codes: 0 clean, 1 findings remain, 2 usage" in done.out
     assert all(len(line) <= 80 for line in lines if not line.startswith("  --")), [
         line for line in lines if len(line) > 80]
+
+
+
+def test_lint_apply_without_fix_is_a_usage_error_that_names_both(
+        planted_root: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lint --apply`` alone used to run a plain lint (exit 1 on findings) and repair
+    nothing, with no word about ``--fix``: now exit 2, nothing written, both named."""
+    vault = planted_root / "vault"
+
+    def tree() -> list[tuple[str, bytes]]:
+        return sorted((str(p.relative_to(vault)), p.read_bytes())
+                      for p in vault.rglob("*") if p.is_file())
+
+    before = tree()
+    run = _lint(planted_root, ["--apply"], capsys, monkeypatch)
+    assert run.code == 2, run.out + run.err
+    assert "--fix" in run.err and "--apply" in run.err
+    assert tree() == before
+    assert _lint(planted_root, ["--fix", "--apply"], capsys, monkeypatch).code in (0, 1)
+    assert tree() != before  # the planted mechanical findings were repaired

@@ -45,9 +45,15 @@ def render_lint(env: Envelope[Any]) -> str:
 
 
 def run_lint(ctx: Any, p: LintParams) -> Envelope[Any]:
-    """``ops.lint.run.lint``."""
+    """``ops.lint.run.lint``; 2 (nothing run) for ``apply`` without ``fix``: apply makes
+    the repairs fix lists, and a plain lint run instead would look like it did."""
+    from echo_core.errors import usage_error
+    from echo_core.operations.spelling import spell
     from echo_core.ops.lint.run import lint
 
+    if p.apply and not p.fix:
+        raise usage_error(f"{spell('apply')} makes the repairs {spell('fix')} lists: give "
+                          f"both ({spell('fix')} alone shows them first, writing nothing)")
     return lint(ctx, p.check, fix=p.fix, apply=p.apply)
 
 
@@ -73,7 +79,8 @@ score 0..1 for every entity note (frontmatter, body, links, freshness); the
 report shows the lowest few. The score is information, not a violation.
 
 \b
-Exit codes: 0 clean, 1 findings remain, 2 usage (an unknown --check)."""
+Exit codes: 0 clean, 1 findings remain, 2 usage (an unknown --check, or
+--apply without --fix)."""
 
 
 LINT = Operation(
