@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from echo_core.errors import EchoError, ExitCode
-from plugins.transport_mcp.processes import check_port_free, listening_socket
+from plugins.transport_mcp.processes import check_port_free, listening_socket, run_worker
 from plugins.transport_mcp.runner import ToolRunner
 from plugins.transport_mcp.serving import reads_inline
 from tests.conftest import run_cli
@@ -103,6 +103,45 @@ def _worker_pids(parent: int) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_worker_takes_no_connection_before_it_is_ready() -> None:
+    """A worker's socket listens only from ``ready()`` on: while it starts (imports,
+    warm-up: seconds; a minute when the warm-up waits for the vault lock) the kernel
+    sends new connections to the workers that can answer, not into its queue."""
+    port = free_port()
+    seen: list[str] = []
+
+    def connect() -> str:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                return "accepted"
+        except ConnectionRefusedError:
+            return "refused"
+
+    def target(spec: dict[str, object], sock: socket.socket, ready: object) -> None:
+        seen.append(connect())  # still starting up
+        assert callable(ready)
+        ready()
+        seen.append(connect())  # ready: the kernel queues it on this socket
+        sock.close()
+
+    class Event:
+        def __init__(self) -> None:
+            self.done = False
+
+        def set(self) -> None:
+            self.done = True
+
+    event = Event()
+    import signal
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        run_worker(target, {"host": "127.0.0.1", "port": port}, event)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == ["refused", "accepted"] and event.done
+
+
 def test_a_worker_that_dies_after_start_up_is_replaced(tmp_path: Path) -> None:
     box = seeded_box(tmp_path)
     server = start_server(box, tmp_path / "workers.log", "--workers", "2", ECHO_MCP_TOKEN=TOKEN)
@@ -122,7 +161,9 @@ def test_a_worker_that_dies_after_start_up_is_replaced(tmp_path: Path) -> None:
             assert time.monotonic() < deadline and server.proc.poll() is None, server.log_text()
             time.sleep(0.1)
         assert server.proc.poll() is None
-        time.sleep(1.0)  # the replacement comes up on the shared port
+        while server.log_text().count("worker ready in") < 3:  # the replacement listens
+            assert time.monotonic() < deadline and server.proc.poll() is None, server.log_text()
+            time.sleep(0.1)
         for _ in range(8):  # new connections land on either process: all answered
             assert httpx2.get(f"{server.base}/health", timeout=10).json()["ok"] is True
         anyio.run(with_http, f"{server.base}/mcp", TOKEN, run_scenario)

@@ -43,10 +43,11 @@ STOP_TIMEOUT_S = 10.0
 LISTEN_BACKLOG = 2048
 
 
-def listening_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
-    """A TCP socket bound to ``host:port`` and listening (``SO_REUSEADDR`` always,
+def bound_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    """A TCP socket bound to ``host:port``, not listening yet (``SO_REUSEADDR`` always,
     ``SO_REUSEPORT`` when asked); created as ``IPPROTO_TCP`` so asyncio sets
-    ``TCP_NODELAY`` on the connections it accepts."""
+    ``TCP_NODELAY`` on the connections it accepts. With ``SO_REUSEPORT`` the kernel
+    hands a socket new connections only once it listens."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
@@ -54,6 +55,16 @@ def listening_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket
         if reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def listening_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    """``bound_socket``, listening."""
+    sock = bound_socket(host, port, reuse_port=reuse_port)
+    try:
         sock.listen(LISTEN_BACKLOG)
     except BaseException:
         sock.close()
@@ -73,19 +84,32 @@ def check_port_free(host: str, port: int) -> None:
                         ExitCode.UNAVAILABLE) from None
 
 
-#: What a worker process runs: ``target(spec, sock, ready)`` serves on the listening
-#: ``sock`` and calls ``ready()`` once it is about to serve.
+#: What a worker process runs: ``target(spec, sock, ready)`` calls ``ready()`` once it
+#: is about to serve (its start-up and warm-up done), then serves on ``sock``, which
+#: listens from that call on.
 WorkerTarget = Callable[[dict[str, Any], socket.socket, Callable[[], None]], None]
 
 
 def run_worker(target: WorkerTarget, spec: dict[str, Any], ready: Any) -> None:
-    """A worker process's entry: bind the shared port, then ``target(spec, sock,
-    ready.set)`` (``ready``: a multiprocessing ``Event``). Ctrl-C reaches the whole
-    process group, but the supervisor stops its workers (SIGTERM): a worker ignores
-    SIGINT, so a Ctrl-C prints no worker traceback."""
+    """A worker process's entry: bind the shared port (not listening yet), then
+    ``target(spec, sock, on_ready)``; ``on_ready`` makes the socket listen and sets
+    ``ready`` (a multiprocessing ``Event``). A socket listens only once its worker can
+    answer: with ``SO_REUSEPORT`` the kernel spreads new connections over the listening
+    sockets, so one listening through a replacement worker's start-up (1-5 s of imports
+    and warm-up; up to a minute when the warm-up waits for the vault lock) held every
+    connection sent to it that long while the other workers were idle. Ctrl-C reaches
+    the whole process group, but the supervisor stops its workers (SIGTERM): a worker
+    ignores SIGINT, so a Ctrl-C prints no worker traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sock = listening_socket(spec["host"], spec["port"], reuse_port=True)
-    target(spec, sock, ready.set)
+    started = time.monotonic()
+    sock = bound_socket(spec["host"], spec["port"], reuse_port=True)
+
+    def on_ready() -> None:
+        sock.listen(LISTEN_BACKLOG)
+        ready.set()
+        log.info("worker ready in %.1f s", time.monotonic() - started)
+
+    target(spec, sock, on_ready)
 
 
 class Supervisor:
