@@ -7,7 +7,8 @@ Brief digest, in order: the marker line; ``## Scope``; ``## Fact / Pattern`` (th
 preferences note's section in full, then one line per semantic memory note, most recently
 updated first: ``ops.semantic_lines``); ``## Observations (last 10 of N)``;
 ``## Always loaded`` (notes with ``always_load: true``: ``ops.always_load``; at most
-1/``ALWAYS_LOAD_SHARE`` of the budget, notes past it counted as not shown);
+1/``ALWAYS_LOAD_SHARE`` of the budget, the first note past it cut to the room left, the
+others counted as not shown);
 ``## Last session: <stem>`` (its Goal / Decisions Made / Open Threads / Suggested Next
 Step); ``## Agent Log (<today>)`` (capture's own created / updated lines summed up in one
 line, the other lines as written); ``## Inbox`` (count and oldest age only, never the
@@ -16,10 +17,13 @@ items). Sections are separated by one blank line.
 Over budget (the steps are ``digest_fit.fit``), first the scope text and the Fact /
 Pattern section's own text are each cut to their share of the budget (1/``SCOPE_SHARE``,
 1/``FACTS_SHARE``; a text within its share is left whole), ending with
-``(truncated) the rest not shown (N chars; see <path of the note>)``. Then the
+``(truncated) the rest not shown (N chars; see <path of the note>)``. Then the semantic
+memory lines past 1/``SEMANTIC_SHARE`` of the budget go (least recently updated first,
+only as many as it takes to fit), so a long semantic list cannot push the observations,
+the last session or the always-loaded notes out of the brief. Then the
 trimmable sections lose items in this order until the text fits: observations (oldest
 first), agent log (oldest first), last-session summary (from its end), always-loaded notes
-(from the last), semantic memory lines (least recently updated first). Each trimmed
+(from the last), the semantic memory lines left (least recently updated first). Each trimmed
 section ends with a ``(truncated) N ... not shown`` line, N counting every item of the
 source left out (so the shown and the not shown add up; a section trimmed to nothing has
 no "last 0" title). If that is not enough, the scope and Fact / Pattern texts are cut
@@ -45,7 +49,7 @@ from echo_core.agent_log_lines import capture_record
 from echo_core.frontmatter import split_frontmatter
 from echo_core.notes import parse_note, section_body
 from echo_core.ops.always_load import always_load_item
-from echo_core.ops.digest_fit import TRUNCATED, Block, Section, fit, sections_text
+from echo_core.ops.digest_fit import TRUNCATED, Block, Section, cap_texts, fit, join, sections_text
 from echo_core.ops.inbox_marks import EXPIRE_AFTER_DAYS
 from echo_core.ops.links import link_target
 from echo_core.ops.scope import (
@@ -57,10 +61,11 @@ from echo_core.ops.scope import (
 from echo_core.ops.semantic_lines import NO_FACTS, semantic_line
 from echo_core.ops.triage import parse_inbox, unread_lines
 
-__all__ = ["ALWAYS_LOAD_NOTE_CHARS", "ALWAYS_LOAD_SHARE", "CAPTURES_NAMED", "FACTS_SHARE",
-           "FULL_TRIM_ORDER", "LOG_HEADING", "OBSERVATIONS_SHOWN", "SCOPE_SHARE",
-           "SUMMARY_HEADINGS", "TRIM_ORDER", "TRUNCATED", "Read", "Section", "SemanticMemory",
-           "VaultSnapshot", "render_digest", "sections_text"]
+__all__ = ["ALWAYS_LOAD_MIN_CHARS", "ALWAYS_LOAD_NOTE_CHARS", "ALWAYS_LOAD_SHARE",
+           "CAPTURES_NAMED", "FACTS_SHARE", "FULL_TRIM_ORDER", "LOG_HEADING",
+           "OBSERVATIONS_SHOWN", "SCOPE_SHARE", "SEMANTIC_SHARE", "SUMMARY_HEADINGS",
+           "TRIM_ORDER", "TRUNCATED", "Read", "Section", "SemanticMemory", "VaultSnapshot",
+           "render_digest", "sections_text"]
 
 OBSERVATIONS_SHOWN = 10
 #: Notes named per verb in the brief's one line about today's captures.
@@ -73,10 +78,16 @@ TRIM_ORDER = ("observations", "agent-log", "last-session", "always-load", "prefe
 ALWAYS_LOAD_SHARE = 4
 #: Each always-loaded note's text is cut at this many characters.
 ALWAYS_LOAD_NOTE_CHARS = 1200
+#: A note that does not fit the always-load share whole is shown cut when at least this
+#: many characters of it fit; else it is counted as not shown.
+ALWAYS_LOAD_MIN_CHARS = 160
 #: Over budget, the scope text is first cut to this fraction (1/N) of the brief budget.
 SCOPE_SHARE = 8
 #: Over budget, the Fact / Pattern section's own text is first cut to 1/N of the budget.
 FACTS_SHARE = 4
+#: Over budget, the semantic memory lines past 1/N of the budget are trimmed before the
+#: other sections (the lines within it are trimmed last: ``TRIM_ORDER``).
+SEMANTIC_SHARE = 4
 #: Full-text sections trimmed when over the full budget, first to last.
 FULL_TRIM_ORDER = ("session-note", "preferences-note", "context-note")
 _ITEM_START = re.compile(r"(?:[-*+]|\d+[.)])\s")
@@ -340,10 +351,12 @@ def _inbox_block(snap: VaultSnapshot) -> Block:
 
 
 def _always_load_block(snap: VaultSnapshot, budget: int) -> Block | None:
-    """The always-loaded notes within 1/``ALWAYS_LOAD_SHARE`` of ``budget``; notes past
-    that share are counted in a closing line. None when there are none."""
-    items = [always_load_item(r.path, r.text, ALWAYS_LOAD_NOTE_CHARS, TRUNCATED)
-             for r in snap.always_load if r.status == "ok"]
+    """The always-loaded notes within 1/``ALWAYS_LOAD_SHARE`` of ``budget``: the first
+    note that does not fit whole is cut to the room left (when that keeps at least
+    ``ALWAYS_LOAD_MIN_CHARS`` of it); notes past that are counted in a closing line. None
+    when there are none."""
+    reads = [r for r in snap.always_load if r.status == "ok"]
+    items = [always_load_item(r.path, r.text, ALWAYS_LOAD_NOTE_CHARS, TRUNCATED) for r in reads]
     if not items:
         return None
     share = budget // ALWAYS_LOAD_SHARE
@@ -353,12 +366,65 @@ def _always_load_block(snap: VaultSnapshot, budget: int) -> Block | None:
     shown = len(items)
     while shown and len(block.render(shown)) > share:
         shown -= 1
+    if shown < len(items) and (cut := _cut_to_fit(block, shown, reads[shown], share)):
+        items[shown] = cut
+        shown += 1
+        block.status = "truncated"
     if shown < len(items):
         hidden = len(items) - shown
         block.items, block.status = items[:shown], "truncated"
         block.closing = (f"{TRUNCATED} {_count(hidden, 'always-loaded note')} not shown "
                          f"(over 1/{ALWAYS_LOAD_SHARE} of the brief budget)")
     return block
+
+
+def _cut_to_fit(block: Block, shown: int, read: Read, share: int) -> str | None:
+    """Note ``read`` cut to the most characters (at least ``ALWAYS_LOAD_MIN_CHARS``) with
+    which ``block`` shows it after its first ``shown`` notes within ``share``; None when
+    not even that fits."""
+    def size(chars: int) -> int:
+        item = always_load_item(read.path, read.text, chars, TRUNCATED)
+        return len(attrs.evolve(block, items=[*block.items[:shown], item,
+                                              *block.items[shown + 1:]]).render(shown + 1))
+
+    lo, hi = ALWAYS_LOAD_MIN_CHARS, ALWAYS_LOAD_NOTE_CHARS
+    if size(lo) > share:
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if size(mid) <= share:
+            lo = mid
+        else:
+            hi = mid - 1
+    return always_load_item(read.path, read.text, lo, TRUNCATED)
+
+
+def _trim_semantic_overflow(blocks: list[Block], budget: int) -> None:
+    """Over ``budget`` once the capped texts are cut to their shares (``fit``'s first
+    step), leave out the semantic memory lines past 1/``SEMANTIC_SHARE`` of the budget,
+    from the least recently updated, only as many as it takes to fit. Mutates the
+    Fact / Pattern block (``shown``); ``fit`` trims the rest in ``TRIM_ORDER``."""
+    total = cap_texts(blocks, budget, len(join(blocks)), to_share=True)
+    prefs = next((b for b in blocks if b.name == "preferences" and b.items), None)
+    if prefs is None or total <= budget:
+        return
+    room, floor = budget // SEMANTIC_SHARE, 0
+    for item in prefs.items:  # the lines that fit in the share are never dropped here
+        room -= len(item) + 1
+        if room < 0:
+            break
+        floor += 1
+    if floor >= len(prefs.items):
+        return
+    others = total - len(prefs.render())
+    lo, hi = floor, len(prefs.items) - 1  # the most lines that fit, else the floor
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if others + len(prefs.render(mid)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    prefs.shown, prefs.status = lo, "truncated"
 
 
 def _full_block(name: str, label: str, read: Read | None) -> Block:
@@ -384,6 +450,7 @@ def render_digest(snap: VaultSnapshot, *, brief: bool, budget: int,
     blocks = [_marker_block(snap, logged), _scope_block(snap, updated, since),
               *_preference_blocks(snap), *([always] if always is not None else []),
               _session_block(snap), _agent_log_block(snap), _inbox_block(snap)]
+    _trim_semantic_overflow(blocks, budget)
     sections = fit(blocks, budget, TRIM_ORDER)
     if brief:
         return tuple(sections)

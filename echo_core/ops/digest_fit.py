@@ -104,7 +104,7 @@ def join(blocks: list[Block]) -> str:
     return "\n\n".join(block.render() for block in blocks)
 
 
-def _cap(blocks: list[Block], budget: int, total: int, *, to_share: bool) -> int:
+def cap_texts(blocks: list[Block], budget: int, total: int, *, to_share: bool) -> int:
     """Cut the capped blocks' fixed texts (in block order) while ``total`` is over
     ``budget``: to 1/``cap_share`` of the budget when ``to_share`` (a text within its
     share is left whole), else no further than it takes to fit; a text the cut would not
@@ -127,7 +127,7 @@ def _cap(blocks: list[Block], budget: int, total: int, *, to_share: bool) -> int
 def fit(blocks: list[Block], budget: int, order: tuple[str, ...]) -> list[Section]:
     """The sections of ``blocks`` within ``budget`` (the module docstring's four steps;
     items trimmed in ``order``). Mutates ``blocks``."""
-    total = _cap(blocks, budget, len(join(blocks)), to_share=True)
+    total = cap_texts(blocks, budget, len(join(blocks)), to_share=True)
     for name in order:
         if total <= budget:
             break
@@ -142,7 +142,7 @@ def fit(blocks: list[Block], budget: int, order: tuple[str, ...]) -> list[Sectio
                     hi = mid - 1
             block.shown, block.status = lo, "truncated"
             total = others + len(block.render())
-    total = _cap(blocks, budget, total, to_share=False)
+    total = cap_texts(blocks, budget, total, to_share=False)
     sections = [Section(b.name, b.render(), b.status) for b in blocks]
     if total <= budget:
         return sections
