@@ -166,6 +166,8 @@ if TYPE_CHECKING:  # ``x as x``: explicit re-exports for type checkers
     from echo_core.terminal_text import terminal_safe as terminal_safe
     from echo_core.text_source import read_text_source as read_text_source
     from echo_core.thread_changes import changes_made as changes_made
+    from echo_core.user_json import SURROGATE_ESCAPE as SURROGATE_ESCAPE
+    from echo_core.user_json import with_valid_text as with_valid_text
     from echo_core.vault import MARKER_PATH as MARKER_PATH
     from echo_core.write_scope import require_note_path as require_note_path
 
@@ -233,6 +235,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("json_text", "terminal_safe"), "echo_core.terminal_text"),
     "MARKER_PATH": "echo_core.vault",
     "changes_made": "echo_core.thread_changes",
+    **dict.fromkeys(("SURROGATE_ESCAPE", "with_valid_text"), "echo_core.user_json"),
     **dict.fromkeys(("EDIT_ATTEMPTS", "planned_again_if_edited"), "echo_core.edit_retry"),
     **dict.fromkeys(("cached_output", "remember_output"), "echo_core.output_cache"),
     "lazy_logger": "echo_core.lazy_log",

@@ -11,6 +11,7 @@ is written.
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from echo_core.errors import usage_error
@@ -88,3 +89,23 @@ def parse_user_json(text: str, what: str, hint: str = "") -> object:
                    f"{len(huge[0].digits.lstrip('-'))} digits; at most "
                    f"{sys.get_int_max_str_digits()} are read")
     raise usage_error(f"{what}: not valid JSON ({problem}){'; ' + hint if hint else ''}")
+
+
+#: A JSON escape of a surrogate (``\\ud83d``): the text may decode to a lone one.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def with_valid_text(value: object) -> object:
+    """``value`` (parsed JSON) with every lone surrogate in its strings, keys included,
+    replaced by U+FFFD. JSON may hold one (the escape ``\\ud83d`` alone: half an emoji,
+    cut by a client), and no note can be written with it, so one bad character would
+    fail the whole write. A caller that has the raw bytes can skip the walk when
+    ``SURROGATE_ESCAPE`` does not match them."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [with_valid_text(item) for item in value]
+    if isinstance(value, dict):
+        return {with_valid_text(key): with_valid_text(item) for key, item in value.items()}
+    return value

@@ -136,6 +136,8 @@ def test_a_large_transcript_is_read_up_to_the_cap_and_the_rest_later(
     assert proc.returncode == 0 and proc.stdout == ""
     assert "reflection read the transcript up to byte" in proc.stderr
     assert f"of {size}" in proc.stderr
+    assert "the session has ended" in proc.stderr  # no "next" promised after the end
+    assert f"reflect --transcript {transcript}" in proc.stderr
     assert [("pytest" in line) for line in _mined_lines(box)] == [True]
     offset = read_mark(box.ctx(), "s-big").offset
     assert 20000 <= offset < size

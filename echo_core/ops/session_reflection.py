@@ -25,10 +25,17 @@ The Claude Code Stop and SessionEnd hooks call it (``plugins.hooks_claude.auto_r
   write; errors propagate. The mark is written after the captures (atomically): a kill
   between the two repeats writes that are the same inbox line (capture appends it once)
   or an unchanged note (reflect's operation id).
+* One vault lock hold (waiting at most ``lock_wait`` seconds for it) from the check of
+  what the inbox already has to the last write and the mark, so two sessions ending at
+  once write a line both stated once. The lock held longer by another process: nothing
+  written, the mark where it was (the next call mines it), the result says ``locked``.
+* Undecodable text (a lone surrogate such as the JSON escape ``\\ud83d``, half an
+  emoji) in a transcript line or the session id becomes U+FFFD: the rest is kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -39,11 +46,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from echo_core.errors import EchoError, ExitCode
 from echo_core.models import CaptureRequest
 from echo_core.ops.capture import capture
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.proposals import HIGH_FROM, Proposal, validate_proposal
+from echo_core.protocols import BackendUnavailable
 from echo_core.tempfiles import temp_name
+from echo_core.user_json import SURROGATE_ESCAPE, with_valid_text
 from echo_core.vault import INBOX_PATH, MARKER_PATH
 
 if TYPE_CHECKING:
@@ -59,6 +69,8 @@ HIGH_ENV = "ECHO_REFLECT_HIGH"
 AUTO_ENV = "ECHO_AUTO_REFLECT"
 MARKS_FOLDER = "session-reflection"
 MAX_LINE_BYTES = 8 * 1024 * 1024
+#: Seconds a call waits for the vault lock by default (``storage.lock``'s own default).
+LOCK_WAIT = 10.0
 _EXCERPT_CHARS = 160
 #: reflect's outcomes for a note that did not write it: the proposal goes to the inbox.
 _STOPPED = ("gated", "contradiction", "error")
@@ -76,13 +88,16 @@ class SessionMark:
 class SessionReflection:
     """What one call did: the transcript read from ``start`` to ``offset`` (of ``size``
     bytes), whether it stopped early (``capped``: the size cap or the deadline; the rest
-    is read next time), and ``written``: ``"<outcome>: <title>"`` per proposal."""
+    is read next time), ``written``: ``"<outcome>: <title>"`` per proposal, and
+    ``locked``: the vault lock was held by another process longer than the call waits
+    for it (nothing written, ``offset`` the mark as it was)."""
 
     start: int
     offset: int
     size: int
     capped: bool
     written: tuple[str, ...] = ()
+    locked: bool = False
 
 
 def _setting(ctx: EchoContext, env: str, key: str) -> object:
@@ -176,7 +191,20 @@ def _window(path: str, start: int, limit: int, deadline: float,
                 continue
             read += len(line)
             out["end"] = stream.tell()
-            yield line
+            yield _without_lone_surrogates(line)
+
+
+def _without_lone_surrogates(line: bytes) -> bytes:
+    """``line`` with every lone surrogate its JSON strings hold (a ``\\ud83d`` escape
+    without its pair, which no capture can write) replaced by U+FFFD; a line without a
+    surrogate escape, or that is not JSON, as it is (the parser skips the latter)."""
+    if SURROGATE_ESCAPE.search(line) is None:
+        return line
+    try:
+        record = with_valid_text(json.loads(line.decode("utf-8", errors="replace")))
+    except (ValueError, RecursionError):
+        return line
+    return json.dumps(record, ensure_ascii=False).encode("utf-8") + b"\n"
 
 
 def _session8(session_id: str) -> str:
@@ -234,12 +262,14 @@ def _write(ctx: EchoContext, note: Proposal | None, inbox: CaptureRequest) -> st
 
 
 def reflect_session_transcript(ctx: EchoContext, session_id: object, transcript_path: object,
-                               *, deadline: float) -> SessionReflection | None:
+                               *, deadline: float,
+                               lock_wait: float = LOCK_WAIT) -> SessionReflection | None:
     """Mine the part of the session's transcript not mined yet and write what it gives
     (module docstring). None when there is nothing to do: no usable session id or
-    transcript file, reflection turned off, or no vault (its marker missing). Errors
-    (an unreadable inbox, a capture that fails) propagate; before the first write,
-    nothing has been written."""
+    transcript file, reflection turned off, or no vault (its marker missing). The vault
+    lock not had within ``lock_wait`` seconds: a ``locked`` result, nothing written.
+    Errors (an unreadable inbox, a capture that fails) propagate; before the first
+    write, nothing has been written, and the mark moves only after the writes."""
     name = mark_name(session_id)
     if name is None or not isinstance(session_id, str) or not isinstance(transcript_path, str) \
             or not transcript_path or not enabled(ctx):
@@ -249,6 +279,7 @@ def reflect_session_transcript(ctx: EchoContext, session_id: object, transcript_
     from echo_core.ops.transcript_mining import mine_transcript
 
     mark = read_mark(ctx, session_id)
+    session_id = str(with_valid_text(session_id))
     size = os.path.getsize(transcript_path)
     if size < mark.offset:  # rewritten from scratch: start over
         mark = SessionMark()
@@ -261,11 +292,22 @@ def reflect_session_transcript(ctx: EchoContext, session_id: object, transcript_
                             source=session_id)
     offset = max(out["end"], mark.offset)
     seen = set(mark.keys)
-    inbox_text = _inbox_text(ctx)
-    fresh = [p for p in found if p.key() not in seen and f": {p.title} — " not in inbox_text]
-    plan = _plan(ctx, fresh, session_id)
-    written = tuple(f"{_write(ctx, note, inbox)}: {p.title}" for p, note, inbox in plan)
-    keys = mark.keys + tuple(p.key() for p in found if p.key() not in seen)
-    _write_mark(ctx, name, SessionMark(offset, tuple(dict.fromkeys(keys))))
+    with contextlib.ExitStack() as held:
+        try:  # the inbox check and the writes in one hold: parallel ends write a line once
+            if any(p.key() not in seen for p in found):  # else only the mark moves
+                held.enter_context(ctx.vault.storage.lock(timeout=lock_wait))
+        except BackendUnavailable:
+            pass  # the vault is away: capture queues each line in the outbox
+        except EchoError as error:  # a backend may raise plain 75, not LockHeldError
+            if error.code != ExitCode.LOCK_HELD:
+                raise
+            return SessionReflection(mark.offset, mark.offset, size, False, locked=True)
+        inbox_text = _inbox_text(ctx)
+        fresh = [p for p in found
+                 if p.key() not in seen and f": {p.title} — " not in inbox_text]
+        plan = _plan(ctx, fresh, session_id)
+        written = tuple(f"{_write(ctx, note, inbox)}: {p.title}" for p, note, inbox in plan)
+        keys = mark.keys + tuple(p.key() for p in found if p.key() not in seen)
+        _write_mark(ctx, name, SessionMark(offset, tuple(dict.fromkeys(keys))))
     return SessionReflection(start, offset, size, bool(out["capped"]) and offset < size,
                              written)

@@ -11,7 +11,13 @@ from typing import Any
 
 from plugins.hooks_claude.events import HookTimeout
 
-__all__ = ["budget_share"]
+__all__ = ["budget_share", "seconds_text"]
+
+
+def seconds_text(seconds: float) -> str:
+    """``seconds`` as people wrote it: ``0.05s``, ``2.4s``, ``8s`` (not rounded to a tenth,
+    which would show a 0.05 s budget as 0.1 s); float noise past the microsecond dropped."""
+    return f"{seconds:.6f}".rstrip("0").rstrip(".") + "s"
 
 
 @contextlib.contextmanager
@@ -31,7 +37,7 @@ def budget_share(margin: float, what: str) -> Iterator[None]:
         raise HookTimeout(f"no time left for {what}")
 
     def on_alarm(signum: int, frame: Any) -> None:
-        raise HookTimeout(f"{what} stopped {margin:.1f}s before the hook's budget")
+        raise HookTimeout(f"{what} stopped {seconds_text(margin)} before the hook's budget")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, left - margin)

@@ -28,6 +28,10 @@ consistent, and the note expires like any working memory.
   neither prompts nor edits.
 * Redaction (SPEC §2.1): capture redacts the body; a prompt or instruction cut to one
   line is redacted before the cut, so no fragment of a secret survives it.
+* Safe text (``shown``): every field is one line; a lone surrogate (undecodable input,
+  half an emoji) becomes U+FFFD and control characters (NUL, ESC, BEL, bidi overrides
+  such as U+202E, line breaks in ``cwd``) are shown escaped (``\\x1b``, ``\\u202e``):
+  the note is re-injected into the session after the compaction.
 * Links: capture links the checkpoint to the entities it names (the people, projects in
   the prompts), never the other way round: durable notes do not collect links to
   working notes that expire.
@@ -71,11 +75,20 @@ def _relative(path: str, cwd: Any) -> str:
     return path
 
 
+def shown(text: str) -> str:
+    """``text`` as one safe line of a checkpoint: lone surrogates replaced by U+FFFD,
+    every control character (line breaks and tabs too) shown as an escape."""
+    from echo_core import terminal_safe, with_valid_text
+
+    return terminal_safe(str(with_valid_text(text)), one_line=True)
+
+
 def checkpoint_body(payload: dict[str, Any], summary: TranscriptSummary) -> str:
     """The checkpoint text for one compaction (module docstring)."""
-    trigger = payload.get("trigger") if isinstance(payload.get("trigger"), str) else "unknown"
+    trigger = payload.get("trigger")
+    trigger = shown(trigger) if isinstance(trigger, str) else "unknown"
     cwd = payload.get("cwd")
-    where = f" in {cwd}" if isinstance(cwd, str) and cwd else ""
+    where = f" in {shown(cwd)}" if isinstance(cwd, str) and cwd else ""
     lines = [(f"Checkpoint before context compaction ({trigger}) of Claude Code session "
               f"{session8(payload.get('session_id'))}{where}: {len(summary.prompts)} prompts, "
               f"{summary.tool_uses} tool uses, {len(summary.edited_files)} files edited.")]
@@ -83,15 +96,15 @@ def checkpoint_body(payload: dict[str, Any], summary: TranscriptSummary) -> str:
     if isinstance(instructions, str) and instructions.strip():
         from echo_core import redact
 
-        lines.append(f"Compaction instructions: {one_line(redact(instructions).text)}")
+        lines.append(f"Compaction instructions: {shown(one_line(redact(instructions).text))}")
     if summary.prompts:
         recent = summary.prompts[-MAX_PROMPTS:]
         lines.append(f"Recent prompts (last {len(recent)} of {len(summary.prompts)}):")
-        lines += [f"- {prompt}" for prompt in recent]
+        lines += [f"- {shown(prompt)}" for prompt in recent]
     if summary.edited_files:
         files = summary.edited_files[-MAX_FILES:]
         lines.append(f"Files edited ({len(summary.edited_files)}):")
-        lines += [f"- {_relative(path, cwd)}" for path in files]
+        lines += [f"- {shown(_relative(path, cwd))}" for path in files]
         if len(summary.edited_files) > len(files):
             lines.append(f"- … and {len(summary.edited_files) - len(files)} earlier")
     return "\n".join(lines)

@@ -31,10 +31,14 @@ def hook_command(event: str) -> None:
       echo '{"session_id": "s1", "hook_event_name": "UserPromptSubmit",
              "prompt": "how do we deploy?"}' | echo-memory hook UserPromptSubmit
 
-    Always exits 0: on any error, an unknown event or a timeout it prints nothing, so a
-    memory problem never blocks the agent; only SessionStart then says in one line
-    "memory unavailable: <reason>; <what to do>". Output is always JSON (--json is
-    accepted for uniformity); ECHO_HOOK_DEBUG=1 prints tracebacks to stderr.
+    Exits 0 for any EVENT, whatever happens to the answer (exit 2 would block
+    Stop, PreCompact and UserPromptSubmit): on any error, an unknown EVENT or a
+    timeout it prints nothing, so a memory problem never blocks the agent; only SessionStart then says in one line "memory
+    unavailable: <reason>; <what to do>". A command line without EVENT, or with
+    an unknown option, is a usage error, exit 2 like any command; the generated
+    hooks.json always names the event and adds `|| true`. Output is always JSON
+    (--json is accepted for uniformity); ECHO_HOOK_DEBUG=1 prints tracebacks to
+    stderr.
 
     \b
     SessionStart answers after a quick check for new, deleted and renamed notes;

@@ -135,7 +135,9 @@ def _load_brief(ctx: Any) -> Any:
 
 def _checkpoint_section(ctx: Any, payload: Payload) -> str:
     """The session's latest checkpoint as a section, or "" (none, or unreadable: the
-    brief is shown without it)."""
+    brief is shown without it); control characters in it (a note edited by hand, or
+    written before the checkpoint escaped them) are shown as escapes."""
+    from echo_core import terminal_safe
     from plugins.hooks_claude.checkpoint import latest_checkpoint
 
     try:
@@ -144,7 +146,7 @@ def _checkpoint_section(ctx: Any, payload: Payload) -> str:
         found = None
     if found is None:
         return ""
-    path, entry = found
+    path, entry = found[0], terminal_safe(found[1])
     if len(entry) > CHECKPOINT_CHARS:
         entry = entry[: CHECKPOINT_CHARS - 1].rstrip() + "…"
     return f"## Checkpoint before this compaction ({path})\n{entry}\n\n"

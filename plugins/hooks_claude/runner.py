@@ -3,7 +3,9 @@
 Contract (SPEC §4.5, ``reference/claude-code.md``):
 
 * Reads the event JSON object from stdin; anything else (empty, not JSON, not an object,
-  not UTF-8) means "stay quiet".
+  not UTF-8) means "stay quiet". A lone surrogate in it (the JSON escape ``\\ud83d``
+  alone, half an emoji) becomes U+FFFD, so one bad character in a prompt, ``cwd`` or
+  ``custom_instructions`` cannot make every write of the hook fail.
 * Prints at most one JSON object (the handler's output) to stdout, at most
   ``MAX_OUTPUT_CHARS`` characters: the longest string in it is cut, with
   ``TRUNCATION_MARK``, until the whole line fits. Nothing else ever reaches stdout while a
@@ -36,6 +38,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from plugins.hooks_claude.after_answer import AfterAnswer, collecting, finish
+from plugins.hooks_claude.budget import seconds_text
 from plugins.hooks_claude.events import MAX_OUTPUT_CHARS, HookTimeout, budget_for, canonical_event
 
 TRUNCATION_MARK = "\n…(truncated by echo-memory to fit the hook output limit)"
@@ -52,7 +55,7 @@ def time_budget(soft: float, hard: float) -> Iterator[None]:
     previous: Any = None
     if use_alarm:
         def on_alarm(signum: int, frame: Any) -> None:
-            raise HookTimeout(f"hook exceeded its {soft:.1f}s budget")
+            raise HookTimeout(f"hook exceeded its {seconds_text(soft)} budget")
 
         previous = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, soft)
@@ -75,9 +78,19 @@ def read_payload(stream: BinaryIO | None) -> dict[str, Any] | None:
         return None
     try:
         payload = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
-    return payload if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    from echo_core import SURROGATE_ESCAPE, with_valid_text
+
+    if SURROGATE_ESCAPE.search(raw) is None:
+        return payload
+    try:
+        cleaned: dict[str, Any] = with_valid_text(payload)  # type: ignore[assignment]
+    except RecursionError:
+        return None
+    return cleaned
 
 
 def _longest_string(node: Any, best: tuple[Any, Any, int] | None) -> tuple[Any, Any, int] | None:

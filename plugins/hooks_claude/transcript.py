@@ -15,8 +15,13 @@ What we read:
 * whether the session already saved to memory (``saved``): a Bash tool use running an
   echo-memory write (``capture`` without ``--dry-run``, ``session-end ... --apply``,
   ``reflect ... --apply``; never one asking for help, ``--help`` / ``-h``, which writes
-  nothing) or an MCP tool call of ``echo_capture``, or of ``echo_log_session`` /
-  ``echo_reflect`` with ``apply`` true.
+  nothing) or an MCP tool call of ``echo_capture`` (not with ``dry_run`` true), or of
+  ``echo_log_session`` / ``echo_reflect`` with ``apply`` true. The command line is read
+  as a shell would (``shlex``): split into commands at ``&&``, ``||``, ``;``, ``|``,
+  ``&`` and newlines; a command writes only when its program is ``echo-memory`` (after
+  ``VAR=value`` words and wrappers such as ``env``, ``time``, ``uv run``) and its options,
+  not the text of a quoted value, say so (``echo "run echo-memory capture X"`` saves
+  nothing; ``capture X --body "try --dry-run"`` does).
 
 Only a regular file is read (``read_transcript``): a FIFO, a device or a socket at the
 path would block the hook or never end, so it counts as no transcript.
@@ -28,6 +33,7 @@ import datetime as _dt
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -36,11 +42,31 @@ import attrs
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
-#: Global options of ``echo-memory`` that take a value (skipped when finding the verb).
-_VALUE_OPTIONS = frozenset({"--vault", "--state-dir"})
+#: The project's console scripts (pyproject's ``[project.scripts]``; a test keeps them equal).
+PROGRAMS = frozenset({"echo-memory"})
+#: Options of ``echo-memory`` and its writing verbs that take a value: the word after one
+#: is its value (``--body "--dry-run"`` is a text, not the flag), never the verb or a flag.
+_VALUE_OPTIONS = frozenset({
+    "--vault", "--state-dir", "-k", "--kind", "-b", "--body", "--tags", "--aliases",
+    "--sources", "--status", "--date", "--domain", "--merge-into", "--supersedes", "--ttl",
+    "--expires", "--transcript",
+})
 #: Options that make any echo-memory command print its help and write nothing.
 _HELP_OPTIONS = frozenset({"--help", "-h"})
-_SAVE_TOOLS_ALWAYS = ("echo_capture",)
+#: Characters shlex returns as words of their own (operators); of those, the words that
+#: start with one of ``_SEPARATOR_STARTS`` end a command (``>&`` is a redirection).
+_OPERATOR_CHARS = ";&|()<>\n"
+_SEPARATOR_STARTS = (";", "&", "|", "\n")
+#: Words that run the command after them (their own ``-options`` are skipped too).
+_PREFIX_WORDS = frozenset({
+    "env", "command", "exec", "nohup", "time", "sudo", "uvx", "timeout",
+    "if", "then", "elif", "else", "while", "until", "do", "!", "{", "(",
+})
+#: Runners that take a ``run`` word before the program (``uv run echo-memory ...``).
+_RUNNERS = frozenset({"uv", "pipx", "poetry", "pdm", "hatch"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")  # timeout's first argument
+_SAVE_TOOL_UNLESS_DRY_RUN = "echo_capture"
 _SAVE_TOOLS_WITH_APPLY = ("echo_log_session", "echo_reflect")
 
 PROMPT_MAX_CHARS = 200
@@ -80,41 +106,95 @@ def one_line(text: str, limit: int = PROMPT_MAX_CHARS) -> str:
 def is_save_command(command: str) -> bool:
     """Whether a shell command line runs an echo-memory write (see the module docstring):
     a help (``--help``, ``-h``) or dry-run invocation is not one."""
-    for segment in re.split(r"&&|\|\||;|\n|\|", command):
-        tokens = segment.split()
-        verb = _verb_of(tokens)
-        if verb is None or not _HELP_OPTIONS.isdisjoint(tokens):
-            continue
-        if verb == "capture" and "--dry-run" not in segment:
-            return True
-        if verb in ("session-end", "reflect") and "--apply" in segment:
-            return True
-    return False
+    if not any(program in command for program in PROGRAMS):  # most lines: no parsing
+        return False
+    return any(_writes(args) for args in map(_echo_memory_args, _commands(command))
+               if args is not None)
 
 
-def _verb_of(tokens: list[str]) -> str | None:
-    """The echo-memory verb in a command's tokens (``echo-memory [--vault X] VERB ...``)."""
-    for i, token in enumerate(tokens):
-        if token.strip("'\"").rsplit("/", 1)[-1] != "echo-memory":
+def _commands(command: str) -> list[list[str]]:
+    """The words of each command of a shell line, split at the separators. A line shlex
+    cannot read whole (an unclosed quote, e.g. an apostrophe in a here-document) is read
+    line by line, each line up to where it fails."""
+    text = command.replace("\\\n", " ")  # line continuations
+    words, whole = _shell_words(text)
+    if not whole:
+        words = [word for line in text.splitlines()
+                 for word in (*_shell_words(line)[0], "\n")]
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word and word.startswith(_SEPARATOR_STARTS) and not word.strip(_OPERATOR_CHARS):
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return commands
+
+
+def _shell_words(text: str) -> tuple[list[str], bool]:
+    """``text``'s words (shell operators as words of their own, quotes removed), and
+    whether it was read to the end (else the words before the failure)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=_OPERATOR_CHARS)
+    lexer.whitespace = " \t\r"  # a newline ends a command: an operator here
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # only a command's first words are looked at
+    words: list[str] = []
+    try:
+        words.extend(lexer)
+    except ValueError:  # no closing quotation, or an escape at the end
+        return words, False
+    return words, True
+
+
+def _echo_memory_args(words: list[str]) -> list[str] | None:
+    """The arguments after the program when a command's program is echo-memory, else
+    None. ``VAR=value`` words, wrappers and their options before it are skipped."""
+    rest = iter(words)
+    for word in rest:
+        if word.rsplit("/", 1)[-1].removesuffix(".exe") in PROGRAMS:
+            return list(rest)
+        if word in _RUNNERS:
+            if next(rest, None) != "run":
+                return None
+        elif word in _PREFIX_WORDS or _ASSIGNMENT.match(word):
             continue
-        rest = iter(tokens[i + 1:])
-        for word in rest:
-            if word in _VALUE_OPTIONS:
-                next(rest, None)
-            elif not word.startswith("-"):
-                return word
-        return None
+        elif not (word.startswith("-") or _DURATION.match(word)):
+            return None
     return None
 
 
+def _writes(args: list[str]) -> bool:
+    """Whether ``echo-memory ARGS`` writes: its verb (the first word that is neither an
+    option nor an option's value) and its flags decide."""
+    verb: str | None = None
+    flags: set[str] = set()
+    options_end = False
+    rest = iter(args)
+    for word in rest:
+        if options_end or not word.startswith("-") or word == "-":
+            verb = word if verb is None else verb
+        elif word == "--":
+            options_end = True
+        elif word in _VALUE_OPTIONS:
+            next(rest, None)
+        else:
+            flags.add(word)
+    if verb is None or not _HELP_OPTIONS.isdisjoint(flags):
+        return False
+    if verb == "capture":
+        return "--dry-run" not in flags
+    return verb in ("session-end", "reflect") and "--apply" in flags
+
+
 def is_save_tool(name: str, tool_input: Mapping[str, Any]) -> bool:
-    """Whether a tool call saves to echo-memory (Bash running a write, or an MCP write)."""
+    """Whether a tool call saves to echo-memory (Bash running a write, or an MCP write:
+    ``mcp__<server>__<tool>``)."""
     if name == "Bash":
         command = tool_input.get("command")
         return isinstance(command, str) and is_save_command(command)
-    if name.endswith(_SAVE_TOOLS_ALWAYS):
-        return True
-    return name.endswith(_SAVE_TOOLS_WITH_APPLY) and tool_input.get("apply") is True
+    tool = name.rsplit("__", 1)[-1]
+    if tool == _SAVE_TOOL_UNLESS_DRY_RUN:
+        return tool_input.get("dry_run") is not True
+    return tool in _SAVE_TOOLS_WITH_APPLY and tool_input.get("apply") is True
 
 
 def _prompt_text(content: Any) -> str | None:
