@@ -19,6 +19,8 @@ openai-key           ``sk-`` / ``sk-proj-`` / ``sk-svcacct-`` / ``sk-admin-`` + 
                      20 or more, with a digit and a letter ("sk-learn" survives)
 aws-access-key-id    ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` + 16 [0-9A-Z]     nothing
 aws-secret-key       40 base64 characters after a name saying "aws ... secret"   the name
+                     or at most 30 characters after an access key id (mixed
+                     case, with a digit, / or +: a git SHA there survives)       id marker
 github-token         ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` + 36 or more,  nothing
                      ``github_pat_`` + 22 or more
 gitlab-token         ``glpat-`` + 20 or more                                     nothing
@@ -27,7 +29,8 @@ slack-token          ``xoxa-`` ``xoxb-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` ``xoxo-``
 slack-webhook        ``https://hooks.slack.com/services/T.../B.../...``          nothing
 stripe-key           ``sk_live_`` ``sk_test_`` ``rk_live_`` ``rk_test_`` + 16    nothing
 google-api-key       ``AIza`` + 35                                               nothing
-huggingface-token    ``hf_`` + 30 or more letters and digits, with a digit       nothing
+huggingface-token    ``hf_`` + 30 or more letters and digits, with a digit, or   nothing
+                     34 or more with upper and lower case letters
 npm-token            ``npm_`` + 36                                               nothing
 sendgrid-key         ``SG.`` + 22 + ``.`` + 43                                   nothing
 twilio-key           ``SK`` or ``AC`` + 32 lower-case hex                        nothing
@@ -38,14 +41,19 @@ url-password         ``scheme://user:PASSWORD@host``                            
 env-secret           ``NAME=value`` / ``NAME: value`` / ``"name": "value"`` whose the name
                      name ends in SECRET, PASSWORD, PASSWD, PASSPHRASE, PWD,
                      TOKEN, API_KEY, APIKEY, ACCESS_KEY, PRIVATE_KEY, AUTH_KEY,
-                     CREDENTIAL(S), or ``_KEY`` with a random-looking value
+                     CREDENTIAL(S), or ``_KEY`` with a random-looking value;
+                     ``my password is VALUE`` / ``the token was VALUE`` (one
+                     token, quoted, or a word with a digit, a symbol or mixed
+                     case: "the password is incorrect" survives)
 ===================  ==========================================================  ==========
 
 Look-alikes that survive by design: git SHAs, sha256 hex, UUIDs, base64 in prose,
 "sketch", "skill", "task-ant", "sk-learn", ``PORT=8080``, ``LOG_LEVEL=debug``,
 ``max_tokens=1000``, ``SORT_KEY=created_at``, URLs without a password, short tokens.
 An ``env-secret`` value that is a number, a boolean, empty, or a reference (``$VAR``,
-``${VAR}``, ``<placeholder>``, ``***``) is not a secret and survives.
+``${VAR}``, ``<placeholder>``, ``***``) is not a secret and survives. A quoted value
+that is not a secret is searched in turn, so ``"command": "export DB_PASSWORD=x1y2z3"``
+(JSON, YAML) loses the password.
 
 Where it applies: ``capture`` redacts title, body, supersedes, tags, aliases and sources
 at validation (``ops.capture_request``), so every caller (CLI, MCP, session-end and
@@ -121,6 +129,21 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
+def _hf_token(value: str) -> bool:
+    """``hf_`` + a random-looking run: a digit in it, or (real tokens are 34 random
+    letters) 34 or more characters with both cases ("hf_" + a lower-case word survives)."""
+    body = value[3:]
+    return _mixed(value) or (len(body) >= 34 and any(c.isupper() for c in body)
+                             and any(c.islower() for c in body))
+
+
+def _base64_secret(value: str) -> bool:
+    """40 random base64 characters: both cases and a digit, ``/`` or ``+`` (a git SHA,
+    lower-case hex, is not one)."""
+    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() or c in "/+" for c in value))
+
+
 _NOT_SECRET_VALUES = frozenset({
     "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined",
     "required", "optional", "redacted", "secret", "password", "changeme", "xxx", "your",
@@ -141,6 +164,30 @@ def _env_value_is_secret(match_name: str, value: str) -> bool:
     if _SECRET_NAME_STRONG.search(match_name):
         return True
     return _mixed(bare) and len(bare) >= 12
+
+
+#: Password characters that prose words do not hold (``.``, ``-``, ``'``, ``/`` do).
+_SYMBOLS = frozenset("!@#$%^&*+=?|\\~")
+
+
+def _phrase_value_is_secret(match_name: str, value: str) -> bool:
+    """Whether ``value`` in "``match_name`` is ``value``" is a secret: quoted, or one
+    token unlike a prose word (a digit, a password symbol, a capital after its first
+    letter, four or more digits) and unlike a reference, a path or a placeholder."""
+    if match_name.lower().endswith("pwd"):  # "pwd is /home/me": the shell's
+        return False
+    quoted = value[:1] in "\"'"
+    bare = value[1:-1] if quoted else value.rstrip(".:!?)]}>`").lstrip("`(<[")
+    if len(bare) < 3 or bare.lower() in _NOT_SECRET_VALUES or bare[0] in "$<{%*/~":
+        return False
+    if set(bare) <= {"*", "x", "X", "."}:
+        return False
+    if quoted:
+        return True
+    if bare.isdigit():
+        return len(bare) >= 4
+    return (any(c.isdigit() or c in _SYMBOLS for c in bare)
+            or (any(c.isupper() for c in bare[1:]) and any(c.islower() for c in bare)))
 
 
 _START = r"(?<![A-Za-z0-9_\-])"  # a token's first character
@@ -166,6 +213,10 @@ RULES: tuple[Rule, ...] = (
           r"(?i)(?<![A-Za-z0-9])aws[A-Za-z_\-]{0,20}secret[A-Za-z_\-]{0,20}[\"']?"
           r"\s{0,5}[:=]{1,2}\s{0,5}[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
           hints=("aws",), folded=True),
+    _rule("aws-secret-key",  # an id just masked, then its secret ("AKIA... wJalr...")
+          r"\[REDACTED:aws-access-key-id\][\s\S]{0,30}?(?<![A-Za-z0-9/+])"
+          r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", _base64_secret,
+          hints=("[REDACTED:aws-access-key-id]",)),
     _rule("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
           hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     _rule("gitlab-token", _START + r"glpat-" + _KEYCH + r"{20,}", hints=("glpat-",)),
@@ -177,7 +228,7 @@ RULES: tuple[Rule, ...] = (
           hints=("_live_", "_test_")),
     _rule("google-api-key", _START + r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])",
           hints=("AIza",)),
-    _rule("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _mixed,
+    _rule("huggingface-token", _START + r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", _hf_token,
           hints=("hf_",)),
     _rule("npm-token", _START + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", hints=("npm_",)),
     _rule("sendgrid-key", _START + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?!"
@@ -197,8 +248,9 @@ RULES: tuple[Rule, ...] = (
           r"(?!\[REDACTED:)(?P<secret>[^\s@/?#]{1,200})@(?=[A-Za-z0-9\[])", hints=("://",)),
     _rule("env-secret",
           r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[\"']?[ \t]{0,5}"
-          r"(?:=|:)[ \t]{0,5}(?![\"']?\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
-          r"[^\s\"',;#]{1,500})", hints=("=", ":")),
+          r"(?:=|:|(?<=[ \t])(?P<phrase>[iI][sS]|[wW][aA][sS])(?![A-Za-z0-9_])(?:[ \t]{0,5}:)?)"
+          r"[ \t]{0,5}(?![\"']?\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
+          r"[^\s\"',;#]{1,500})", hints=("=", ":", " is ", " was "), folded=True),
 )
 
 _PRIVATE_TAG = LazyPattern(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
@@ -243,9 +295,10 @@ def _apply(rule: Rule, text: str) -> tuple[str, bool]:
         nonlocal fired
         secret = match.group("secret") if has_secret else match.group(0)
         if rule.name == "env-secret":
-            if not _ENV_NAME.search(match.group("name")) or not _env_value_is_secret(
-                    match.group("name"), secret):
-                return match.group(0)
+            name = match.group("name")
+            judge = _phrase_value_is_secret if match.group("phrase") else _env_value_is_secret
+            if not _ENV_NAME.search(name) or not judge(name, secret):
+                return _within_quotes(match, lambda inner: pattern.sub(replace, inner))
         elif rule.accept is not None and not rule.accept(secret):
             return match.group(0)
         fired = True
@@ -261,6 +314,20 @@ def _apply(rule: Rule, text: str) -> tuple[str, bool]:
     return pattern.sub(replace, text), fired
 
 
+def _within_quotes(match: re.Match[str], again: Callable[[str], str]) -> str:
+    """A rejected ``env-secret`` match as it was, but for its quoted value's inside, which
+    goes through the rule ``again`` (``"command": "export DB_PASSWORD=..."``); an
+    unquoted value is kept. Linear: an inside holds no quote of its own kind, so this
+    nests at most twice."""
+    secret = match.group("secret")
+    whole = match.group(0)
+    if len(secret) < 2 or secret[0] not in "\"'" or secret[-1] != secret[0]:
+        return whole
+    start = match.start("secret") - match.start()
+    end = start + len(secret)
+    return whole[:start + 1] + again(secret[1:-1]) + whole[end - 1:]
+
+
 def redact(text: str) -> RedactionResult:
     """``text`` with ``<private>`` blocks dropped and every secret of ``RULES`` replaced by
     ``[REDACTED:<rule>]``; ``found`` names what was removed (empty: ``text`` unchanged)."""
@@ -274,7 +341,8 @@ def redact(text: str) -> RedactionResult:
             continue
         clean, fired = _apply(rule, clean)
         if fired:
-            found.append(rule.name)
+            if rule.name not in found:  # two rules may share a name (aws-secret-key)
+                found.append(rule.name)
             lowered = clean.lower()
     return RedactionResult(clean, tuple(found))
 
@@ -293,6 +361,6 @@ def redact_all(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def ordered(names: set[str] | frozenset[str]) -> tuple[str, ...]:
     """Rule names in table order (``"private"`` first), unknown names last, sorted."""
-    order = [PRIVATE] + [r.name for r in RULES]
+    order = list(dict.fromkeys([PRIVATE] + [r.name for r in RULES]))
     known = tuple(n for n in order if n in names)
     return known + tuple(sorted(names - set(order)))

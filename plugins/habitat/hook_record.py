@@ -31,8 +31,10 @@ week later, as do start marks of calls that never finished).
 Who: ``agent_id`` is ``$ECHO_AGENT_ID`` (default ``claude-code``); ``session_id`` the
 event's. Where: the state dir echo-memory uses (``hook_record_paths``), folder
 ``habitat/loom``. Time: ``ECHO_NOW`` / ``ECHO_TODAY`` pin it as they pin echo-memory.
-Text: redacted as capture redacts (``hook_record_redact``), then cut to ``MAX_TEXT``
-characters (``truncated``).
+Text: redacted as capture redacts (``hook_record_redact``; a tool's input and response
+string by string before they become JSON, then as a whole), then cut to ``MAX_TEXT``
+characters (``truncated``). An empty stdin or one not holding a JSON object records
+nothing (a line in the error log).
 
 Fail-safe: it always exits 0 and never writes to stdout (a hook's stdout can steer
 Claude Code); whatever goes wrong is one line in ``<state dir>/habitat/hook-errors.log``
@@ -147,14 +149,62 @@ def _text(value: Any) -> str:
     return dumps(value)
 
 
-def _cut(value: Any) -> tuple[str, bool]:
-    """``value`` as record text: redacted, then cut to ``MAX_TEXT``."""
-    text = _text(value)
-    cut = len(text) > MAX_TEXT
-    if cut:
-        text = text[:MAX_TEXT + _REDACT_MARGIN]
-    text = redaction.redact_text(_clean(text))
+def _masked(value: Any, budget: list[int]) -> Any:
+    """``value`` (parsed JSON) with each string in it, keys too, redacted as a capture's
+    text is: a rule then sees ``export DB_PASSWORD=...`` itself, not inside JSON's quotes
+    and escapes. Only the first ``budget[0]`` characters' worth is kept (no more can
+    reach ``MAX_TEXT``); ``budget[0]`` ends below 0 when some was left out."""
+    if isinstance(value, str):
+        budget[0] -= len(value) + 2
+        return _redacted_head(value)
+    budget[0] -= 1
+    if isinstance(value, dict):
+        items: dict[Any, Any] = {}
+        for key, item in value.items():
+            if budget[0] < 0:
+                break
+            items[_masked(key, budget)] = _masked(item, budget)
+        return items
+    if isinstance(value, list):
+        kept: list[Any] = []
+        for item in value:
+            if budget[0] < 0:
+                break
+            kept.append(_masked(item, budget))
+        return kept
+    return value
+
+
+def _cut(value: Any, prefix: str = "") -> tuple[str, bool]:
+    """``value`` as record text (after ``prefix`` and a space, when given): a string as
+    it is, anything else as JSON of its strings each redacted (``_masked``); then the
+    whole redacted again (a secret named by its key: ``{"password": "..."}``) and cut to
+    ``MAX_TEXT``."""
+    left_out = False
+    if value is None or isinstance(value, str):
+        text = _text(value)
+    else:
+        budget = [MAX_TEXT + _REDACT_MARGIN]
+        text = dumps(_masked(value, budget))
+        left_out = budget[0] < 0
+    if prefix:
+        text = f"{prefix} {text}".rstrip()
+    cut = left_out or len(text) > MAX_TEXT
+    text = _redacted_head(text)
     return (text[:MAX_TEXT], True) if len(text) > MAX_TEXT else (text, cut)
+
+
+def _redacted_head(text: str) -> str:
+    """``text`` redacted, at most its first ``MAX_TEXT + _REDACT_MARGIN`` characters (no
+    more can reach ``MAX_TEXT``). When it is longer, that window may end inside a secret
+    no rule knows cut short (a token missing its end), and an earlier secret's shorter
+    mask can pull that end into the kept ``MAX_TEXT``: so the window's redacted text
+    loses its last ``_REDACT_MARGIN`` characters (a secret is shorter than that)."""
+    window = text[:MAX_TEXT + _REDACT_MARGIN]
+    masked = redaction.redact_text(_clean(window))
+    if len(text) > len(window):
+        masked = masked[:max(0, len(masked) - _REDACT_MARGIN)]
+    return masked
 
 
 def _name(value: Any, fallback: str) -> str:
@@ -164,10 +214,10 @@ def _name(value: Any, fallback: str) -> str:
 
 def record_line(*, rid: str, ts: str, kind: str, agent: str, session: str, text: Any = "",
                 parent: str | None = None, result: Any = "", is_error: bool = False,
-                duration_ms: int | None = None) -> bytes:
+                duration_ms: int | None = None, prefix: str = "") -> bytes:
     """One day-file line, byte for byte what ``Record.to_line`` writes for the same
-    record."""
-    text_value, cut_text = _cut(text)
+    record; ``text`` follows ``prefix`` (a tool's name) when given."""
+    text_value, cut_text = _cut(text, prefix)
     result_value, cut_result = _cut(result)
     data: dict[str, Any] = {"id": rid, "parent_id": parent, "agent_id": agent,
                             "session_id": session, "kind": kind, "text": text_value,
@@ -314,7 +364,7 @@ def _record_locked(event: str, payload: Mapping[str, Any], habitat: str,
         failed = event == "PostToolUseFailure"
         mark = _pending(hook, session_id, payload.get("tool_use_id"))
         name = _text(payload.get("tool_name")) or "?"
-        add("tool", text=f"{name} {_text(payload.get('tool_input'))}".rstrip(),
+        add("tool", prefix=name, text=payload.get("tool_input"),
             result=payload.get("error") if failed else payload.get("tool_response"),
             is_error=failed, duration_ms=_started(mark, time.time()),
             parent=session.prompt or session.root)
@@ -401,7 +451,9 @@ def _read_stdin() -> Any:
     data = sys.stdin.buffer.read(MAX_STDIN + 1)
     if len(data) > MAX_STDIN:
         raise ValueError(f"the event is over {MAX_STDIN} bytes")
-    return loads(data.decode("utf-8", "replace")) if data.strip() else {}
+    if not data.strip():  # not an object: nothing to record (no "?" tool record)
+        raise ValueError("the event is empty")
+    return loads(data.decode("utf-8", "replace"))
 
 
 def _deadline(env: Mapping[str, str]) -> None:

@@ -5,7 +5,7 @@ The recorder runs in a bare interpreter (``python -S``, no site-packages: see
 (``RULES``: name, pattern, hints, folded, accept) and the same algorithm over the
 standard library's ``re``, so a record written by a hook is redacted exactly as a
 capture is: ``<private>`` blocks dropped, each secret replaced by ``[REDACTED:<rule>]``.
-``tests/test_habitat_record_redaction.py`` holds the two together: the table equals the
+``tests/test_habitat_record_hook.py`` holds the two together: the table equals the
 core's rule by rule, and both give the same text on the redaction table and on
 generated text. Change a rule in ``echo_core/redaction.py``, then here.
 
@@ -50,6 +50,10 @@ RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
       's{0,5}[:=]{1,2}\\s{0,5}[\\"\']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9'
       '/+=])'),
      ('aws',), True, None),
+    ('aws-secret-key',
+     ('\\[REDACTED:aws-access-key-id\\][\\s\\S]{0,30}?(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0'
+      '-9/+]{40})(?![A-Za-z0-9/+=])'),
+     ('[REDACTED:aws-access-key-id]',), False, 'base64_secret'),
     ('github-token',
      ('(?<![A-Za-z0-9_\\-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9'
       '_]{22,})'),
@@ -72,7 +76,7 @@ RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
      ('AIza',), False, None),
     ('huggingface-token',
      '(?<![A-Za-z0-9_\\-])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])',
-     ('hf_',), False, 'mixed'),
+     ('hf_',), False, 'hf_token'),
     ('npm-token',
      '(?<![A-Za-z0-9_\\-])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])',
      ('npm_',), False, None),
@@ -102,9 +106,10 @@ RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
      ('://',), False, None),
     ('env-secret',
      ('(?<![A-Za-z0-9_.\\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\\-]{0,80})[\\"\']?[ \\t'
-      ']{0,5}(?:=|:)[ \\t]{0,5}(?![\\"\']?\\[REDACTED:)(?P<secret>\\"[^\\"\\n]{1,500'
-      '}\\"|\'[^\'\\n]{1,500}\'|[^\\s\\"\',;#]{1,500})'),
-     ('=', ':'), False, None),
+      ']{0,5}(?:=|:|(?<=[ \\t])(?P<phrase>[iI][sS]|[wW][aA][sS])(?![A-Za-z0-9_])(?:[ \\'
+      't]{0,5}:)?)[ \\t]{0,5}(?![\\"\']?\\[REDACTED:)(?P<secret>\\"[^\\"\\n]{1,500}\\"|\'['
+      '^\'\\n]{1,500}\'|[^\\s\\"\',;#]{1,500})'),
+     ('=', ':', ' is ', ' was '), True, None),
 )
 
 PRIVATE_TAG = r"<\s*(/?)\s*private\s*>"  # re.IGNORECASE
@@ -152,7 +157,20 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
-_ACCEPT: dict[str, Callable[[str], bool]] = {"mixed": _mixed, "has_digit": _has_digit}
+def _hf_token(value: str) -> bool:
+    body = value[3:]
+    return _mixed(value) or (len(body) >= 34 and any(c.isupper() for c in body)
+                             and any(c.islower() for c in body))
+
+
+def _base64_secret(value: str) -> bool:
+    return (any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() or c in "/+" for c in value))
+
+
+_ACCEPT: dict[str, Callable[[str], bool]] = {
+    "mixed": _mixed, "has_digit": _has_digit, "hf_token": _hf_token,
+    "base64_secret": _base64_secret}
 
 
 def _env_value_is_secret(name: str, value: str) -> bool:
@@ -164,6 +182,27 @@ def _env_value_is_secret(name: str, value: str) -> bool:
     if _pattern(SECRET_NAME_STRONG).search(name):
         return True
     return _mixed(bare) and len(bare) >= 12
+
+
+SYMBOLS = frozenset("!@#$%^&*+=?|\\~")
+
+
+def _phrase_value_is_secret(name: str, value: str) -> bool:
+    """The core's check of "``name`` is ``value``" (``my password is ...``)."""
+    if name.lower().endswith("pwd"):
+        return False
+    quoted = value[:1] in "\"'"
+    bare = value[1:-1] if quoted else value.rstrip(".:!?)]}>`").lstrip("`(<[")
+    if len(bare) < 3 or bare.lower() in NOT_SECRET_VALUES or bare[0] in "$<{%*/~":
+        return False
+    if set(bare) <= {"*", "x", "X", "."}:
+        return False
+    if quoted:
+        return True
+    if bare.isdigit():
+        return len(bare) >= 4
+    return (any(c.isdigit() or c in SYMBOLS for c in bare)
+            or (any(c.isupper() for c in bare[1:]) and any(c.islower() for c in bare)))
 
 
 def strip_private(text: str) -> str:
@@ -192,9 +231,15 @@ def _apply(name: str, source: str, accept: str | None, text: str) -> str:
     def replace(match: re.Match[str]) -> str:
         secret = match.group("secret") if has_secret else match.group(0)
         if name == "env-secret":
-            if not _pattern(ENV_NAME).search(match.group("name")) or not _env_value_is_secret(
-                    match.group("name"), secret):
-                return match.group(0)
+            found = match.group("name")
+            judge = _phrase_value_is_secret if match.group("phrase") else _env_value_is_secret
+            if not _pattern(ENV_NAME).search(found) or not judge(found, secret):
+                whole = match.group(0)  # a quoted value: its inside is searched in turn
+                if len(secret) < 2 or secret[0] not in "\"'" or secret[-1] != secret[0]:
+                    return whole
+                start = match.start("secret") - match.start()
+                end = start + len(secret)
+                return whole[:start + 1] + pattern.sub(replace, secret[1:-1]) + whole[end - 1:]
         elif check is not None and not check(secret):
             return match.group(0)
         if not has_secret:
