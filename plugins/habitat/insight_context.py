@@ -5,7 +5,11 @@ name of the nearest folder above ``cwd`` holding ``.git``, else ``cwd``'s own na
 first ``prompt`` when there is one, and recent ``entities`` (names the brief mentions).
 Its words are the query (``situation_query``); the insight ranker (``insight_ranker``)
 ranks the approved insight notes for it; hits under ``RELATIVE_FLOOR`` of the best are
-dropped (a hit on a lone common word next to real matches).
+dropped (a hit on a lone common word next to real matches). Only the insights of the
+situation's project and those that name none are candidates (``insight_ranker``): an
+insight note's ``project`` is the project it was learned in (its words in another
+project's prompt do not bring it there); a situation without a project gets only those
+that name none. Insights written before notes named a project name none: every project.
 
 The block: ``HEADER``, then one line per insight, best first,
 ``- <its text> (insight <id>, learned <n>x)``, while there are at most ``MAX_INSIGHTS``
@@ -171,7 +175,7 @@ def select_insights(ctx: Any, *, cwd: str = "", project: str = "", prompt: str =
     report = sync_insights(ctx, store)
     if not query:
         return InsightsResult(query, project, problems=report.problems)
-    hits = rank_insights(ctx, store, report.notes, query, MAX_INSIGHTS * 4)
+    hits = rank_insights(ctx, store, report.notes, query, MAX_INSIGHTS * 4, project)
     if not hits:
         return InsightsResult(query, project, problems=report.problems)
     floor = RELATIVE_FLOOR * hits[0][1]

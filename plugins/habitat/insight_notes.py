@@ -19,7 +19,8 @@ The note (``render_insight``)::
     created / updated / tags
     learning_id: "3f9a2c01"     <- which learning of the store it is
     learning_type, recurrence, agents, approved
-    ---
+    project: "alphaproj"        <- the project it was learned in, when known (none: every
+    ---                            project's sessions may get it)
     # <title: the learning's first words>
 
     <the learning's text>       <- what agents get at session start (``insight_text``)
@@ -27,16 +28,20 @@ The note (``render_insight``)::
     ## Provenance / ## Review / ## Related
 
 A person approves or rejects by editing ``status`` (and may add ``reason:``); the store
-follows at its next sync (``insight_sync``). Every write goes through the core's note
-verbs (``put``, ``fm`` via ``echo_core.invoke``: the vault lock, the note history, the
-recall index, the outbox when the vault is unreachable), then ``echo_core.sync_paths``
-for the entity index.
+follows at its next sync (``insight_sync``). Approving again empties an old ``reason``
+(it said why the insight was withdrawn). ``project`` scopes the insight: only sessions of
+that project get it (``insight_context``); a person may change or delete the line. The
+file name is a slug of the title without redaction markers (``[REDACTED:<rule>]``).
+Every write goes through the core's note verbs (``put``, ``fm`` via ``echo_core.invoke``:
+the vault lock, the note history, the recall index, the outbox when the vault is
+unreachable), then ``echo_core.sync_paths`` for the entity index.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,6 +60,8 @@ MAX_PROVENANCE = 10
 TITLE_CHARS = 80
 SLUG_CHARS = 60
 PROVENANCE_HEADING = "## Provenance"
+#: What a redaction leaves in a text (``echo_core.redact``): no part of a file name.
+_REDACTION_RE = re.compile(r"\[REDACTED:[^\]\s]*\]")
 
 _HUB_TEXT = """---
 type: concept
@@ -67,7 +74,9 @@ tags: [concept, habitat]
 
 What the agents of the habitat learned and the operator approved: one note per insight
 in `insights/` beside this note, each linking here (see the backlinks). At the start of
-a session, agents get the approved insights that match what they are working on.
+a session, agents get the approved insights that match what they are working on. An
+insight with a `project:` line is given only to sessions of that project (the
+repository's folder name); delete the line to give it to every project.
 
 To withdraw an insight, open it and set `status: rejected` (add `reason: ...` to say
 why); `status: pending` sends it back to review. `echo-memory habitat learnings` lists
@@ -115,8 +124,9 @@ def _body_text(content: str) -> str:
 
 
 def render_insight(learning: Learning, provenance: Sequence[Provenance],
-                   day: _dt.date) -> str:
-    """The whole text of the insight note of ``learning`` (module docstring)."""
+                   day: _dt.date, project: str = "") -> str:
+    """The whole text of the insight note of ``learning`` (module docstring), scoped to
+    ``project`` when given."""
     agents = list(dict.fromkeys(p.agent_id for p in provenance)) or [learning.agent_id]
     tags = list(dict.fromkeys(("concept", "insight", "habitat", *learning.tags)))
     front = [
@@ -124,14 +134,17 @@ def render_insight(learning: Learning, provenance: Sequence[Provenance],
         f"updated: {day.isoformat()}", f"tags: {_json(tags)}",
         f"learning_id: {_json(learning.id)}", f"learning_type: {_json(learning.type)}",
         f"recurrence: {learning.recurrence}", f"agents: {_json(agents)}",
-        f"approved: {day.isoformat()}", "---",
+        f"approved: {day.isoformat()}",
+        *([f"project: {_json(project)}"] if project else []), "---",
     ]
+    scope = (f" Only sessions of project {project} get it (delete the `project:` line to "
+             "give it to every project).") if project else ""
     body = [f"# {insight_title(learning.content)}", "", _body_text(learning.content), "",
             PROVENANCE_HEADING, *_provenance_lines(provenance), "", "## Review",
             (f"Approved on {day.isoformat()} (recurrence {learning.recurrence}). To "
              "withdraw it, set `status: rejected` above and add `reason: ...`; "
              "`status: pending` sends it back to review. Agents stop getting it at their "
-             "next session start."), "", "## Related", f"- [[{HUB_SLUG}]]", ""]
+             "next session start." + scope), "", "## Related", f"- [[{HUB_SLUG}]]", ""]
     return "\n".join(front + body)
 
 
@@ -153,10 +166,14 @@ def insight_text(body: str) -> str:
 
 
 def _slug(learning: Learning) -> str:
+    """The file name's slug: the title of the text without its redaction markers."""
     from echo_core import EchoError, slugify
 
+    unmarked = _REDACTION_RE.sub(" ", learning.content)
+    if not unmarked.strip():
+        return f"insight-{learning.id}"
     try:
-        return slugify(insight_title(learning.content).rstrip("…"), max_len=SLUG_CHARS)
+        return slugify(insight_title(unmarked).rstrip("…"), max_len=SLUG_CHARS)
     except EchoError:  # no letter or digit: emoji, punctuation
         return f"insight-{learning.id}"
 
@@ -196,11 +213,13 @@ def _settled(ctx: Any, envelope: Any, path: str) -> bool:
 
 
 def write_insight(ctx: Any, learning: Learning, provenance: Sequence[Provenance],
-                  status: str, reason: str = "") -> tuple[str, bool]:
-    """Write the insight note of ``learning`` with ``status``: a new note when it has
-    none in the vault, else its ``status`` (and ``reason`` when given) and ``updated``
-    set, one line each, unless it says so already. Returns ``(path, queued)``:
-    ``queued`` when the vault was unreachable and the write waits in the outbox."""
+                  status: str, reason: str = "", project: str = "") -> tuple[str, bool]:
+    """Write the insight note of ``learning`` with ``status``: a new note (scoped to
+    ``project`` when given) when it has none in the vault, else its ``status`` (and
+    ``reason`` when given; an old ``reason`` emptied when the status is not
+    ``rejected``) and ``updated`` set, one line each, unless it says so already. Returns
+    ``(path, queued)``: ``queued`` when the vault was unreachable and the write waits in
+    the outbox."""
     from echo_core import invoke
 
     storage = ctx.vault.storage
@@ -208,12 +227,16 @@ def write_insight(ctx: Any, learning: Learning, provenance: Sequence[Provenance]
     if path and storage.exists(path):
         queued = False
         front = ctx.vault.read_note(path).frontmatter
-        if str(front.get("status") or "") == status and (
-                not reason or str(front.get("reason") or "") == reason):
+        old_reason = str(front.get("reason") or "")
+        if status != "rejected" and old_reason:
+            reason = ""  # why it was withdrawn: said no more once it is approved again
+        elif not reason:
+            reason = old_reason
+        if str(front.get("status") or "") == status and old_reason == reason:
             return path, False  # it says so already: nothing to write
         changes: list[tuple[str, Any]] = [("status", status),
                                           ("updated", ctx.today())]
-        if reason:
+        if reason != old_reason:
             changes.append(("reason", reason))
         for key, value in changes:
             envelope = invoke(ctx, "fm", {"path": path, "key": key, "value": value})
@@ -223,7 +246,7 @@ def write_insight(ctx: Any, learning: Learning, provenance: Sequence[Provenance]
         return path, queued
     queued = _ensure_hub(ctx)
     path = _free_path(ctx, learning)
-    text = render_insight(learning, provenance, ctx.today())
+    text = render_insight(learning, provenance, ctx.today(), project.strip())
     if status != "approved":
         text = text.replace("\nstatus: approved\n", f"\nstatus: {status}\n", 1)
     envelope = invoke(ctx, "put", {"path": path, "text": text})

@@ -13,6 +13,11 @@ filled in memory per call). It is kept current from the notes just read by the s
 on a PostgreSQL vault the index is per replica) holds each indexed note's digest, so only new,
 changed and withdrawn notes are upserted or removed; an index that ``needs_rebuild`` is
 rebuilt from them. Cost: proportional to the insight notes changed since the last call.
+
+Given a ``project``, only the insights of that project and those of none (``for_project``)
+are hits: the index holds every approved insight (one index for every project's
+sessions), the search looks through all of them and the others are left out before the
+``limit``, so another project's insights never crowd this one's out.
 """
 
 from __future__ import annotations
@@ -25,13 +30,22 @@ from plugins.habitat.insight_sync import InsightNote
 from plugins.habitat.learnings import LearningStore
 from plugins.habitat.paths import habitat_dir
 
-__all__ = ["INDEX_FOLDER", "rank_insights"]
+__all__ = ["INDEX_FOLDER", "for_project", "rank_insights"]
 
 INDEX_FOLDER = "insight-recall"
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def for_project(note: InsightNote, project: str) -> bool:
+    """Whether a session of ``project`` ("": none known) may get ``note``: the note names
+    no project, or names ``project`` (case aside)."""
+    if not note.projects:
+        return True
+    wanted = project.strip().casefold()
+    return bool(wanted) and any(p.casefold() == wanted for p in note.projects)
 
 
 def _ranker(ctx: Any) -> Any:
@@ -84,9 +98,10 @@ def _keep_current(ctx: Any, store: LearningStore, ranker: Any,
 
 
 def rank_insights(ctx: Any, store: LearningStore, notes: Sequence[InsightNote], query: str,
-                  limit: int) -> list[tuple[InsightNote, float]]:
+                  limit: int, project: str | None = None) -> list[tuple[InsightNote, float]]:
     """The approved ``notes`` that match ``query``, best first, at most ``limit``, with
-    their scores (> 0); none for a query without terms."""
+    their scores (> 0); none for a query without terms. Given ``project``, only notes
+    ``for_project`` it (module docstring)."""
     from echo_core import WeightedTerm
 
     approved = [n for n in notes if n.status.casefold() == "approved"]
@@ -97,6 +112,10 @@ def rank_insights(ctx: Any, store: LearningStore, notes: Sequence[InsightNote], 
         weights[term] = weights.get(term, 0.0) + 1.0
     if not weights or not approved:
         return []
-    by_path = {n.path: n for n in approved}
-    hits = ranker.search([WeightedTerm(t, w) for t, w in weights.items()], limit)
-    return [(by_path[path], score) for path, score in hits if path in by_path]
+    by_path = {n.path: n for n in approved
+               if project is None or for_project(n, project)}
+    if not by_path:
+        return []
+    wide = limit if len(by_path) == len(approved) else len(approved)
+    hits = ranker.search([WeightedTerm(t, w) for t, w in weights.items()], wide)
+    return [(by_path[path], score) for path, score in hits if path in by_path][:limit]

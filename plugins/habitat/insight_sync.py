@@ -34,13 +34,15 @@ from plugins.habitat.insight_notes import (
 )
 from plugins.habitat.learnings import Learning, LearningStore
 
-__all__ = ["InsightNote", "SyncReport", "read_insight_notes", "sync_insights"]
+__all__ = ["InsightNote", "SyncReport", "projects_of", "read_insight_notes", "sync_insights"]
 
 
 @attrs.frozen
 class InsightNote:
     """One insight note as read: its path, the learning it names, its ``status`` (as
-    written, stripped), the ``reason`` it gives, its text and the parsed ``Note``."""
+    written, stripped), the ``reason`` it gives, its text, the parsed ``Note`` and the
+    ``projects`` its ``project`` names (one name, or a list of them; none: every
+    project)."""
 
     path: str
     learning_id: str
@@ -48,6 +50,7 @@ class InsightNote:
     reason: str
     text: str
     note: Any = attrs.field(eq=False, repr=False)
+    projects: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -64,6 +67,14 @@ class SyncReport:
 
 def _scalar(value: Any) -> str:
     return "" if value is None else " ".join(str(value).split())
+
+
+def projects_of(value: Any) -> tuple[str, ...]:
+    """The project names a note's ``project`` value holds: one name, or a list of
+    them; blanks dropped."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    names = (_scalar(item) for item in items if not isinstance(item, (dict, list)))
+    return tuple(dict.fromkeys(name for name in names if name))
 
 
 def read_insight_notes(ctx: Any) -> tuple[list[InsightNote], list[str]]:
@@ -92,7 +103,8 @@ def read_insight_notes(ctx: Any) -> tuple[list[InsightNote], list[str]]:
             continue  # a note a person put there: not an insight of the habitat
         found.append(InsightNote(path, learning_id, _scalar(note.frontmatter.get("status")),
                                  _scalar(note.frontmatter.get("reason")),
-                                 insight_text(note.body), note))
+                                 insight_text(note.body), note,
+                                 projects_of(note.frontmatter.get("project"))))
     return found, problems
 
 
