@@ -98,6 +98,16 @@ def test_secrets_are_redacted_and_private_text_dropped_before_the_store(
     assert key.encode() not in raw and b"root password" not in raw
 
 
+def test_private_text_of_the_rationale_is_dropped_too(
+        box: VaultBox, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    data = learn(box, monkeypatch, capsys, "Rotate the staging key monthly", "--rationale",
+                 "it leaked <private>through the ops laptop</private> once")
+    assert "ops laptop" not in json.dumps(data)
+    raw = b"".join(p.read_bytes() for p in box.state.rglob("learnings.sqlite*"))
+    assert b"ops laptop" not in raw
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["x" * (MAX_CONTENT + 1)], "content"),
     (["   "], "content"),

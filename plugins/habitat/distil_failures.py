@@ -37,8 +37,8 @@ from plugins.habitat.distil_model import (
     Failure,
     args_text,
     fold_key,
-    normalise,
     record_time,
+    signature_text,
     tool_call,
 )
 from plugins.habitat.record import Record
@@ -87,7 +87,11 @@ def _failure(kind: str, signature: str, severity: str, records: Sequence[Record]
 
 
 def _line(text: str, limit: int = 80) -> str:
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    """The first line of ``text``, secrets redacted (before the cut: a key cut in half
+    is not recognised), cut to ``limit``: a summary the registry keeps."""
+    from echo_core import redact
+
+    first = next((ln.strip() for ln in redact(text).text.splitlines() if ln.strip()), "")
     return first if len(first) <= limit else first[:limit - 1] + "…"
 
 
@@ -106,7 +110,7 @@ def error_streaks(session: Sequence[Record], looped: set[str]) -> list[Failure]:
             names = ", ".join(dict.fromkeys(tool_call(r).name for r in run))
             error = first.result or first.text
             found.append(_failure(
-                "error_streak", f"error_streak|{tool}|{normalise(error)}",
+                "error_streak", f"error_streak|{tool}|{signature_text(error)}",
                 "high" if len(run) >= SEVERE_LENGTH else "medium", run,
                 f"{len(run)} failed tool calls in a row ({names}): {_line(error)}", tool))
         run = []
@@ -136,7 +140,8 @@ def stuck_loops(session: Sequence[Record]) -> list[Failure]:
             outcome = "failing" if first.is_error else "same result"
             found.append(_failure(
                 "stuck_loop",
-                f"stuck_loop|{call.name}|{normalise(args_text(call.args), 80, quoted=False)}",
+                f"stuck_loop|{call.name}|"
+                f"{signature_text(args_text(call.args), 80, quoted=False)}",
                 "high" if len(run) >= SEVERE_LENGTH else "medium", run,
                 f"{len(run)} near-identical {call.name} calls, {outcome} each time: "
                 f"{_line(args_text(call.args))}", call.name))
@@ -173,7 +178,7 @@ def abandoned(session: Sequence[Record], *, now: float, records_replies: bool) -
     prompt = session[last]
     if on_error:
         tool = tool_call(tools[-1]).name
-        signature = f"abandoned|after errors|{tool}|{normalise(tools[-1].result, 80)}"
+        signature = f"abandoned|after errors|{tool}|{signature_text(tools[-1].result, 80)}"
         why = f"after a failed {tool} call: {_line(tools[-1].result)}"
     else:
         tool, signature = "", "abandoned|no reply"

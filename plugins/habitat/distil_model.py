@@ -5,8 +5,9 @@ A failure's ``key`` names the occurrence: its kind and the id of the record it s
 at (``error_streak|<first error id>``). Found again by a later scan (the same records,
 or the same streak grown longer) it has the same key, so the registry counts it once.
 Its ``signature`` names the *kind of* failure: the kind, the tool and the normalised
-error or call text (``normalise``: case, numbers, paths, ids and quoted strings masked),
-so the same failure in another session maps to the same pattern.
+error or call text (``signature_text``: secrets redacted, then ``normalise``: case,
+numbers, paths, ids and quoted strings masked), so the same failure in another session
+maps to the same pattern.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import attrs
 from plugins.habitat.record import Record
 
 __all__ = ["FAILURE_KINDS", "SEVERITIES", "Failure", "args_text", "fold_key", "normalise",
-           "record_time", "tool_call"]
+           "record_time", "signature_text", "tool_call"]
 
 #: What distil reports: ``error_streak`` (>= 3 consecutive failed tool calls of a
 #: session), ``stuck_loop`` (near-identical calls without progress), ``abandoned`` (a
@@ -54,6 +55,16 @@ def normalise(text: str, limit: int = SIGNATURE_TEXT, *, quoted: bool = True) ->
     out = _ID.sub("<id>", out)
     out = _NUMBER.sub("#", out)
     return _SPACE.sub(" ", out).strip()[:limit]
+
+
+def signature_text(text: str, limit: int = SIGNATURE_TEXT, *, quoted: bool = True) -> str:
+    """``normalise`` of ``text`` with its secrets redacted first (``echo_core.redact``):
+    lower-cased and with its digits masked, a key no longer looks like one, and the
+    redaction of whatever shows a signature (the digest, ``habitat patterns``) would let
+    it through readable."""
+    from echo_core import redact
+
+    return normalise(redact(text).text, limit, quoted=quoted)
 
 
 def fold_key(text: str, limit: int = 2000) -> str:

@@ -236,7 +236,9 @@ def run_insights(ctx: Any, p: InsightsParams) -> Envelope[Any]:
 
     result = select_insights(ctx, cwd=p.cwd, project=p.project, prompt=p.prompt,
                              entities=p.entities)
-    message = (f"{len(result.insights)} insights ({result.tokens} of {MAX_TOKENS} tokens) "
+    count = len(result.insights)
+    message = (f"{count} insight{'' if count == 1 else 's'} ({result.tokens} of {MAX_TOKENS} "
+               "tokens) "
                f"for {result.query.splitlines()[0] if result.query else 'an empty situation'!r}")
     return Envelope(True, "listed", message, result)
 

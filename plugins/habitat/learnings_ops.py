@@ -2,7 +2,9 @@
 
 * ``store_learning``: validate (``MAX_CONTENT`` characters of UTF-8, a known type, tags
   as words), redact secrets and drop ``<private>`` text (SPEC §2.1, as every write
-  path), then ``LearningStore.store``. Writes nothing to the vault.
+  path) in every field the caller gives (content, rationale, tags — before they are
+  lower-cased —, agent and session ids; ``reject``: its reason), then
+  ``LearningStore.store``. Writes nothing to the vault.
 * ``list_learnings``: due decays, the sync of the insight notes, then the learnings.
 * ``approve`` / ``reject``: the decision in the store and in the insight note (a new
   note on a first approval; its ``status`` line otherwise). The note is written first,
@@ -156,19 +158,23 @@ def store_learning(ctx: Any, content: str, *, type: str = "learning",
         raise usage_error(f"content: {len(visible)} characters; a learning is one idea, at "
                           f"most {MAX_CONTENT} characters (put the details in a note)")
     fired: list[str] = []
-    cleaned = redact(visible.strip())
-    fired += cleaned.found
-    why = redact(strip_private(rationale))
-    fired += why.found
-    rationale_text = _one_line(why.text, "rationale", MAX_RATIONALE)
-    agent = _one_line(agent_id or ctx.env.get("ECHO_AGENT_ID", "") or current_surface(),
-                      "agent_id", MAX_ID)
-    session = _one_line(session_id or ctx.env.get("ECHO_SESSION_ID", ""), "session_id", MAX_ID)
-    tag_list = clean_tags(tags)
+
+    def scrubbed(text: str) -> str:  # before tags are lower-cased: `AKIA...` is a key
+        done = redact(text)
+        fired.extend(done.found)
+        return done.text
+
+    cleaned = scrubbed(visible.strip())
+    rationale_text = _one_line(scrubbed(strip_private(rationale)), "rationale", MAX_RATIONALE)
+    agent = _one_line(scrubbed(agent_id or ctx.env.get("ECHO_AGENT_ID", "")
+                               or current_surface()), "agent_id", MAX_ID)
+    session = _one_line(scrubbed(session_id or ctx.env.get("ECHO_SESSION_ID", "")),
+                        "session_id", MAX_ID)
+    tag_list = clean_tags([scrubbed(t) for t in tags])
     store = open_store(ctx)
     try:
         store.decay(ctx.today(), ctx.now())
-        outcome = store.store(cleaned.text, type=type, tags=tag_list, agent_id=agent,
+        outcome = store.store(cleaned, type=type, tags=tag_list, agent_id=agent,
                               session_id=session, rationale=rationale_text, now=ctx.now())
     except Exception as exc:
         _reraise_damaged(ctx, exc)
@@ -217,8 +223,9 @@ def list_learnings(ctx: Any, *, state: str | None = None, type: str | None = Non
     store, demoted, report = _prepared(ctx)
     found = store.list(state, type=type)
     shown = tuple(found[-limit:])
-    what = f"{state} learnings" if state else "learnings"
-    message = f"{len(found)} {what}" + (f", the newest {len(shown)} shown"
+    what = "learning" if len(found) == 1 else "learnings"
+    message = f"{len(found)} {state + ' ' if state else ''}{what}" + (
+        f", the newest {len(shown)} shown"
                                         if len(shown) < len(found) else "")
     return Envelope(True, "listed", message,
                     LearningsResult(shown, len(found), demoted, report.changed,
@@ -262,11 +269,11 @@ def approve(ctx: Any, key: str) -> Any:
 
 def reject(ctx: Any, key: str, reason: str) -> Any:
     """Reject a learning, keeping ``reason``; an insight note it had says rejected."""
-    from echo_core import Envelope, usage_error
+    from echo_core import Envelope, redact, usage_error
     from plugins.habitat.insight_notes import write_insight
 
     _utf8(reason, "reason")
-    why = _one_line(reason, "reason", MAX_REASON)
+    why = _one_line(redact(reason).text, "reason", MAX_REASON)
     if not why:
         raise usage_error("reason: say why it is rejected (kept with the learning)")
     store, _, _ = _prepared(ctx)

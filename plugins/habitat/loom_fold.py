@@ -65,10 +65,18 @@ def summarise(records: Sequence[Record]) -> FoldSummary:
                        first_ts=records[0].ts, last_ts=records[-1].ts)
 
 
+def _count_of(n: int, word: str) -> str:
+    """``1 record``, ``2 records``, ``2 replies``."""
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") and word[-2:-1] not in "aeiou" \
+        else f"{n} {word}s"
+
+
 def summary_text(session: str, summary: FoldSummary) -> str:
     """The fold record's text (one paragraph)."""
-    kinds = ", ".join(f"{n} {k}" for k, n in summary.kinds.items())
-    parts = [(f"Fold of {summary.records} records of session {session} "
+    kinds = ", ".join(_count_of(n, k) for k, n in summary.kinds.items())
+    parts = [(f"Fold of {_count_of(summary.records, 'record')} of session {session} "
               f"({summary.first_ts} to {summary.last_ts}): {kinds}.")]
     if summary.tools:
         parts.append("Tools: " + ", ".join(f"{t} x{n}" for t, n in summary.tools.items())
@@ -137,8 +145,8 @@ def fold_session(ctx: Any, session_id: str, from_id: str = "", to_id: str = "",
     refs = tuple(r.id for r in span)
     done = next((r for r in records if r.kind == "fold" and tuple(r.refs) == refs), None)
     if done is not None:  # the same span folded before: one fold record is enough
-        return Envelope(True, "unchanged", f"session {session_id}: these {len(span)} records "
-                        f"are folded already, into {done.id}",
+        return Envelope(True, "unchanged", f"session {session_id}: "
+                        f"{_count_of(len(span), 'record')} folded already, into {done.id}",
                         FoldResult(id=done.id, session_id=session_id, refs=refs,
                                    summary=summary))
     fold = Record.new(ts=record_time(ctx), kind="fold", agent_id=agent_of(ctx, agent_id),
@@ -148,8 +156,8 @@ def fold_session(ctx: Any, session_id: str, from_id: str = "", to_id: str = "",
                       refs=refs)
     append_records(ctx, [fold])
     result = FoldResult(id=fold.id, session_id=session_id, refs=fold.refs, summary=summary)
-    return Envelope(True, "folded", f"folded {len(span)} records of session {session_id} "
-                    f"into {fold.id}", result)
+    return Envelope(True, "folded", f"folded {_count_of(len(span), 'record')} of session "
+                    f"{session_id} into {fold.id}", result)
 
 
 def run_fold(ctx: Any, p: FoldParams) -> Envelope[FoldResult]:

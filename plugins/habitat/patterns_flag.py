@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from plugins.habitat.distil_model import Failure, normalise
+from echo_core import redact
+from plugins.habitat.distil_model import Failure, signature_text
 from plugins.habitat.loom import RecordReader
 from plugins.habitat.patterns import PatternStore, RegisterResult, pattern_id
 from plugins.habitat.record import Record
@@ -72,6 +73,9 @@ def resolve_turn(records: Sequence[Record], turn: str) -> Record:
         n = int(text)
         if 1 <= n <= len(prompts):
             return prompts[n - 1]
+        if not prompts:
+            raise LookupError(f"turn {n}: the session has no prompt to flag by number; "
+                              "give a record id of the session")
         raise LookupError(f"turn {n}: the session has {len(prompts)} prompt(s); give 1.."
                           f"{len(prompts)} or a record id")
     for record in records:
@@ -92,8 +96,8 @@ def turn_span(records: Sequence[Record], target: Record) -> list[Record]:
 def flag_failure(flag: Record, target: Record, holder: str | None) -> Failure:
     """The ``flagged`` occurrence of ``flag`` on ``target``: the signature of the
     pattern ``holder`` when a pattern holds the turn, else one of its own."""
-    note = flag.text.strip()
-    signature = holder or f"flagged|{normalise(note) if note else target.id}"
+    note = redact(flag.text).text.strip()  # a flag written by other means too
+    signature = holder or f"flagged|{signature_text(note) if note else target.id}"
     said = note.splitlines()[0][:120] if note else target.text.strip()[:120]
     return Failure(kind="flagged", key=f"flagged|{flag.id}", signature=signature,
                    severity="high", session_id=target.session_id, agent_id=target.agent_id,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from echo_core import Action, Envelope, not_found, usage_error
+from echo_core import Action, Envelope, not_found, redact, usage_error
 from plugins.habitat.loom import RecordReader
 from plugins.habitat.patterns import BATCH_SIZE, PatternStore, pattern_store
 from plugins.habitat.patterns_lifecycle import STATUSES
@@ -26,13 +26,21 @@ from plugins.habitat.patterns_report import (
 from plugins.habitat.record import Record
 from plugins.habitat.record_source import record_source
 
-__all__ = ["batch", "batch_rows", "batches", "flag_turn", "list_patterns", "show_pattern"]
+__all__ = ["batch", "batch_rows", "batches", "flag_turn", "list_patterns", "operator_text",
+           "show_pattern"]
 
 _CUT = 300
 
 
 def _stamp(ctx: Any) -> str:
     return str(ctx.now().isoformat(timespec="seconds"))
+
+
+def operator_text(text: str) -> str:
+    """What the operator typed, as stored: secrets redacted (SPEC §2.1: before any write,
+    and before anything normalises it: a lower-cased key no longer looks like one), then
+    on one line."""
+    return " ".join(redact(text).text.split())
 
 
 def evidence_records(loom: RecordReader, ids: Iterable[str]) -> dict[str, EvidenceRecord]:
@@ -101,7 +109,7 @@ def show_pattern(ctx: Any, pid: str, *, status: str | None = None,
     pattern = _pattern_or_404(store, pid)
     moved = False
     if status is not None and status != pattern.status:
-        why, stamp = " ".join(note.split()), _stamp(ctx)
+        why, stamp = operator_text(note), _stamp(ctx)
         try:
             if status == "proposed_fix" and pattern.status in ("actionable",):
                 pattern = store.propose_fix(pattern.id, why, now=stamp, by="operator")
@@ -177,7 +185,7 @@ def flag_turn(ctx: Any, session: str, turn: str, note: str = "", *,
         raise not_found(str(exc)) from None
     if target.kind == "flag":
         raise usage_error(f"{target.id} is a flag; flag the turn it is about")
-    note = " ".join(note.split())
+    note = operator_text(note)
     flag = _same_flag(records, target, note)
     appended = flag is None
     if flag is None:

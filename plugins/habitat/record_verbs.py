@@ -125,11 +125,12 @@ def build_records(ctx: Any, p: RecordParams) -> list[Record]:
     from plugins.habitat.record_writes import agent_of, record_time, redacted
 
     agent = agent_of(ctx, p.agent_id)
+    session = redacted(p.session_id)
     start = record_time(ctx)
     out: list[Record] = []
     for n, item in enumerate(_items(p)):
         where = f"records[{n}]" if p.records else "record"
-        parent = str(item.get("parent_id") or "") or None
+        parent = redacted(str(item.get("parent_id") or "")) or None
         batch_ref = _BATCH_PARENT.match(parent or "")
         if batch_ref:
             index = int(batch_ref.group(1))
@@ -139,11 +140,12 @@ def build_records(ctx: Any, p: RecordParams) -> list[Record]:
             parent = out[index].id
         try:
             out.append(Record.new(
-                ts=start + _dt.timedelta(microseconds=n), kind=str(item.get("kind") or "note"), agent_id=agent,
-                session_id=p.session_id, text=redacted(str(item.get("text") or "")),
+                ts=start + _dt.timedelta(microseconds=n), kind=str(item.get("kind") or "note"),
+                agent_id=agent, session_id=session,
+                text=redacted(str(item.get("text") or "")),
                 parent_id=parent, result=redacted(str(item.get("result") or "")),
                 is_error=bool(item.get("is_error")), duration_ms=item.get("duration_ms"),
-                refs=tuple(item.get("refs") or ()),
+                refs=tuple(redacted(str(r)) for r in item.get("refs") or ()),
                 tags=tuple(redacted(str(t)) for t in item.get("tags") or ())))
         except ValueError as exc:
             raise usage_error(f"{where}: {exc}") from None
@@ -159,14 +161,26 @@ def _read_batch(values: Mapping[str, Any]) -> Mapping[str, Any]:
     if source is None:
         return out
     text = read_text_source(source, "--file")
+    data: Any = []
     try:
-        data = json.loads(text) if text.lstrip().startswith("[") else [
-            json.loads(line) for line in text.splitlines() if line.strip()]
+        if text.lstrip().startswith("["):
+            data = json.loads(text)
+        else:  # one object a line: an error names the file's line, not the object's
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    try:
+                        data.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise ValueError(f"{exc.msg}: line {number} column {exc.colno}"
+                                         ) from None
     except ValueError as exc:
         raise usage_error(f"--file: not JSON ({exc}); give a JSON array of records or one "
                           "JSON object a line") from None
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise usage_error("--file: give a JSON array of record objects")
+    if not data:  # as `habitat learn ""`: empty input is a usage error, nothing written
+        raise usage_error("--file: the batch holds no records; give at least one record "
+                          "object")
     out["records"] = tuple(data)
     return out
 
@@ -177,14 +191,15 @@ def run_record(ctx: Any, p: RecordParams) -> Envelope[RecordResult]:
 
     records = build_records(ctx, p)
     queued = append_records(ctx, records)
-    result = RecordResult(ids=tuple(r.id for r in records), session_id=p.session_id,
+    session = records[0].session_id  # as stored: redacted
+    result = RecordResult(ids=tuple(r.id for r in records), session_id=session,
                           agent_id=records[0].agent_id)
     what = "1 record" if len(records) == 1 else f"{len(records)} records"
     if queued:
-        return Envelope(True, "queued", f"queued {what} of session {p.session_id} on this "
+        return Envelope(True, "queued", f"queued {what} of session {session} on this "
                         "machine: the vault's database is unreachable; they join the shared "
                         "record with the next habitat call that reaches it", result)
-    return Envelope(True, "recorded", f"recorded {what} in session {p.session_id}", result)
+    return Envelope(True, "recorded", f"recorded {what} in session {session}", result)
 
 
 def render_record(env: Envelope[Any]) -> str:
@@ -266,7 +281,7 @@ def run_fork(ctx: Any, p: ForkParams) -> Envelope[ForkResult]:
 
     base = find_record(ctx, p.record_id)
     record = Record.new(ts=record_time(ctx), kind="event", agent_id=agent_of(ctx, p.agent_id),
-                        session_id=p.session_id or base.session_id,
+                        session_id=redacted(p.session_id) or base.session_id,
                         text=redacted(f"fork {p.text}".strip()), parent_id=base.id,
                         tags=("fork",))
     append_records(ctx, [record])

@@ -1,8 +1,9 @@
 """Writing records from echo-memory itself (CLI, MCP): who, when, redaction, durability.
 
 What ``habitat record``, ``fork`` and ``fold`` share: the record's time
-(``record_time``), the agent it is from (``agent_of``), the redaction every text goes
-through (``redacted``: capture's rules, ``echo_core.redact``) and the durable append
+(``record_time``), the agent it is from (``agent_of``), the redaction every text and
+name (agent, session, parent, refs, tags) goes through (``redacted``: capture's rules,
+``echo_core.redact``, SPEC §2.1: before any write) and the durable append
 through the process's group committer (``append_records``: one write and one fsync
 shared by concurrent callers; returns once the records are on disk — on a PostgreSQL
 vault, one transaction per group, committed: ``record_source.committer``).
@@ -36,9 +37,10 @@ def record_time(ctx: Any) -> _dt.datetime:
 
 
 def agent_of(ctx: Any, given: str) -> str:
-    """``given``, else ``$ECHO_AGENT_ID``, else ``DEFAULT_AGENT``."""
+    """``given``, else ``$ECHO_AGENT_ID``, else ``DEFAULT_AGENT``; redacted (``redacted``):
+    a name the operator typed is stored like any other text."""
     env = getattr(ctx, "env", {}) or {}
-    return given.strip() or str(env.get(AGENT_ENV, "")).strip() or DEFAULT_AGENT
+    return redacted(given.strip() or str(env.get(AGENT_ENV, "")).strip()) or DEFAULT_AGENT
 
 
 def redacted(text: str) -> str:
