@@ -38,7 +38,7 @@ def test_apply_mends_the_mechanical_ones_and_keeps_the_rest(
     fm = box.frontmatter(BABBAGE)
     assert fm["type"] == "person" and fm["status"] == "active" and fm["tags"] == ["person"]
     assert box.read(BABBAGE).endswith("# Charles Babbage\n\nDesigned the [[analytical-engine]].\n")
-    assert box.frontmatter(SCRATCH)["status"] == "expired"
+    assert box.frontmatter(SCRATCH)["status"] == "archived"  # as sweep --decay does
     assert box.entity("analytical-engine").title == "The Analytical Engine"
     versions = box.ctx().history.versions(SCRATCH)
     assert versions, "the note's previous version is kept"

@@ -73,7 +73,8 @@ mechanical ones say so):
 {rows}
 
 --fix lists the repairs (a dry run); --fix --apply makes them (one
-frontmatter line each, the old version kept in history; the index repaired
+frontmatter line each, or an expired working note archived as sweep --decay
+archives it; the old version kept in history; the index repaired
 from the notes), then lints again. --json adds every finding and a quality
 score 0..1 for every entity note (frontmatter, body, links, freshness); the
 report shows the lowest few. The score is information, not a violation.

@@ -6,7 +6,11 @@ It is created by writing the owner record to a temp file and hard-linking it int
 visible. A lock whose owner is gone (same host, pid not alive) or that is older than
 ``stale_after`` seconds is *stale*: it is broken with a ``StaleLockWarning`` naming the
 dead owner. Breakers serialise on ``fcntl.flock`` of ``<root>/_agent/.lock.break`` and
-re-check that the lock still holds the same stale record before removing it.
+re-check that the lock still holds the same stale record before removing it. The break
+file is removed again by its holder before the flock is released (nothing is left in the
+synced vault); a breaker that waited on a file already removed sees that the name now
+leads to another file (or none) and starts over on the current one, so at most one
+breaker is ever past the guard (``_break_guard``).
 
 Within one process the lock is re-entrant per thread (a depth counter) and threads
 exclude each other; every ``VaultLock`` of the same lock file in a process shares that
@@ -22,6 +26,7 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +130,8 @@ class VaultLock:
         while True:
             if self._try_create_checked(token):
                 sweep_stale(self.lock_dir)  # lock temps of writers killed mid-acquire
+                if os.path.lexists(self.lock_dir / BREAK_NAME):
+                    _remove_break_file(self.lock_dir / BREAK_NAME)
                 return token
             seen = self._observe()
             if seen is None:
@@ -218,15 +225,11 @@ class VaultLock:
 
     def _break(self, seen: _Observed, reason: str) -> None:
         """Remove the stale lock ``seen`` unless another process already replaced it."""
-        fd = os.open(self.lock_dir / BREAK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with _break_guard(self.lock_dir / BREAK_NAME, wait=True):
             now = self._observe()
             if now is None or not now.same_as(seen):
                 return  # somebody else broke (and maybe re-took) it meanwhile
             os.unlink(self.path)
-        finally:
-            os.close(fd)  # closing releases the flock
         warnings.warn(
             f"broke stale vault lock {self.path} held by {seen.describe()} ({reason})",
             StaleLockWarning,
@@ -246,6 +249,49 @@ class VaultLock:
             StaleLockWarning,
             stacklevel=2,
         )
+
+
+@contextlib.contextmanager
+def _break_guard(path: Path, *, wait: bool) -> Iterator[bool]:
+    """Hold the ``flock`` of ``path`` (created if missing) for the ``with`` block and
+    remove ``path`` before releasing it. Yields True when held; with ``wait=False``,
+    False at once when another process holds it.
+
+    A waiter may get the flock of a file its previous holder has just removed, while a
+    newcomer creates and locks a new one: the guard is held only once the name still
+    leads to the file we locked (same device and inode - an inode kept open is never
+    reused), else it starts over. The name is removed only by the holder of the file it
+    leads to, so at most one process is ever inside the guard."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            mine = os.fstat(fd)
+            try:
+                named = os.stat(path)
+            except FileNotFoundError:
+                continue  # removed by the previous holder while we waited
+            if (named.st_dev, named.st_ino) != (mine.st_dev, mine.st_ino):
+                continue  # the name leads to a newer break file: lock that one
+            try:
+                yield True
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            return
+        finally:
+            os.close(fd)  # closing releases the flock
+
+
+def _remove_break_file(path: Path) -> None:
+    """Remove a break file left by a breaker that was killed (or by an older version
+    that kept it), unless a breaker holds it right now (it removes it itself)."""
+    with contextlib.suppress(OSError), _break_guard(path, wait=False):
+        pass
 
 
 _REGISTRY: ProcessRegistry[VaultLock] = ProcessRegistry()

@@ -1,7 +1,9 @@
 """Frontmatter a note of its kind should carry (and a block that can be read, with
 each key once, and a working note's ``expires`` and ``status`` that decay can read),
 and working notes past their ``expires`` (SPEC §1.2, §2.7). Missing keys and expiry are
-mechanical: ``lint --fix`` sets the keys."""
+mechanical: ``lint --fix`` sets the keys, and archives an expired working note exactly
+as ``sweep --decay`` does (``status: archived``, never ``expired``: the two verbs agree
+on every note, whichever runs first)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from echo_core.frontmatter import split_frontmatter
-from echo_core.frontmatter_dates import as_date
 from echo_core.ops.lint.model import Finding, Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
+from echo_core.ops.sweep.decay_working import archive_due
 from echo_core.yaml_bounded import duplicate_keys
 
-EXPIRED_STATUS = "expired"
+#: The status an older ``lint --fix`` set (decay archives such a note like an active one).
+OLD_EXPIRED_STATUS = "expired"
 
 
 def check_incomplete_frontmatter(snap: VaultSnapshot) -> Iterator[Finding]:
@@ -67,19 +70,27 @@ def _duplicate_keys(path: str, text: str) -> Iterator[Finding]:
 
 
 def check_expired_working(snap: VaultSnapshot) -> Iterator[Finding]:
-    """A working note whose ``expires`` is before today while its status is still
-    active. The repair sets ``status: expired`` (one line; the note stays)."""
+    """A working note ``sweep --decay`` would archive (``decay_working.archive_due``: its
+    ``expires`` before today, its status active, blank - the kind's status - or
+    ``expired``, which an older ``lint --fix`` set). The repair archives it as decay
+    does: ``status: archived`` and the body kept under ``## Archived <today>``."""
+    route = snap.manifest.kinds.get("working")
+    default = route.status if route is not None else "active"
     for path, kind in snap.kinds.items():
         if kind != "working":
             continue
         fm = snap.notes[path].frontmatter
-        expires = as_date(fm.get("expires"))
-        if expires is None or expires >= snap.today:
+        expires = archive_due(fm, snap.today, default)
+        if expires is None:
             continue
-        if str(fm.get("status") or "").strip().casefold() != "active":
-            continue
+        status = str(fm.get("status") or "").strip()
+        now = (f"status is {status} (an older lint --fix set it), not archived"
+               if status.casefold() == OLD_EXPIRED_STATUS
+               else f"status is still {status or 'blank'}")
         yield Finding("expired-working-note", path,
-                      f"expired on {expires.isoformat()} but status is still active",
-                      "`echo-memory lint --fix --apply` sets status: expired",
-                      repair=Repair(path, f"set status: {EXPIRED_STATUS}",
-                                    {"status": EXPIRED_STATUS}))
+                      f"expired on {expires.isoformat()} but {now}",
+                      "`echo-memory lint --fix --apply` (or `echo-memory sweep --decay "
+                      "--apply`) archives it: status: archived, the body kept under "
+                      "## Archived",
+                      repair=Repair(path, "archive: status: archived, the body under "
+                                    f"## Archived {snap.today.isoformat()}", archive=True))

@@ -16,14 +16,17 @@ if TYPE_CHECKING:
 @attrs.frozen
 class Repair:
     """A mechanical repair of one note: frontmatter keys to set (each one line), and/or
-    making both indexes agree with the note as it is (``index_sync``). ``change`` says
-    it in words; ``applied`` is True once ``lint --fix --apply`` made it."""
+    making both indexes agree with the note as it is (``index_sync``), and/or archiving
+    an expired working note exactly as ``sweep --decay`` does (``archive``:
+    ``status: archived``, the body under a dated ``## Archived`` marker). ``change``
+    says it in words; ``applied`` is True once ``lint --fix --apply`` made it."""
 
     path: str
     change: str
     frontmatter: dict[str, Any] = attrs.field(factory=dict)
     index_sync: bool = False
     applied: bool = False
+    archive: bool = False
 
 
 @attrs.frozen

@@ -38,8 +38,10 @@ CHECKS: tuple[CheckInfo, ...] = (
               "cannot be read or repeats a key, or a working note whose expires is not "
               "a date or status not one word (decay never archives it)", True,
               frontmatter_checks.check_incomplete_frontmatter),
-    CheckInfo("expired-working-note", "a working note past its expires, still active",
-              True, frontmatter_checks.check_expired_working),
+    CheckInfo("expired-working-note", "a working note past its expires, not archived "
+              "yet (status active, blank, or expired from an older lint --fix); the "
+              "repair archives it as sweep --decay does", True,
+              frontmatter_checks.check_expired_working),
     CheckInfo("index-drift", "an index entry with no note, an entity note with no "
               "entry, or an entry disagreeing with its note", True,
               index_drift.check_index_drift),

@@ -2,9 +2,11 @@
 
 Frontmatter repairs of one note are applied together: the note is re-read under the
 vault lock, and only when it is still the text lint read is it changed (one line per
-key, ``backfill_frontmatter``) and written through ``ctx.vault`` (atomic, the prior
-version kept in the note history). A note changed since lint read it is left alone and
-its repair reported as not applied (run lint again). Index repairs then go through
+key, ``backfill_frontmatter``; then, for an expired working note, archived with
+``decay_working.archived_text``, the bytes ``sweep --decay`` would write) and written
+through ``ctx.vault`` (atomic, the prior version kept in the note history). A note
+changed since lint read it is left alone and its repair reported as not applied (run
+lint again). Index repairs then go through
 ``index_sync.sync_paths`` for every path they name, after the note writes.
 """
 
@@ -21,6 +23,7 @@ from echo_core.ops.frontmatter_backfill import backfill_frontmatter
 from echo_core.ops.index_sync import sync_paths
 from echo_core.ops.lint.model import Repair
 from echo_core.ops.lint.snapshot import VaultSnapshot
+from echo_core.ops.sweep.decay_working import archived_text
 from echo_core.storage_base import none_if_absent
 
 if TYPE_CHECKING:
@@ -30,8 +33,9 @@ log = logging.getLogger("echo_memory")
 
 
 def _write_frontmatter(ctx: EchoContext, snap: VaultSnapshot, path: str,
-                       values: dict[str, Any]) -> bool:
-    """Set ``values`` on the note at ``path`` if it is as lint read it; True when done."""
+                       values: dict[str, Any], archive: bool = False) -> bool:
+    """Set ``values`` on the note at ``path`` (then archive it, with ``archive``) if it
+    is as lint read it; True when done."""
     storage = ctx.vault.storage
     with storage.lock():
         current = none_if_absent(lambda: storage.read(path))
@@ -42,6 +46,8 @@ def _write_frontmatter(ctx: EchoContext, snap: VaultSnapshot, path: str,
             return False
         try:
             after = backfill_frontmatter(current, values)
+            if archive:
+                after = archived_text(after, snap.today)
         except EchoError as exc:
             log.info("lint: %s not repaired: %s", path, exc.message)
             return False
@@ -59,15 +65,18 @@ def apply_repairs(ctx: EchoContext, snap: VaultSnapshot,
     """Make ``repairs`` (see the module docstring); each returned with ``applied``."""
     values: dict[str, dict[str, Any]] = {}
     for repair in repairs:
-        if repair.frontmatter:
+        if repair.frontmatter or repair.archive:
             values.setdefault(repair.path, {}).update(repair.frontmatter)
-    written = {path: _write_frontmatter(ctx, snap, path, keys) for path, keys in values.items()}
+    archive = {r.path for r in repairs if r.archive}
+    written = {path: _write_frontmatter(ctx, snap, path, keys, path in archive)
+               for path, keys in values.items()}
     synced: set[str] = set()
     to_sync = sorted({r.path for r in repairs if r.index_sync})
     if to_sync:
         result = sync_paths(ctx, to_sync)
         if not result.entities_pending:
             synced = set(to_sync) - set(result.unreadable)
-    return tuple(attrs.evolve(r, applied=(not r.frontmatter or written.get(r.path, False))
+    return tuple(attrs.evolve(r, applied=(not (r.frontmatter or r.archive)
+                                          or written.get(r.path, False))
                               and (not r.index_sync or r.path in synced))
                  for r in repairs)

@@ -3,8 +3,10 @@
 A working note (every note in the ``working`` kind's folder, PreCompact checkpoints
 included: they are captured as kind ``working`` and carry ``expires``) is archived when
 its ``expires`` date is before today and its ``status`` is still ``active`` (or
-``expired``, the mark ``lint --fix`` leaves). Archiving changes two things and keeps
-every other byte:
+``expired``, the mark ``lint --fix`` left before it archived as decay does; such a note
+is archived like an active one) (``archive_due``). Archiving (``archived_text``, which
+``lint --fix`` applies too, so both verbs leave the same bytes) changes two things and
+keeps every other byte:
 
 * the frontmatter line ``status`` becomes ``status: archived`` (one line);
 * a line ``## Archived YYYY-MM-DD`` (today) and one blank line are inserted before the
@@ -125,6 +127,23 @@ def _status(value: Any, default: str) -> str | None:
     return (value or "").strip().casefold() or default
 
 
+def archive_due(fm: Mapping[str, Any], today: _dt.date,
+                default_status: str = "active") -> _dt.date | None:
+    """The ``expires`` date of the working note frontmatter ``fm`` when decay archives
+    it (module docstring: past, status live or blank), else None. Pure."""
+    expires = as_date(fm.get("expires"))
+    if expires is None or expires >= today:
+        return None
+    return expires if _status(fm.get("status"), default_status) in LIVE_STATUSES else None
+
+
+def archived_text(text: str, today: _dt.date) -> str:
+    """``text`` archived on ``today``: ``status: archived`` and the body under the
+    ``## Archived`` marker (module docstring). Raises as ``set_frontmatter_key`` does
+    for frontmatter it cannot edit line-wise."""
+    return set_frontmatter_key(with_archived_marker(text, today), "status", ARCHIVED_STATUS)
+
+
 def plan_working(texts: dict[str, str], today: _dt.date, default_status: str = "active",
                  ) -> tuple[list[WorkingWrite], list[DecaySkipped]]:
     """The working notes of ``texts`` (path -> text) to archive, and those left alone
@@ -145,11 +164,10 @@ def plan_working(texts: dict[str, str], today: _dt.date, default_status: str = "
             skipped.append(DecaySkipped(path, "; ".join(f"{u.says()} ({u.fix})"
                                                         for u in unreadable)))
             continue
-        if expires is None or expires >= today or status not in LIVE_STATUSES:
+        if expires is None or archive_due(fm, today, default_status) is None:
             continue
         try:
-            new = set_frontmatter_key(with_archived_marker(text, today), "status",
-                                      ARCHIVED_STATUS)
+            new = archived_text(text, today)
         except EchoError as exc:
             skipped.append(DecaySkipped(path, f"frontmatter cannot be edited line-wise "
                                               f"({exc.message})"))
