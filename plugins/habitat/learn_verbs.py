@@ -1,7 +1,10 @@
 """The habitat's learn verbs, declared once each (``refs_learn`` lists them by reference).
 
 * ``habitat learn`` (MCP ``echo_store_learning``): store what an agent learned, or
-  reinforce the same learning stored before.
+  reinforce the same learning stored before, with the project it was learned in: on the
+  CLI the current folder's unless ``--project`` names one (``''``: none); over MCP the
+  ``project`` the agent gives (none when it gives none: the server's folder is not the
+  agent's).
 * ``habitat learnings``: the learnings and their states (CLI only).
 * ``habitat approve`` / ``habitat reject``: the operator's decision (CLI only: a model
   does not approve its own learnings; the operator also decides in Obsidian by editing an
@@ -46,6 +49,22 @@ class LearnParams:
     session_id: str = param("", help="The session it was learned in (default "
                             "ECHO_SESSION_ID).", max_length=200,
                             cli=CliParam(metavar="SESSION"))
+    project: str | None = param(None, help="The project it was learned in (the repository "
+                                "folder's name): only that project's sessions get it "
+                                "once approved. '' or none: every project's. On the CLI "
+                                "the default is the current folder's project (none in "
+                                "the home folder).", max_length=200,
+                                cli=CliParam(short="-p", metavar="NAME"))
+
+
+def _with_project(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The CLI's default project: the current folder's (``learnings_ops.learned_in``)."""
+    out = dict(values)
+    if out.get("project") is None:
+        from plugins.habitat.learnings_ops import learned_in
+
+        out["project"] = learned_in(os.getcwd(), os.path.expanduser("~"))
+    return out
 
 
 def render_learning(env: Envelope[Any]) -> str:
@@ -63,7 +82,7 @@ def run_learn(ctx: Any, p: LearnParams) -> Envelope[Any]:
 
     result: Envelope[Any] = store_learning(ctx, p.content, type=p.type, tags=p.tags,
                                            agent_id=p.agent_id, session_id=p.session_id,
-                                           rationale=p.rationale)
+                                           rationale=p.rationale, project=p.project or "")
     return result
 
 
@@ -75,13 +94,20 @@ LEARN = Operation(
      "Returns the learning's id, state and recurrence."),
     LearnParams, run_learn, lazy_type(_OPS, "StoreResult"), access="write",
     render=render_learning, mcp=McpSurface(tool="echo_store_learning"),
-    cli=CliSurface(command=("habitat", "learn"), literal_args=True, help="""Store what an agent learned (pending the operator's review).
+    cli=CliSurface(command=("habitat", "learn"), literal_args=True, prepare=_with_project,
+                   help="""Store what an agent learned (pending the operator's review).
 
 A near-duplicate of a learning already stored (the same sentence again, up to
 case, punctuation, a typo or a filler word) reinforces it: its recurrence goes up
 by one and this store is added to its provenance; no second learning is made.
 Secrets are redacted and <private> text dropped before anything is written.
 CONTENT may start with '-' (it is taken as the text, not as an option).
+
+The learning belongs to the project it is learned in: the repository holding
+the current folder (else the folder's own name; none in your home folder or
+above it), or --project NAME. Once approved, only that project's sessions get
+it; --project '' gives it to every project. Learned again in another project,
+it becomes every project's.
 
 \b
 Example:
@@ -104,13 +130,14 @@ class LearningsParams:
 
 
 def render_learnings(env: Envelope[Any]) -> str:
-    """One block per learning: id, state, recurrence, type, then its text."""
+    """One block per learning: id, state, recurrence, type, project, then its text."""
     r = env.data
     lines = [f"  {line}" for line in (*r.demoted, *r.synced)]
     for item in r.learnings:
         extra = f", rejected: {item.reason}" if "rejected" in item.state and item.reason else ""
         where = f", insight {item.insight_path}" if item.insight_path else ""
-        lines.append(f"{item.id}  {item.state}  x{item.recurrence}  {item.type}"
+        scope = f"project {item.project}" if item.project else "every project"
+        lines.append(f"{item.id}  {item.state}  x{item.recurrence}  {item.type}  {scope}"
                      f"{extra}{where}")
         lines.append(f"    {' '.join(item.content.split())}")
     lines += [f"  ! {p}" for p in r.problems]

@@ -5,15 +5,17 @@
 PostgreSQL vault (``learnings_pg``, ``pg_sql``: the same SQL, shared by every replica).
 
 * ``store(content, type=..., tags=..., agent_id=..., session_id=..., rationale=...,
-  now=...)``: a near-duplicate of a learning already stored (``learnings_similarity``)
-  reinforces it: recurrence + 1, tags joined, one more provenance row (with this store's
-  own text); otherwise a new ``pending`` learning. One ``BEGIN IMMEDIATE`` transaction
+  now=..., project=...)``: a near-duplicate of a learning already stored
+  (``learnings_similarity``) reinforces it: recurrence + 1, tags joined, one more
+  provenance row (with this store's own text); learned again in another project than its
+  own (both named, case aside), it becomes a learning of every project (``project`` "");
+  otherwise a new ``pending`` learning of ``project`` ("": every project). One ``BEGIN IMMEDIATE`` transaction
   (on PostgreSQL: one transaction under the store's advisory lock): two processes (or
   replicas) storing the same text at once give one learning with recurrence 2.
 * States (``STATES``): ``pending`` -> ``approved`` | ``rejected`` (``decide``; a
   rejection keeps its ``reason``). Decay (``decay``) demotes, never deletes: a pending
-  learning not seen for ``decay.PENDING_DAYS`` becomes ``demoted-pending``, a rejection
-  older than ``decay.REJECTED_DAYS`` becomes ``demoted-rejected``. Learned again, a
+  learning not seen for ``decay.PENDING_DAYS`` x 24 hours becomes ``demoted-pending``, a
+  rejection older than ``decay.REJECTED_DAYS`` x 24 hours becomes ``demoted-rejected``. Learned again, a
   ``demoted-pending`` one is ``pending`` again, and a rejected (or demoted-rejected) one
   comes back to ``pending`` once it recurred ``decay.REVIVE_RECURRENCE`` more times since
   its rejection (its reason kept, for the reviewer).
@@ -56,7 +58,7 @@ MAX_CANDIDATES = 50
 
 _COLUMNS = ("id, content, type, tags, state, recurrence, agent_id, session_id, rationale, "
             "created, updated, last_seen, decided, decided_recurrence, reason, "
-            "insight_path, note_status")
+            "insight_path, note_status, project")
 
 
 class StoreUnreadable(sqlite3.DatabaseError):
@@ -70,7 +72,9 @@ class Learning:
     ``last_seen`` (its latest store) / ``decided`` (its latest decision): ISO times.
     ``reason``: why it was last rejected ("" when never). ``insight_path``: its insight
     note in the vault, once approved. ``note_status``: the ``status`` that note held when
-    the habitat last wrote or read it (a different one there is a person's edit)."""
+    the habitat last wrote or read it (a different one there is a person's edit).
+    ``project``: the project it was learned in, "" for every project (none known, or
+    learned in several); its insight note is scoped to it when first written."""
 
     id: str
     content: str
@@ -89,6 +93,7 @@ class Learning:
     reason: str = ""
     insight_path: str | None = None
     note_status: str = ""
+    project: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -119,7 +124,8 @@ def _learning(row: Sequence[Any]) -> Learning:
                     state=row[4], recurrence=int(row[5]), agent_id=row[6],
                     session_id=row[7], rationale=row[8], created=row[9], updated=row[10],
                     last_seen=row[11], decided=row[12], decided_recurrence=int(row[13]),
-                    reason=row[14], insight_path=row[15], note_status=row[16])
+                    reason=row[14], insight_path=row[15], note_status=row[16],
+                    project=row[17])
 
 
 def _stamp(now: _dt.datetime) -> str:
@@ -252,9 +258,10 @@ class LearningStore:
     # -- writes --------------------------------------------------------------------
 
     def store(self, content: str, *, type: str, tags: Sequence[str], agent_id: str,
-              session_id: str, rationale: str, now: _dt.datetime) -> StoreOutcome:
-        """Store ``content`` (already validated), or reinforce its near-duplicate (see
-        the module docstring)."""
+              session_id: str, rationale: str, now: _dt.datetime,
+              project: str = "") -> StoreOutcome:
+        """Store ``content`` (already validated) as learned in ``project``, or reinforce
+        its near-duplicate (see the module docstring)."""
         normal = normalise(content)
         content_words = words(normal)
         stamp = _stamp(now)
@@ -262,10 +269,10 @@ class LearningStore:
             match, score = self._near_duplicate(conn, compact(normal), content_words)
             if match is None:
                 learning = self._insert(conn, content, normal, content_words, type, tags,
-                                        agent_id, session_id, rationale, stamp)
+                                        agent_id, session_id, rationale, stamp, project)
                 action = "stored"
             else:
-                learning, action = self._reinforce(conn, match, tags, stamp)
+                learning, action = self._reinforce(conn, match, tags, stamp, project)
             self._add_provenance(conn, learning.id, stamp, agent_id, session_id, rationale,
                                  content)
         return StoreOutcome(learning, action, score)
@@ -301,17 +308,19 @@ class LearningStore:
 
     def _insert(self, conn: SqlConn, content: str, normal: str,
                 content_words: builtins.list[str], type: str, tags: Sequence[str],
-                agent_id: str, session_id: str, rationale: str, stamp: str) -> Learning:
+                agent_id: str, session_id: str, rationale: str, stamp: str,
+                project: str) -> Learning:
         learning_id = secrets.token_hex(4)
         while conn.execute("SELECT 1 FROM learnings WHERE id = ?", (learning_id,)).fetchone():
             learning_id = secrets.token_hex(4)
         tag_list = list(dict.fromkeys(tags))
         conn.execute(
             "INSERT INTO learnings (id, content, compact, words, type, tags, state, "
-            "recurrence, agent_id, session_id, rationale, created, updated, last_seen) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?)",
+            "recurrence, agent_id, session_id, rationale, created, updated, last_seen, "
+            "project) VALUES (?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?)",
             (learning_id, content, compact(normal), json.dumps(content_words), type,
-             json.dumps(tag_list), agent_id, session_id, rationale, stamp, stamp, stamp))
+             json.dumps(tag_list), agent_id, session_id, rationale, stamp, stamp, stamp,
+             project))
         conn.executemany("INSERT INTO learning_tokens VALUES (?, ?) ON CONFLICT DO NOTHING",
                          [(t, learning_id) for t in set(content_words)])
         conn.execute("INSERT INTO learning_fts (id, content, tags) VALUES (?, ?, ?)",
@@ -322,13 +331,15 @@ class LearningStore:
         return learning
 
     def _reinforce(self, conn: SqlConn, found: Learning, tags: Sequence[str],
-                   stamp: str) -> tuple[Learning, str]:
+                   stamp: str, project: str) -> tuple[Learning, str]:
         recurrence = found.recurrence + 1
         state = _decay.state_when_reinforced(found, recurrence)
         tag_list = list(dict.fromkeys((*found.tags, *tags)))
+        elsewhere = bool(project) and found.project.casefold() != project.casefold()
         conn.execute("UPDATE learnings SET recurrence = ?, tags = ?, updated = ?, "
-                     "last_seen = ?, state = ? WHERE id = ?",
-                     (recurrence, json.dumps(tag_list), stamp, stamp, state, found.id))
+                     "last_seen = ?, state = ?, project = ? WHERE id = ?",
+                     (recurrence, json.dumps(tag_list), stamp, stamp, state,
+                      "" if elsewhere else found.project, found.id))
         if tag_list != list(found.tags):
             conn.execute("UPDATE learning_fts SET tags = ? WHERE id = ?",
                          (" ".join(tag_list), found.id))
@@ -382,7 +393,9 @@ class LearningStore:
                          (insight_path, note_status, learning_id))
 
     def decay(self, today: _dt.date, now: _dt.datetime) -> builtins.list[_decay.Demotion]:
-        """Demote what is due on ``today`` (``decay.demote_due``); the demotions made."""
+        """Demote what is due at ``now``'s time of day on ``today`` (they agree unless a
+        caller pins them apart) (``decay.demote_due``); the demotions made."""
+        moment = _dt.datetime.combine(today, now.time())
         with self.transaction() as conn:
-            return _decay.demote_due(conn, today, _stamp(now))
+            return _decay.demote_due(conn, moment, _stamp(now))
 

@@ -3,11 +3,17 @@
 * ``store_learning``: validate (``MAX_CONTENT`` characters of UTF-8, a known type, tags
   as words), redact secrets and drop ``<private>`` text (SPEC §2.1, as every write
   path) in every field the caller gives (content, rationale, tags — before they are
-  lower-cased —, agent and session ids; ``reject``: its reason), then
-  ``LearningStore.store``. Writes nothing to the vault.
+  lower-cased —, agent and session ids, project; ``reject``: its reason), then
+  ``LearningStore.store``. Writes nothing to the vault. ``project``: the project it was
+  learned in, as the caller names it ("": every project); None takes the current
+  folder's (``learned_in``: ``habitat learn``'s default).
+* ``learned_in``: the project of a folder as ``insight_context.project_of`` names it (the
+  repository holding it, else the folder's own name), none for the home folder and the
+  folders above it (no project: what is learned there is for every project).
 * ``list_learnings``: due decays, the sync of the insight notes, then the learnings.
 * ``approve`` / ``reject``: the decision in the store and in the insight note (a new
-  note on a first approval; its ``status`` line otherwise). The note is written first,
+  note on a first approval, scoped to the learning's project: where it was learned, not
+  where it is approved; its ``status`` line otherwise). The note is written first,
   the store after: killed between the two, the next sync reads the note's status back.
 
 Errors: 2 for invalid input (naming the field), 44 for an unknown learning id, 78 when
@@ -16,6 +22,7 @@ the store file is damaged (it is never replaced: move it aside to start afresh).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +33,7 @@ from plugins.habitat.learnings import STATES, TYPES, Learning, LearningStore, Pr
 from plugins.habitat.paths import LEARNINGS_FILE
 
 __all__ = ["MAX_CONTENT", "DecisionResult", "LearningsResult", "StoreResult", "approve",
-           "list_learnings", "open_store", "reject", "store_learning"]
+           "learned_in", "list_learnings", "open_store", "reject", "store_learning"]
 
 MAX_CONTENT = 4000
 MAX_RATIONALE = 2000
@@ -135,16 +142,35 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
     return out
 
 
+def learned_in(cwd: str, home: str) -> str:
+    """The project of folder ``cwd`` (module docstring): "" when it is ``home`` or a
+    folder above it (``/`` too), else ``insight_context.project_of(cwd)``."""
+    from plugins.habitat.insight_context import project_of
+
+    if not cwd or "\x00" in cwd:
+        return ""
+    here = os.path.realpath(cwd)
+    if home and "\x00" not in home:
+        top = os.path.realpath(home)
+        if here == top or top.startswith(here.rstrip(os.sep) + os.sep):
+            return ""
+    return project_of(here)
+
+
 def store_learning(ctx: Any, content: str, *, type: str = "learning",
                    tags: Sequence[str] = (), agent_id: str = "", session_id: str = "",
-                   rationale: str = "") -> Any:
+                   rationale: str = "", project: str | None = "") -> Any:
     """Store ``content`` as a learning of ``type`` (module docstring). ``agent_id``
     defaults to ``ECHO_AGENT_ID``, else the surface (cli / mcp / core); ``session_id`` to
-    ``ECHO_SESSION_ID``, else ""."""
+    ``ECHO_SESSION_ID``, else ""; ``project`` None: the current folder's
+    (``learned_in``)."""
     from echo_core import Envelope, current_surface, redact, strip_private, usage_error
 
+    if project is None:
+        project = learned_in(os.getcwd(), ctx.env.get("HOME") or os.path.expanduser("~"))
     for value, field in ((content, "content"), (rationale, "rationale"),
-                         (agent_id, "agent_id"), (session_id, "session_id")):
+                         (agent_id, "agent_id"), (session_id, "session_id"),
+                         (project, "project")):
         _utf8(value, field)
     if type not in TYPES:
         raise usage_error(f"type: {type!r} is not one of {', '.join(TYPES)}")
@@ -171,17 +197,21 @@ def store_learning(ctx: Any, content: str, *, type: str = "learning",
     session = _one_line(scrubbed(session_id or ctx.env.get("ECHO_SESSION_ID", "")),
                         "session_id", MAX_ID)
     tag_list = clean_tags([scrubbed(t) for t in tags])
+    scope = _one_line(scrubbed(project), "project", MAX_ID)
     store = open_store(ctx)
     try:
         store.decay(ctx.today(), ctx.now())
         outcome = store.store(cleaned, type=type, tags=tag_list, agent_id=agent,
-                              session_id=session, rationale=rationale_text, now=ctx.now())
+                              session_id=session, rationale=rationale_text, now=ctx.now(),
+                              project=scope)
     except Exception as exc:
         _reraise_damaged(ctx, exc)
         raise
     learning = outcome.learning
-    message = {"stored": f"stored learning {learning.id} (pending review)",
-               "reinforced": f"reinforced learning {learning.id} (recurrence "
+    where = (f" for project {learning.project}" if learning.project else
+             " for every project" if scope else "")
+    message = {"stored": f"stored learning {learning.id}{where} (pending review)",
+               "reinforced": f"reinforced learning {learning.id}{where} (recurrence "
                              f"{learning.recurrence}, {learning.state})",
                "revived": f"learning {learning.id} is back in review: learned "
                           f"{learning.recurrence}x, rejected before ({learning.reason})"}
@@ -259,7 +289,8 @@ def approve(ctx: Any, key: str) -> Any:
     store, _, _ = _prepared(ctx)
     learning = find_learning(store, key)
     provenance: list[Provenance] = store.provenance(learning.id)
-    path, queued = write_insight(ctx, learning, provenance, "approved")
+    path, queued = write_insight(ctx, learning, provenance, "approved",
+                                 project=learning.project)
     decided = store.decide(learning.id, "approved", now=ctx.now(), why="approved",
                            insight_path=path, note_status="approved")
     message = (f"approved learning {decided.id}; its insight is {path}"

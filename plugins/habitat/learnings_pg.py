@@ -9,6 +9,10 @@ tags (``to_tsvector('english', ...)``: Snowball stemming, as FTS5's Porter stemm
 describes this machine's ranker files, so it stays in the state dir
 (``LearningStore.local``).
 
+``VERSION`` (``habitat_versions``): 1, the first; 2 added ``learnings.project``. Tables of
+an older version are brought up to date when a process first uses them (``PgDb`` runs
+the statements again: each is idempotent, ``ADD COLUMN IF NOT EXISTS`` the migration).
+
 ``pg_learning_hits`` is ``learning_search.learning_hits`` over these tables: each query
 word optional (the words' ``plainto_tsquery`` OR-ed), ranked by ``ts_rank`` (> 0).
 """
@@ -23,7 +27,7 @@ from plugins.habitat.pg_sql import PgDb
 
 __all__ = ["LEARNING_TABLES", "VERSION", "learnings_db", "pg_learning_hits"]
 
-VERSION = 1
+VERSION = 2
 LEARNING_TABLES = ("learnings", "learning_tokens", "provenance", "state_changes",
                    "learning_fts")
 _C = 'COLLATE "C"'
@@ -41,7 +45,9 @@ def _ddl(s: str) -> list[str]:
             decided text {_C} NOT NULL DEFAULT '',
             decided_recurrence integer NOT NULL DEFAULT 0,
             reason text NOT NULL DEFAULT '', insight_path text,
-            note_status text NOT NULL DEFAULT '')""",
+            note_status text NOT NULL DEFAULT '', project text NOT NULL DEFAULT '')""",
+        (f"ALTER TABLE {s}.habitat_learnings ADD COLUMN IF NOT EXISTS project text NOT NULL "
+         "DEFAULT ''"),
         (f"CREATE INDEX IF NOT EXISTS habitat_learnings_compact ON {s}.habitat_learnings "
         "(compact)"),
         (f"CREATE INDEX IF NOT EXISTS habitat_learnings_state ON {s}.habitat_learnings "

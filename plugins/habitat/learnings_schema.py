@@ -9,7 +9,8 @@ Tables:
 
 * ``learnings``: one row per learning (``learnings.Learning``); ``compact`` is the
   normal form without spaces (exact duplicates), ``words`` the content words as JSON
-  (near duplicates, ``learnings_similarity``).
+  (near duplicates, ``learnings_similarity``), ``project`` the project it was learned in
+  ("": every project).
 * ``learning_tokens``: (token, learning) pairs, to find the learnings that share words
   with a new one without reading every row.
 * ``provenance``: every store of a learning, in order (who, when, why, their own text):
@@ -19,6 +20,10 @@ Tables:
 * ``learning_fts``: FTS5 over content and tags (``learning_search``).
 * ``insight_index``: which insight notes the insight ranker holds, by content digest
   (``insight_ranker``).
+
+Versions (``meta.schema_version``): 1, the first; 2 added ``learnings.project``. A store
+of an older version is migrated when it is opened (``_migrate``, one transaction, under
+the init lock): its learnings keep every field, with ``project`` "" (every project).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "connect", "log_change"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Seconds a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_S = 30.0
 
@@ -61,7 +66,8 @@ CREATE TABLE IF NOT EXISTS learnings (
     decided_recurrence INTEGER NOT NULL DEFAULT 0,
     reason TEXT NOT NULL DEFAULT '',
     insight_path TEXT,
-    note_status TEXT NOT NULL DEFAULT ''
+    note_status TEXT NOT NULL DEFAULT '',
+    project TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS learnings_compact ON learnings (compact);
 CREATE INDEX IF NOT EXISTS learnings_state ON learnings (state, last_seen);
@@ -99,17 +105,22 @@ CREATE TABLE IF NOT EXISTS insight_index (path TEXT PRIMARY KEY, digest TEXT NOT
 def connect(path: Path) -> sqlite3.Connection:
     """An open connection to the store at ``path`` (created, with its tables, on first
     use: under an exclusive lock of ``<path>.init-lock``, so processes opening a new
-    store at once create it once). Autocommit mode: callers open their own ``BEGIN
+    store at once create it once; one of an older version is migrated the same way).
+    Autocommit mode: callers open their own ``BEGIN
     IMMEDIATE`` transactions. Raises ``sqlite3.DatabaseError`` for a file that is not
     such a store."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if _version(conn) is None:
+        version = _version(conn)
+        if version is None or version < SCHEMA_VERSION:
             with _init_lock(path):
-                if _version(conn) is None:
+                version = _version(conn)
+                if version is None:
                     _create(conn)
+                elif version < SCHEMA_VERSION:
+                    _migrate(conn, version)
         conn.execute("PRAGMA synchronous = FULL")
     except BaseException:
         conn.close()
@@ -135,6 +146,21 @@ def _create(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                  (str(SCHEMA_VERSION),))
+    conn.execute("COMMIT")
+
+
+def _migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Bring a store of schema ``version`` to ``SCHEMA_VERSION`` (one transaction)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(learnings)")}
+        if version < 2 and "project" not in columns:
+            conn.execute("ALTER TABLE learnings ADD COLUMN project TEXT NOT NULL DEFAULT ''")
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                     (str(SCHEMA_VERSION),))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
     conn.execute("COMMIT")
 
 
