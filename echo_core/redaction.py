@@ -35,9 +35,30 @@ npm-token            ``npm_`` + 36                                              
 sendgrid-key         ``SG.`` + 22 + ``.`` + 43                                   nothing
 twilio-key           ``SK`` or ``AC`` + 32 lower-case hex                        nothing
 jwt                  ``eyJ...`` ``.eyJ...`` ``.signature`` (base64url)           nothing
-authorization        ``Authorization: Bearer|Basic|Token <credential>``          the scheme
+authorization        ``Authorization: Bearer|Basic|Token <credential>``;         the scheme
+                     another scheme word (``ApiKey``) or none: 16 or more
+                     with a digit, a password symbol or mixed case
+api-key-header       ``X-Api-Key: v`` ``"x-goog-api-key": "v"`` ``api-key: v``   the name
+                     (a hyphenated name ending in ``api-key``, ``auth-key``,
+                     ``access-key``, ``secret-key``, ``subscription-key`` or
+                     ``-apikey``): 8 or more, judged as option-secret's
 bearer-token         ``Bearer <token>`` elsewhere (16 or more, with a digit)     "Bearer"
 url-password         ``scheme://user:PASSWORD@host``                             user, host
+option-secret        ``--password=v`` ``--api-key v`` ``-token=v``: an option    the option
+                     (one or two dashes) ending in password, passwd,
+                     passphrase, secret, token, bearer, api-key, apikey,
+                     auth-key, access-key, secret-key (not the ``--no-``,
+                     ``--ask-``, ``--use-``... flags, ``--token-file``,
+                     ``--password-stdin``); not a reference, a metavar
+                     (``TOKEN``), a number, a path, an option (``--password
+                     --user x``), a ``name=...`` spec (``--secret id=x,src=f``);
+                     after a space: quoted or unlike a prose word ("use
+                     --token to pass it" survives)
+curl-user-password   ``curl ... -u|--user|-U|--proxy-user user:PASSWORD``        the user
+                     (curl's arguments only: ``docker run -u app:app`` survives)
+mysql-password       ``mysql`` ``mysqldump`` ``mariadb``... ``-pPASSWORD`` glued ``-p``
+                     (``-p 3306``, ``ssh -p 22``: a port, survive)
+sshpass-password     ``sshpass [-v -e ...] -p PASSWORD``                         ``-p``
 env-secret           ``NAME=value`` / ``NAME: value`` / ``"name": "value"`` whose the name
                      name ends in SECRET, PASSWORD, PASSWD, PASSPHRASE, PWD,
                      TOKEN, API_KEY, APIKEY, ACCESS_KEY, PRIVATE_KEY, AUTH_KEY,
@@ -49,11 +70,13 @@ env-secret           ``NAME=value`` / ``NAME: value`` / ``"name": "value"`` whos
 
 Look-alikes that survive by design: git SHAs, sha256 hex, UUIDs, base64 in prose,
 "sketch", "skill", "task-ant", "sk-learn", ``PORT=8080``, ``LOG_LEVEL=debug``,
-``max_tokens=1000``, ``SORT_KEY=created_at``, URLs without a password, short tokens.
+``max_tokens=1000``, ``SORT_KEY=created_at``, URLs without a password, short tokens,
+``ssh -p 2222``, ``docker run -u app:app``, ``--token-file f``, ``--password-stdin``.
 An ``env-secret`` value that is a number, a boolean, empty, or a reference (``$VAR``,
-``${VAR}``, ``<placeholder>``, ``***``) is not a secret and survives. A quoted value
-that is not a secret is searched in turn, so ``"command": "export DB_PASSWORD=x1y2z3"``
-(JSON, YAML) loses the password.
+``${VAR}``, ``<placeholder>``, ``***``) is not a secret and survives, and so does such a
+value on a command line (``--api-key $API_KEY``, ``-p"$MYSQL_PWD"``, ``curl -u
+"$USER:$PASS"``). A quoted value that is not a secret is searched in turn, so
+``"command": "export DB_PASSWORD=x1y2z3"`` (JSON, YAML) loses the password.
 
 Where it applies: ``capture`` redacts title, body, supersedes, tags, aliases and sources
 at validation (``ops.capture_request``), so every caller (CLI, MCP, session-end and
@@ -67,6 +90,10 @@ a patch's anchor), and a marker in their text would break that; memory is captur
 Every pattern is linear: each starts at a token boundary (a look-behind), and each
 repeated class is followed by something outside it, so no input makes a pattern
 backtrack more than once over a run (``bench/bench_redaction.py`` times a hostile input).
+The command-line rules read one command (up to ``;``, ``|``, ``&&`` or a line's end that
+no backslash continues), at most 24 of its arguments, each up to 200 characters, and stop
+at an argument that starts a match of its own: each argument is read once. An argument
+list (``["mysql", "-pX"]``) and ``docker login -p X`` are not covered.
 """
 
 from __future__ import annotations
@@ -190,8 +217,75 @@ def _phrase_value_is_secret(match_name: str, value: str) -> bool:
             or (any(c.isupper() for c in bare[1:]) and any(c.islower() for c in bare)))
 
 
+def _bare(value: str) -> str:
+    """``value`` without the quotes around it, if it has a pair."""
+    if len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]:
+        return value[1:-1]
+    return value
+
+
+def _cli_password(value: str) -> bool:
+    """A value in a password's place (``mysql -pVALUE``, ``sshpass -p VALUE``, ``curl -u
+    user:VALUE``): anything but a reference (``$VAR``, ``${VAR}``, ``<name>``, ``%VAR%``),
+    a placeholder (``***``, ``xxx``, ``password``) or a metavar (``PASSWORD``)."""
+    bare = _bare(value)
+    if not bare or bare.lower() in _NOT_SECRET_VALUES or bare[0] in "$<{%*[":
+        return False
+    metavar = bare.isupper() and bare.replace("_", "").replace("-", "").isalpha()
+    return not (metavar or set(bare) <= {"*", "x", "X", "."})
+
+
+def _option_assigned(value: str) -> bool:
+    """``--password=VALUE``: a password's place, but not a number, a path, an option or a
+    ``name=...`` spec (``docker build --secret id=npmrc,src=...``)."""
+    bare = _bare(value)
+    if not _cli_password(value) or len(bare) < 3 or bare.isdigit() or bare[0] in "/~.-":
+        return False
+    name, equals, rest = bare.partition("=")
+    return not (equals and rest[:1] not in ("", "=") and name.isidentifier())
+
+
+def _option_value_is_secret(value: str) -> bool:
+    """``--password VALUE`` (or a header's value): as ``_option_assigned``, and unquoted a
+    token unlike a prose word ("use --token to pass it"): a digit, a password symbol, or a
+    capital after its first letter."""
+    if not _option_assigned(value):
+        return False
+    bare = _bare(value)
+    return (bare != value or any(c.isdigit() or c in _SYMBOLS for c in bare)
+            or (any(c.isupper() for c in bare[1:]) and any(c.islower() for c in bare)))
+
+
 _START = r"(?<![A-Za-z0-9_\-])"  # a token's first character
 _KEYCH = r"[A-Za-z0-9_\-]"
+#: a command line's separator (a line continued with a backslash too) and argument (up to
+#: the next ``;``, ``|``, ``&&``, a lone ``&``: another command's arguments are not this one's)
+_SEP = r"(?:[ \t]|\\\r?\n){1,40}"
+_ARG = r"(?:[^\s;&|]|&(?![&\s]))[^\s;|]{0,199}"
+#: a value on a command line: quoted, or up to a space, a quote or a shell operator
+_VALUE = (r"(?![\"']?\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
+          r"[^\s\"'`;&|<>()]{1,500})")
+#: ``--password`` ``-token`` ``--client-secret`` ``--api-key`` (not ``--no-password``...)
+_SECRET_OPTION = (
+    r"(?i)(?<![A-Za-z0-9_\-])-{1,2}(?!(?:no|ask|prompt|show|print|skip|require|generate|use|"
+    r"with)[-_])(?:[A-Za-z0-9]{1,30}[-_]){0,4}(?:password|passwd|passphrase|secret|token|"
+    r"bearer|api[-_]?key|apikey|auth[-_]?key|access[-_]?key|secret[-_]?key)")
+_OPTION_HINTS = ("-pass", "_pass", "-secret", "_secret", "-token", "_token", "-bearer",
+                 "_bearer", "-api", "_api", "-auth", "_auth", "-access", "_access")
+
+
+def _after(command: str) -> str:
+    """``command`` as a word, then at most 24 of its arguments, up to one that is itself
+    ``command`` (whose own match reads on from there: each argument is read once)."""
+    again = (r"(?!(?:[^\s;|]{0,200}[^A-Za-z0-9_.\-\s;|])?" + command
+             + r"(?:[ \t]|\\\r?\n))")
+    return (r"(?<![A-Za-z0-9_.\-])" + command + "(?:" + _SEP + again + _ARG + "){0,24}?"
+            + _SEP)
+
+
+_CURL = r"curl(?:\.exe)?"
+_MYSQL = (r"(?:mysql(?:dump|admin|import|check|show|slap|pump|binlog|sh)?|"
+          r"mariadb(?:-?(?:dump|admin|import|check|show|slap|binlog))?)(?:\.exe)?")
 
 
 def _rule(name: str, pattern: str, accept: Callable[[str], bool] | None = None, *,
@@ -240,12 +334,34 @@ RULES: tuple[Rule, ...] = (
           r"(?i)(?<![A-Za-z0-9_\-])(?:proxy-)?authorization[\"']?\s{0,5}[:=]\s{0,5}[\"']?"
           r"(?:bearer|basic|token|digest)\s{1,5}(?!\[REDACTED:)(?P<secret>[A-Za-z0-9._~+/\-]"
           r"{4,}=*)", hints=("authorization",), folded=True),
+    _rule("authorization",  # another scheme (ApiKey, SSWS) or none: a long credential
+          r"(?i)(?<![A-Za-z0-9_\-])(?:proxy-)?authorization[\"']?[ \t]{0,5}[:=][ \t]{0,5}[\"']?"
+          r"(?:[A-Za-z][A-Za-z0-9_\-]{0,30}[ \t]{1,5})?(?![\"']?\[REDACTED:)(?P<secret>"
+          r"[A-Za-z0-9._~+/\-]{16,}=*)", _option_value_is_secret, hints=("authorization",),
+          folded=True),
+    _rule("api-key-header",  # X-Api-Key: ..., "x-goog-api-key": "...", api-key: ...
+          r"(?i)(?<![A-Za-z0-9_\-])(?:[A-Za-z0-9]{1,30}-){0,5}(?:(?:api|auth|access|secret|"
+          r"subscription)-key|(?<=-)apikey)[\"']?:[ \t]{0,5}[\"']?(?![\"']?\[REDACTED:)"
+          r"(?P<secret>[A-Za-z0-9._~+/\-]{8,}=*)", _option_value_is_secret,
+          hints=("-key", "-apikey"), folded=True),
     _rule("bearer-token",
           r"(?i)(?<![A-Za-z0-9_\-])bearer\s{1,5}(?!\[REDACTED:)(?P<secret>"
           r"[A-Za-z0-9._~+/\-]{16,}=*)", _has_digit, hints=("bearer",), folded=True),
     _rule("url-password",
           r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,20}://[^\s:/@?#]{1,200}:"
           r"(?!\[REDACTED:)(?P<secret>[^\s@/?#]{1,200})@(?=[A-Za-z0-9\[])", hints=("://",)),
+    _rule("option-secret", _SECRET_OPTION + "=" + _VALUE, _option_assigned,
+          hints=_OPTION_HINTS, folded=True),
+    _rule("option-secret", _SECRET_OPTION + r"[ \t]{1,5}(?!-)" + _VALUE,
+          _option_value_is_secret, hints=_OPTION_HINTS, folded=True),
+    _rule("curl-user-password",  # curl ... -u user:PASSWORD (docker's -u uid:gid is not)
+          _after(_CURL) + r"(?:-u|-U|--user|--proxy-user)(?:[ \t]{1,5}|=)?[\"']?"
+          r"[^\s:\"'`]{0,100}:(?!\[REDACTED:)(?P<secret>[^\s\"'`]{1,500})", _cli_password, hints=("curl",)),
+    _rule("mysql-password",  # mysql ... -pPASSWORD (glued; -p 8080 is a port elsewhere)
+          _after(_MYSQL) + "-p" + _VALUE, _cli_password, hints=("mysql", "mariadb")),
+    _rule("sshpass-password",  # sshpass [-v -e...] -p PASSWORD (-f file, then ssh -p port)
+          r"(?<![A-Za-z0-9_.\-])sshpass(?:" + _SEP + r"-[A-Za-oq-z][^\s;&|]{0,100}){0,4}"
+          + _SEP + r"-p[ \t]{0,5}" + _VALUE, _cli_password, hints=("sshpass",)),
     _rule("env-secret",
           r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})[\"']?[ \t]{0,5}"
           r"(?:=|:|(?<=[ \t])(?P<phrase>[iI][sS]|[wW][aA][sS])(?![A-Za-z0-9_])(?:[ \t]{0,5}:)?)"

@@ -28,6 +28,30 @@ __all__ = ["RULES", "redact_text", "use_compiler"]
 
 MARKER = "[REDACTED:{}]"
 
+#: the core's pieces of the command-line rules (``echo_core.redaction``: same text)
+_SEP = r"(?:[ \t]|\\\r?\n){1,40}"
+_ARG = r"(?:[^\s;&|]|&(?![&\s]))[^\s;|]{0,199}"
+_VALUE = (r"(?![\"']?\[REDACTED:)(?P<secret>\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|"
+          r"[^\s\"'`;&|<>()]{1,500})")
+_SECRET_OPTION = (
+    r"(?i)(?<![A-Za-z0-9_\-])-{1,2}(?!(?:no|ask|prompt|show|print|skip|require|generate|use|"
+    r"with)[-_])(?:[A-Za-z0-9]{1,30}[-_]){0,4}(?:password|passwd|passphrase|secret|token|"
+    r"bearer|api[-_]?key|apikey|auth[-_]?key|access[-_]?key|secret[-_]?key)")
+_OPTION_HINTS = ("-pass", "_pass", "-secret", "_secret", "-token", "_token", "-bearer",
+                 "_bearer", "-api", "_api", "-auth", "_auth", "-access", "_access")
+
+
+def _after(command: str) -> str:
+    again = (r"(?!(?:[^\s;|]{0,200}[^A-Za-z0-9_.\-\s;|])?" + command
+             + r"(?:[ \t]|\\\r?\n))")
+    return (r"(?<![A-Za-z0-9_.\-])" + command + "(?:" + _SEP + again + _ARG + "){0,24}?"
+            + _SEP)
+
+
+_CURL = r"curl(?:\.exe)?"
+_MYSQL = (r"(?:mysql(?:dump|admin|import|check|show|slap|pump|binlog|sh)?|"
+          r"mariadb(?:-?(?:dump|admin|import|check|show|slap|binlog))?)(?:\.exe)?")
+
 #: (name, pattern, hints, folded, accept) in the order they apply; ``accept`` names the
 #: core's check of a candidate (``mixed``: letters and digits; ``has_digit``).
 RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
@@ -96,6 +120,16 @@ RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
       '}[\\"\']?(?:bearer|basic|token|digest)\\s{1,5}(?!\\[REDACTED:)(?P<secret>['
       'A-Za-z0-9._~+/\\-]{4,}=*)'),
      ('authorization',), True, None),
+    ('authorization',
+     ('(?i)(?<![A-Za-z0-9_\\-])(?:proxy-)?authorization[\\"\']?[ \\t]{0,5}[:=][ \\t]'
+      '{0,5}[\\"\']?(?:[A-Za-z][A-Za-z0-9_\\-]{0,30}[ \\t]{1,5})?(?![\\"\']?\\[REDACTE'
+      'D:)(?P<secret>[A-Za-z0-9._~+/\\-]{16,}=*)'),
+     ('authorization',), True, 'option_value_is_secret'),
+    ('api-key-header',
+     ('(?i)(?<![A-Za-z0-9_\\-])(?:[A-Za-z0-9]{1,30}-){0,5}(?:(?:api|auth|access|'
+      'secret|subscription)-key|(?<=-)apikey)[\\"\']?:[ \\t]{0,5}[\\"\']?(?![\\"\']?\\['
+      'REDACTED:)(?P<secret>[A-Za-z0-9._~+/\\-]{8,}=*)'),
+     ('-key', '-apikey'), True, 'option_value_is_secret'),
     ('bearer-token',
      ('(?i)(?<![A-Za-z0-9_\\-])bearer\\s{1,5}(?!\\[REDACTED:)(?P<secret>[A-Za-z0'
       '-9._~+/\\-]{16,}=*)'),
@@ -104,6 +138,20 @@ RULES: tuple[tuple[str, str, tuple[str, ...], bool, str | None], ...] = (
      ('(?<![A-Za-z0-9+.\\-])[A-Za-z][A-Za-z0-9+.\\-]{0,20}://[^\\s:/@?#]{1,200}:'
       '(?!\\[REDACTED:)(?P<secret>[^\\s@/?#]{1,200})@(?=[A-Za-z0-9\\[])'),
      ('://',), False, None),
+    ('option-secret', _SECRET_OPTION + "=" + _VALUE, _OPTION_HINTS, True, 'option_assigned'),
+    ('option-secret', _SECRET_OPTION + r"[ \t]{1,5}(?!-)" + _VALUE, _OPTION_HINTS, True,
+     'option_value_is_secret'),
+    ('curl-user-password',
+     _after(_CURL) + r"(?:-u|-U|--user|--proxy-user)(?:[ \t]{1,5}|=)?[\"']?"
+     r"[^\s:\"'`]{0,100}:(?!\[REDACTED:)(?P<secret>[^\s\"'`]{1,500})",
+     ('curl',), False, 'cli_password'),
+    ('mysql-password',
+     _after(_MYSQL) + "-p" + _VALUE,
+     ('mysql', 'mariadb'), False, 'cli_password'),
+    ('sshpass-password',
+     r"(?<![A-Za-z0-9_.\-])sshpass(?:" + _SEP + r"-[A-Za-oq-z][^\s;&|]{0,100}){0,4}"
+     + _SEP + r"-p[ \t]{0,5}" + _VALUE,
+     ('sshpass',), False, 'cli_password'),
     ('env-secret',
      ('(?<![A-Za-z0-9_.\\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\\-]{0,80})[\\"\']?[ \\t'
       ']{0,5}(?:=|:|(?<=[ \\t])(?P<phrase>[iI][sS]|[wW][aA][sS])(?![A-Za-z0-9_])(?:[ \\'
@@ -121,6 +169,7 @@ NOT_SECRET_VALUES = frozenset({
     "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined",
     "required", "optional", "redacted", "secret", "password", "changeme", "xxx", "your",
 })
+SYMBOLS = frozenset("!@#$%^&*+=?|\\~")
 #: Words one of which every name ``ENV_NAME`` accepts contains (lower case).
 ENV_NAME_WORDS = ("key", "token", "secret", "pass", "pwd", "credential")
 
@@ -168,9 +217,40 @@ def _base64_secret(value: str) -> bool:
             and any(c.isdigit() or c in "/+" for c in value))
 
 
+def _bare(value: str) -> str:
+    if len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]:
+        return value[1:-1]
+    return value
+
+
+def _cli_password(value: str) -> bool:
+    bare = _bare(value)
+    if not bare or bare.lower() in NOT_SECRET_VALUES or bare[0] in "$<{%*[":
+        return False
+    metavar = bare.isupper() and bare.replace("_", "").replace("-", "").isalpha()
+    return not (metavar or set(bare) <= {"*", "x", "X", "."})
+
+
+def _option_assigned(value: str) -> bool:
+    bare = _bare(value)
+    if not _cli_password(value) or len(bare) < 3 or bare.isdigit() or bare[0] in "/~.-":
+        return False
+    name, equals, rest = bare.partition("=")
+    return not (equals and rest[:1] not in ("", "=") and name.isidentifier())
+
+
+def _option_value_is_secret(value: str) -> bool:
+    if not _option_assigned(value):
+        return False
+    bare = _bare(value)
+    return (bare != value or any(c.isdigit() or c in SYMBOLS for c in bare)
+            or (any(c.isupper() for c in bare[1:]) and any(c.islower() for c in bare)))
+
+
 _ACCEPT: dict[str, Callable[[str], bool]] = {
     "mixed": _mixed, "has_digit": _has_digit, "hf_token": _hf_token,
-    "base64_secret": _base64_secret}
+    "base64_secret": _base64_secret, "cli_password": _cli_password,
+    "option_assigned": _option_assigned, "option_value_is_secret": _option_value_is_secret}
 
 
 def _env_value_is_secret(name: str, value: str) -> bool:
@@ -182,9 +262,6 @@ def _env_value_is_secret(name: str, value: str) -> bool:
     if _pattern(SECRET_NAME_STRONG).search(name):
         return True
     return _mixed(bare) and len(bare) >= 12
-
-
-SYMBOLS = frozenset("!@#$%^&*+=?|\\~")
 
 
 def _phrase_value_is_secret(name: str, value: str) -> bool:
