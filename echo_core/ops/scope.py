@@ -30,6 +30,7 @@ from echo_core.frontmatter import set_frontmatter_key
 from echo_core.lazy_pattern import LazyPattern
 from echo_core.models import Envelope
 from echo_core.notes import parse_note, replace_section_body, section_body
+from echo_core.write_scope import require_plain_line
 
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
@@ -206,7 +207,8 @@ _UNDERLINE = LazyPattern(r"[ ]{0,3}(?:=+|-+)[ \t]*$")
 def clean_scope(scope: str) -> str:
     """``scope`` as the context note's ``## Scope`` section will hold it (line breaks as
     LF, a lone CR being one too, surrounding blanks stripped), or ``EchoError`` (2): empty,
-    over ``MAX_SCOPE`` characters, or holding a line a markdown reader takes for a heading
+    over ``MAX_SCOPE`` characters, holding a control character other than a tab or line
+    break (a NUL, an ESC: ``require_plain_line``), or a line a markdown reader takes for a heading
     (``# ...``, or a ``===`` / ``---`` line under a line of text), which would end the
     section. ``set_scope`` and a session-end bundle check it the same way, before any
     write."""
@@ -217,6 +219,7 @@ def clean_scope(scope: str) -> str:
         raise usage_error(f"scope: {len(scope)} characters; keep it under {MAX_SCOPE}")
     lines = scope.split("\n")
     for number, line in enumerate(lines, start=1):
+        require_plain_line(line, "scope")
         underline = number > 1 and lines[number - 2].strip() and _UNDERLINE.match(line)
         if _HEADING.match(line) or underline:
             raise usage_error(f"scope: line {number} makes a markdown heading "

@@ -44,6 +44,20 @@ MAX_INPUT = 1_000_000
 MAX_BATCH = 1000
 _KIND_CHOICES = tuple(sorted(KINDS))
 _BATCH_PARENT = re.compile(r"^#(\d{1,4})$")
+#: A control character (C0, tab and line breaks included, and DEL): no id holds one.
+_ID_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _require_session_id(value: str, field: str = "session_id") -> None:
+    """``usage_error`` naming ``field`` when the session id ``value`` holds a control
+    character (a NUL, a line break, an ESC): an id is one line of plain text, shown in
+    ``habitat ask`` answers and the day files. A ``/`` or ``..`` is plain text here: a
+    session id is never part of a path (the day files are named by date, the hook
+    recorder hashes any id that is not ``[A-Za-z0-9_-]``)."""
+    found = _ID_CONTROL.search(value)
+    if found is not None:
+        raise usage_error(f"{field}: {value[:60]!r} holds the control character "
+                          f"{found.group()!r}; give an id of plain text")
 
 
 @attrs.frozen(kw_only=True)
@@ -124,6 +138,7 @@ def build_records(ctx: Any, p: RecordParams) -> list[Record]:
     sort in batch order); ``usage_error`` naming the item for a bad one."""
     from plugins.habitat.record_writes import agent_of, record_time, redacted
 
+    _require_session_id(p.session_id)
     agent = agent_of(ctx, p.agent_id)
     session = redacted(p.session_id)
     start = record_time(ctx)
@@ -279,6 +294,7 @@ def run_fork(ctx: Any, p: ForkParams) -> Envelope[ForkResult]:
     """Append the branch's first record under ``p.record_id``."""
     from plugins.habitat.record_writes import agent_of, append_records, record_time, redacted
 
+    _require_session_id(p.session_id)
     base = find_record(ctx, p.record_id)
     record = Record.new(ts=record_time(ctx), kind="event", agent_id=agent_of(ctx, p.agent_id),
                         session_id=redacted(p.session_id) or base.session_id,

@@ -36,7 +36,12 @@ from echo_core import (
 from plugins.transport_mcp.bearer import TOKEN_ENV, BearerToken, is_loopback, resolve_token
 from plugins.transport_mcp.runner import DEFAULT_READ_WORKERS, DEFAULT_WRITE_WORKERS, ToolRunner
 from plugins.transport_mcp.server import EchoMcpServer, build_server, profile_from_env
-from plugins.transport_mcp.upkeep import check_settings, start_upkeep, sweeps_on_schedule
+from plugins.transport_mcp.upkeep import (
+    check_settings,
+    start_upkeep,
+    sweep_temp_files,
+    sweeps_on_schedule,
+)
 from plugins.transport_mcp.vault_watch import LiveFlag
 
 log = logging.getLogger("echo_memory.mcp")
@@ -45,8 +50,18 @@ WRITE_WORKERS_ENV = "ECHO_MCP_WRITE_WORKERS"
 READS_ENV = "ECHO_MCP_READS"
 #: uvicorn settings of every HTTP server process: no access log (one line per call is
 #: ours), the SDK's lifespan, and no X-Forwarded-* rewriting (nothing proxies to us).
+#: ``uvicorn_options()`` adds the protocol.
 UVICORN_OPTIONS: dict[str, Any] = {"log_level": "warning", "access_log": False,
                                    "lifespan": "on", "proxy_headers": False}
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """``UVICORN_OPTIONS`` plus ``http``: uvicorn's HTTP protocol with a request-head
+    timeout and a limit of open connections (``http_limits.guarded_protocol``: uvicorn
+    bounds neither). Imported here, not at the top: stdio never loads uvicorn."""
+    from plugins.transport_mcp.http_limits import guarded_protocol
+
+    return {**UVICORN_OPTIONS, "http": guarded_protocol()}
 
 
 def configure_logging(stream: TextIO | None = None) -> None:
@@ -96,8 +111,9 @@ def _workers(env: Mapping[str, str], name: str, default: int) -> int:
 
 
 def warm_up(runner: ToolRunner, *, sweep: bool = False) -> tuple[str, bool]:
-    """Open one context and make sure the recall index exists: a one-line report (a vault
-    that is down or not initialised is reported, not fatal) and whether it swept.
+    """Open one context, remove the temp files of writers that are gone
+    (``upkeep.sweep_temp_files``) and make sure the recall index exists: a one-line report
+    (a vault that is down or not initialised is reported, not fatal) and whether it swept.
 
     With ``sweep`` (the server runs the fast sweep job) the fast sweep runs first: on a
     vault never swept it builds both indexes from one read, which ``ensure_index`` then
@@ -107,6 +123,7 @@ def warm_up(runner: ToolRunner, *, sweep: bool = False) -> tuple[str, bool]:
     def work(ctx: EchoContext) -> tuple[str, bool]:
         started = time.perf_counter()
         ctx.storage.ping()
+        sweep_temp_files(ctx)  # leftovers of a server killed mid-write
         swept = ""
         if sweep:
             try:
@@ -220,7 +237,7 @@ def serve_http(plugin_host: PluginHost, env: Mapping[str, str], *, host: str, po
             from plugins.transport_mcp.http_app import build_http_app
 
             uvicorn.run(build_http_app(server, token.secret, host=host), host=host, port=port,
-                        **UVICORN_OPTIONS)
+                        **uvicorn_options())
         else:
             from plugins.transport_mcp.processes import Supervisor
 
@@ -251,7 +268,7 @@ def serve_worker(spec: dict[str, Any], sock: Any, ready: Callable[[], None]) -> 
         app = build_http_app(server, token.secret, host=spec["host"])
         freeze_heap()
         ready()
-        uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS)).run(sockets=[sock])
+        uvicorn.Server(uvicorn.Config(app, **uvicorn_options())).run(sockets=[sock])
     finally:
         server.runner.close()
 

@@ -17,6 +17,11 @@ scheduled jobs (SPEC §5.1 live freshness; issue 14).
   start (edits made while the server was down); ``decay`` every
   ``ECHO_SERVE_DECAY_HOURS`` (default 24) when an operation named ``decay`` is
   registered, else a log line says it is not scheduled.
+* ``sweep_temp_files``: the temp files that writers killed mid-write left in a folder
+  vault's ``_agent/.tmp`` are removed by the warm-up (``serving.warm_up``) and by every
+  fast sweep job (``tempfiles.sweep_stale``: a dead process's on this host, any over an
+  hour old; never a live writer's). The storage sweeps there only when it writes, so a
+  server that came up after a kill and only answered reads kept them.
 
 While the watcher watches (or the follower follows), the server's contexts skip the per-call freshness check
 (``LiveFlag`` as their ``live_watched``): the watcher already applies what it would find.
@@ -39,7 +44,14 @@ from typing import Any
 
 import attrs
 
-from echo_core import EchoContext, EchoError, PluginHost, sync_changed, usage_error
+from echo_core import (
+    EchoContext,
+    EchoError,
+    PluginHost,
+    sweep_stale,
+    sync_changed,
+    usage_error,
+)
 from plugins.transport_mcp.change_follow import ChangeFollower, can_follow
 from plugins.transport_mcp.jobs import Job, JobScheduler
 from plugins.transport_mcp.vault_watch import (
@@ -56,6 +68,8 @@ DECAY_HOURS_ENV = "ECHO_SERVE_DECAY_HOURS"
 DEFAULT_SWEEP_MINUTES = 60.0
 DEFAULT_DECAY_HOURS = 24.0
 DECAY_OPERATION = "decay"
+#: Where a folder vault's atomic writes stage their temp files (the storage's own folder).
+VAULT_TEMP_DIR = "_agent/.tmp"
 
 ContextOf = Callable[[], EchoContext]
 
@@ -106,11 +120,29 @@ class NoteSync:
                  if done.entities_pending else "")
 
 
+def sweep_temp_files(ctx: EchoContext) -> int:
+    """Remove the stale temp files of a folder vault's ``VAULT_TEMP_DIR`` (see the module
+    docstring); how many. Nothing for another backend; never raises."""
+    try:
+        root = folder_root(ctx.storage.identity)
+    except Exception:  # noqa: BLE001 - no storage: nothing to sweep
+        return 0
+    if root is None:
+        return 0
+    removed = sweep_stale(root / VAULT_TEMP_DIR)
+    if removed:
+        log.info("removed %d temp file(s) of writers that are gone from %s", removed,
+                 VAULT_TEMP_DIR)
+    return removed
+
+
 def fast_sweep_job(context: ContextOf) -> str:
-    """One fast sweep on ``context()``; its message."""
+    """One fast sweep on ``context()`` (and ``sweep_temp_files``); its message."""
     from echo_core import fast_sweep
 
-    return fast_sweep(context()).message
+    ctx = context()
+    sweep_temp_files(ctx)
+    return fast_sweep(ctx).message
 
 
 def decay_job(context: ContextOf) -> str:
