@@ -132,7 +132,7 @@ def test_a_pinned_note_too_long_for_its_share_is_cut_not_dropped() -> None:
     budget = 1200  # the always-load share: 300 characters
     snap = _snapshot(semantic=0, always="pinned-start " + "word " * 150)
     status, text = _render(snap, budget)["always-load"]
-    assert text.startswith("## Always loaded\n### [[pin]]\n# Pin\n\npinned-start word")
+    assert text.startswith("## Always loaded\n### [[pin]]\npinned-start word")
     assert f"{TRUNCATED} read resources/references/pin.md" in text
     assert "not shown" not in text and status == "truncated"
     assert len(text) <= budget // ALWAYS_LOAD_SHARE

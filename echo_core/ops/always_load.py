@@ -19,7 +19,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from echo_core.errors import EchoError
 from echo_core.frontmatter import parse_frontmatter, split_frontmatter
+from echo_core.names import slugify
 from echo_core.ops.links import link_target
 from echo_core.tempfiles import temp_name
 
@@ -92,15 +94,80 @@ def track_changes(state_dir: Path, changes: Mapping[str, str | None], today: _dt
 
 
 def always_load_item(path: str, text: str, max_chars: int, marker: str) -> str:
-    """The note as the brief shows it: ``### [[link]]`` and its text without frontmatter
-    and ``## Related``, cut at ``max_chars`` (then ``marker`` and where to read it)."""
-    body = split_frontmatter(text)[1]
-    related = re.search(r"^## Related[ \t]*$", body, re.MULTILINE)
-    shown = (body[:related.start()] if related else body).strip()
+    """The note as the brief shows it (``pinned_body``): led by ``### [[link]]``, or
+    ``### Title ([[link]])`` when its title says more than its file name, cut at
+    ``max_chars`` (then ``marker`` and where to read it)."""
+    title, shown = pinned_body(text)
     if len(shown) > max_chars:
         shown = shown[:max_chars - 1].rstrip() + f"…\n{marker} read {path}"
-    head = f"### [[{link_target(path)}]]"
+    link = f"[[{link_target(path)}]]"
+    head = f"### {title} ({link})" if title and not _restates(title, path) else f"### {link}"
     return f"{head}\n{shown}" if shown else head
+
+
+def pinned_body(text: str) -> tuple[str, str]:
+    """``(title, text)`` of a pinned note for the brief: the text without frontmatter,
+    without its ``# Title`` line (the first line, returned as the title: the item's lead
+    shows it) and without ``## Related`` and what follows; its headings demoted below the
+    brief's ``###`` item lead (``#``/``##`` to ``####``, ``###`` to ``#####``, deeper to
+    ``######``) and those with nothing under them (the capture template's ``## Notes``)
+    left out. Lines in code fences are left as written."""
+    body = split_frontmatter(text)[1]
+    related = re.search(r"^## Related[ \t]*$", body, re.MULTILINE)
+    lines = (body[:related.start()] if related else body).strip().splitlines()
+    title = ""
+    if lines and (first := _HEADING.match(lines[0])) and len(first.group(1)) == 1:
+        title = _CLOSING.sub("", " ".join(lines.pop(0)[first.end():].split()))
+    levels = _heading_levels(lines)
+    content = [False] * 8  # per level: something kept under the heading below it
+    kept: list[str] = []
+    for line, level in zip(reversed(lines), reversed(levels), strict=True):
+        if level:
+            if not content[level]:
+                continue  # an empty section: left out
+            line = "#" * min(6, max(4, level + 2)) + line.lstrip(" ")[level:]
+            content[level:] = [False] * (8 - level)
+        elif line.strip():
+            content = [True] * 8
+        kept.append(line)
+    return title, "\n".join(reversed(kept)).strip()
+
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")  # a heading's optional closing hashes
+
+
+def _heading_levels(lines: list[str]) -> list[int]:
+    """Each line's heading level (0: not a heading, or inside a code fence)."""
+    levels: list[int] = []
+    fence = ""
+    for line in lines:
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            levels.append(0)
+        elif opener:
+            fence = opener.group(1)
+            levels.append(0)
+        else:
+            match = _HEADING.match(line)
+            levels.append(len(match.group(1)) if match else 0)
+    return levels
+
+
+def _restates(title: str, path: str) -> bool:
+    """Whether ``title`` only restates the note's file name (``Release checklist`` of
+    ``release-checklist.md``; a title that is the path or file name itself)."""
+    target = link_target(path)
+    if title.endswith(".md") and link_target(title) == target:
+        return True
+    try:
+        return slugify(title) == slugify(target)
+    except EchoError:  # no letter or digit in it
+        return False
 
 
 def read_always_load(ctx: EchoContext, storage: Any) -> tuple[tuple[str, str], ...]:

@@ -38,6 +38,15 @@ _LINK = LazyPattern(r"\[\[([^\]|#\n]{1,200})")
 
 SESSION_HEADER = ("echo-memory brief (persistent memory for this agent; search it with "
                   "`echo-memory recall`, save to it with `echo-memory capture`):\n\n")
+#: The brief's cap (SPEC §4.1): ``ECHO_LOAD_BUDGET``, default 8000, at least 200 (the
+#: core's ``load_budget``). The header, the brief and the checkpoint stay within it; the
+#: plugins' blocks after them have the rest of Claude Code's 10,000 (``MAX_OUTPUT_CHARS``).
+BUDGET_ENV, DEFAULT_BRIEF_CAP, MIN_BRIEF_BUDGET = "ECHO_LOAD_BUDGET", 8000, 200
+#: Room kept for the checkpoint section's heading (it names the note's path); the entry
+#: itself gets at most 3/8 of the brief's cap (3000 of 8000) and ``CHECKPOINT_CHARS``.
+_CHECKPOINT_HEAD = 120
+#: A checkpoint with less room than this for its entry is left out.
+MIN_CHECKPOINT_CHARS = 200
 
 
 def _context_output(event: str, text: str) -> Output:
@@ -60,20 +69,65 @@ def session_start(payload: Payload, make_ctx: Callable[[], Any]) -> Output | Non
     compacted session; after a compaction, the session's latest checkpoint above it;
     below it, what plugins add for the session (``register_session_contexts``: the
     habitat's approved insights for the project).
+    The header, the checkpoint and the brief keep within the brief's cap (``brief_cap``):
+    the brief is loaded with what the hook adds taken off its budget, so it is trimmed by
+    its own rules; the plugins' blocks fill the room left of ``MAX_OUTPUT_CHARS``.
     When the vault cannot be loaded (and nothing is cached), one line saying memory is
     unavailable, why, and what to do (``unavailable_line``). Quiet for other sources."""
     if not wants_digest(payload):
         return None
     started = time.monotonic()
     ctx = make_ctx()
-    envelope = _load_brief(ctx)
+    set_cap = brief_cap(ctx.env)
+    cap = DEFAULT_BRIEF_CAP if set_cap is None else set_cap
+    header = SESSION_HEADER if cap - len(SESSION_HEADER) >= MIN_BRIEF_BUDGET else ""
+    compact = payload.get("source") == "compact"
+    # what the hook adds comes off the brief's budget (the brief trims by its own rules)
+    reserve = len(header) + (_checkpoint_reserve(ctx, payload, cap, len(header))
+                             if compact else 0)
+    envelope = _load_brief(ctx, None if set_cap is None else max(MIN_BRIEF_BUDGET,
+                                                                  cap - reserve))
     digest = _digest_of(envelope.data) if envelope.ok else None
     if digest is None:
         return _context_output("SessionStart", unavailable_line(envelope.message))
-    if payload.get("source") == "compact":
-        digest = _checkpoint_section(ctx, payload) + digest
-    text = SESSION_HEADER + digest
+    if compact:  # read after the load, whose flush may land a queued checkpoint
+        room = cap - len(header) - len(digest)
+        digest = _checkpoint_section(ctx, payload, min(room, _checkpoint_cap(cap))) + digest
+    text = header + digest
     return _context_output("SessionStart", _with_plugin_contexts(ctx, payload, text, started))
+
+
+def brief_cap(env: Mapping[str, str]) -> int | None:
+    """The characters the header, the checkpoint and the brief share: ``ECHO_LOAD_BUDGET``
+    (``DEFAULT_BRIEF_CAP`` when unset); None when it is not a whole number >=
+    ``MIN_BRIEF_BUDGET`` (the load then fails with its own usage error)."""
+    raw = str(env.get(BUDGET_ENV, "")).strip()
+    try:
+        cap = int(raw) if raw else DEFAULT_BRIEF_CAP
+    except ValueError:
+        return None
+    return cap if cap >= MIN_BRIEF_BUDGET else None
+
+
+def _checkpoint_cap(cap: int) -> int:
+    """The most the checkpoint section may take of ``cap``."""
+    return cap * 3 // 8 + _CHECKPOINT_HEAD
+
+
+def _checkpoint_reserve(ctx: Any, payload: Payload, cap: int, header: int) -> int:
+    """The room to keep for the checkpoint section, before the load: the section as it
+    reads now; when there is none yet, its whole share if the outbox holds writes (a
+    checkpoint queued there lands at the load's flush), else 0."""
+    most = min(_checkpoint_cap(cap), cap - header - MIN_BRIEF_BUDGET)
+    section = _checkpoint_section(ctx, payload, most)
+    if section:
+        return len(section)
+    try:
+        queue = getattr(ctx, "queue", None)
+        waiting = bool(queue is not None and queue.pending())
+    except Exception:  # noqa: BLE001 - unreadable: keep the room, the brief is cut less
+        waiting = True
+    return max(0, most) if waiting else 0
 
 
 def _with_plugin_contexts(ctx: Any, payload: Payload, text: str, started: float) -> str:
@@ -115,17 +169,23 @@ def _with_plugin_contexts(ctx: Any, payload: Payload, text: str, started: float)
     return text
 
 
-def _load_brief(ctx: Any) -> Any:
-    """``load --brief`` with only the quick part of its freshness check before it (new,
-    deleted, renamed notes); the check of every note it owes runs after the answer
-    (``after_answer``), so a large vault does not hold the session back."""
+def _load_brief(ctx: Any, budget: int | None) -> Any:
+    """``load --brief`` within ``budget`` characters, with only the quick part of its
+    freshness check before it (new, deleted, renamed notes); the check of every note it
+    owes runs after the answer (``after_answer``), so a large vault does not hold the
+    session back. ``budget`` reaches the load as ``ECHO_LOAD_BUDGET`` for this call only
+    (None: the environment's own, one the load rejects with its usage error)."""
     from echo_core import invoke, settle_owed_pass
     from plugins.hooks_claude.after_answer import after_answer
 
+    env = ctx.env
+    if budget is not None:
+        ctx.env = {**env, BUDGET_ENV: str(budget)}
     setattr(ctx, "defer_full_pass", True)  # noqa: B010 - read by getattr in the core
     try:
         return invoke(ctx, "load", {"brief": True})
     finally:
+        ctx.env = env
         setattr(ctx, "defer_full_pass", False)  # noqa: B010
         owed = getattr(ctx, "owed_full_pass", None)
         if owed is not None:
@@ -133,10 +193,12 @@ def _load_brief(ctx: Any) -> Any:
             after_answer(lambda background: settle_owed_pass(owed, background=background))
 
 
-def _checkpoint_section(ctx: Any, payload: Payload) -> str:
-    """The session's latest checkpoint as a section, or "" (none, or unreadable: the
-    brief is shown without it); control characters in it (a note edited by hand, or
-    written before the checkpoint escaped them) are shown as escapes."""
+def _checkpoint_section(ctx: Any, payload: Payload, most: int) -> str:
+    """The session's latest checkpoint as a section of at most ``most`` characters (its
+    entry cut to fit, and to ``CHECKPOINT_CHARS``), or "" (none, unreadable, or no room
+    for its heading and a few lines: the brief is shown without it); control characters
+    in it (a note edited by hand, or written before the checkpoint escaped them) are
+    shown as escapes."""
     from echo_core import terminal_safe
     from plugins.hooks_claude.checkpoint import latest_checkpoint
 
@@ -147,9 +209,13 @@ def _checkpoint_section(ctx: Any, payload: Payload) -> str:
     if found is None:
         return ""
     path, entry = found[0], terminal_safe(found[1])
-    if len(entry) > CHECKPOINT_CHARS:
-        entry = entry[: CHECKPOINT_CHARS - 1].rstrip() + "…"
-    return f"## Checkpoint before this compaction ({path})\n{entry}\n\n"
+    head = f"## Checkpoint before this compaction ({path})\n"
+    limit = min(CHECKPOINT_CHARS, most - len(head) - len("\n\n"))
+    if limit < MIN_CHECKPOINT_CHARS:
+        return ""
+    if len(entry) > limit:
+        entry = entry[: limit - 1].rstrip() + "…"
+    return f"{head}{entry}\n\n"
 
 
 def unavailable_line(reason: str) -> str:
