@@ -19,24 +19,14 @@ from plugins.habitat.learnings_ops import approve, learned_in, open_store, store
 from tests.capture_kit import VaultBox
 from tests.cli_inproc import CliRun, run_main
 from tests.hook_kit import context_of, hook_env, payload, run_hook
+from tests.insight_project_kit import ALPHA, SHARED, repo
 
-ALPHA = ("In alphaproj the secret staging host is 10.1.2.3, deploy with make staging-deploy "
-         "after the smoke tests.")
-SHARED = "Staging deploys need the VPN up before make staging-deploy is run."
 NOW = {"ECHO_TODAY": "2026-12-07", "ECHO_NOW": "2026-12-07T10:00:00"}
 
 
 @pytest.fixture
 def box(tmp_path: Path) -> VaultBox:
     return VaultBox(tmp_path / "box").init()
-
-
-def repo(tmp_path: Path, name: str) -> Path:
-    """A repository folder ``name`` (it holds ``.git``) and a subfolder to start in."""
-    root = tmp_path / "proj" / name
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    (root / "src").mkdir(exist_ok=True)
-    return root / "src"
 
 
 def cli(box: VaultBox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
