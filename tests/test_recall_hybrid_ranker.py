@@ -288,3 +288,20 @@ def test_when_the_query_names_a_note_meaning_alone_brings_none_in(tmp_path: Path
     assert "notes/supplier.md" not in found_by_words
     assert "notes/supplier.md" in dict(ranker.search_text(query, _vendor_terms(""), 10))
     assert set(dict(ranker.search_text(query, _vendor_terms(HUB), 10))) <= found_by_words
+
+
+def test_a_lift_on_meaning_is_weighed_by_the_note_prior_as_bm25_weighs_it(
+        tmp_path: Path) -> None:
+    """A superseded note (prior 0.5) found on meaning alone was lifted as much as a live
+    one: the dense side now multiplies its lift by the prior BM25 scores it with."""
+    scores = {}
+    for weight in (1.0, 0.5):
+        ranker = _ranker(tmp_path / str(weight))
+        for doc in NOTES:
+            ranker.upsert(doc if doc.path != "notes/cat.md" else
+                          IndexDoc(path=doc.path, title=doc.title, text=doc.text,
+                                   weight=weight))
+        query = "where does the cat nap"
+        assert not ranker.search(_terms(query), 3)  # meaning alone brings it
+        scores[weight] = dict(ranker.search_text(query, _terms(query), 3))["notes/cat.md"]
+    assert scores[0.5] == pytest.approx(scores[1.0] * 0.5, rel=1e-6)

@@ -236,6 +236,11 @@ class DeltaStore:
         return {str(path): array(_KEY_CODE, bytes(blob)).tolist() for path, blob in
                 self._rows_in("SELECT path, keyterms FROM ddoc WHERE path", paths)}
 
+    def priors_of(self, paths: Sequence[str]) -> dict[str, tuple[float, int]]:
+        """path -> (weight, updated day) for those of ``paths`` in the delta."""
+        return {str(path): (float(weight), int(day)) for path, weight, day in
+                self._rows_in("SELECT path, weight, updated FROM ddoc WHERE path", paths)}
+
     def tombstoned_of(self, base_docs: Sequence[int]) -> set[int]:
         """Which of ``base_docs`` are tombstoned."""
         return {int(row[0]) for row in

@@ -49,6 +49,8 @@ from echo_core import (
 )
 from plugins.recall_bm25.cold_pruned import champion_search
 from plugins.recall_bm25.delta_store import DeltaState, DeltaStore, remove_files
+from plugins.recall_bm25.doc_halves import APART_MIN_DOCS, halves
+from plugins.recall_bm25.doc_priors import static_priors
 from plugins.recall_bm25.keys import clean_weight, date_ordinal, term_key, tokenizer_id
 from plugins.recall_bm25.layout import CorruptIndex, StateLayout, rmtree_quietly
 from plugins.recall_bm25.segment_format import TF_MAX
@@ -71,9 +73,6 @@ MERGE_MIN_DOCS = 2000
 MERGE_FRACTION = 0.02
 #: ``rebuild`` calls ``progress(n)`` every this many documents (and once at the end).
 PROGRESS_EVERY = 500
-#: ``rebuild`` of at least this many docs (a list or a ``SplittableDocs``) tokenizes its
-#: second half on another core (a forked child: ``echo_core.start_forked``; here when it cannot).
-APART_MIN_DOCS = 4096
 #: Attempts to open ``CURRENT``'s generation when a concurrent merge deletes it meanwhile.
 _OPEN_ATTEMPTS = 5
 #: Milliseconds of scoring without numpy after which a process imports it (about what the
@@ -81,18 +80,6 @@ _OPEN_ATTEMPTS = 5
 #: does, and its searches then run ~5x faster (0.35 ms against ~2 ms at 100k notes).
 NUMPY_PAYS_MS = 60.0
 _python_scoring_ms = [0.0]  # this process's time on the numpy-free paths
-
-
-def _halves(docs: Iterable[IndexDoc]) -> tuple[Iterable[IndexDoc],
-                                               Sequence[IndexDoc] | SplittableDocs | None]:
-    """``docs`` cut in two when there are ``APART_MIN_DOCS`` or more and they can be cut
-    (a list, a ``SplittableDocs``); else ``(docs, None)``."""
-    if isinstance(docs, (Sequence, SplittableDocs)) and len(docs) >= APART_MIN_DOCS:
-        half = len(docs) // 2
-        if isinstance(docs, SplittableDocs):
-            return docs.split(half)
-        return docs[:half], docs[half:]
-    return docs, None
 
 
 class Bm25Index:
@@ -278,6 +265,14 @@ class Bm25Index:
                         term for key in keys for term in by_key.get(key, ()))
         return found
 
+    def priors_of(self, paths: Sequence[str]) -> dict[str, float]:
+        """The prior (weight x freshness) each indexed one of ``paths`` is scored with
+        (``doc_priors``); one read transaction, no numpy."""
+        with self._lock:
+            store = self._delta()
+            with store.read():
+                return static_priors(store, *self._view_state(store), paths, self._today)
+
     def remove(self, path: str) -> None:
         """Forget ``path`` (a no-op when it is not indexed)."""
         self.remove_many([path])
@@ -369,7 +364,7 @@ class Bm25Index:
         from plugins.recall_bm25.segment_writer import write_segment
 
         builder = SegmentBuilder(self._tokenizer)
-        docs, rest = _halves(docs)
+        docs, rest = halves(docs, APART_MIN_DOCS)
         other = start_forked(functools.partial(tokenized, self._tokenizer, rest)) \
             if rest is not None else None
         seen = 0

@@ -18,7 +18,10 @@ best ``FUSION_DEPTH`` of BM25 and of the text vectors and fuses their scores: ``
 best bm25 + DENSE_WEIGHT x z``. ``z`` is a note's cosine standardised by the query's
 cosines over every note of that side, ``(cosine - mean) / standard deviation``
 (``VectorStore.cosine_stats``: exact, from moments kept with the vectors), the larger of
-its two (text and lead); a ``z`` under 0 adds nothing. The lead vectors only re-score
+its two (text and lead), times the note's prior as BM25 scores it (``priors_of``: the
+status, corpus and question weights and freshness), so a superseded note or a turn that
+only asks is lifted on meaning no more than BM25 would weigh it; a ``z`` under 0 adds
+nothing. The lead vectors only re-score
 those candidates: searching them too found no other note that reached a top 10 on LoCoMo
 (the same figures to the third decimal), and it would cost a second search (~3 ms at
 100k notes). Standardising puts the dense side on a per-query
@@ -52,6 +55,12 @@ specific note BM25 ranks first (three queries from #1 to #2), and notes of the s
 found on meaning alone (other people's notes for "What does Maggie lead?") pushed notes
 that name the entity out of the top 5 (two queries). The subject rule above brings it
 to 1.00 / 1.00 and leaves LoCoMo unchanged: its notes name no entity.
+
+Weighing the dense lift by the note's prior (the same run, LoCoMo turn+context, 760
+questions; its priors there are the question weight alone): R@5 / R@10 0.743 / 0.821 ->
+0.749 / 0.820, multi-hop R@5 0.382 -> 0.394, open-domain 0.409 both, single-hop 0.847 ->
+0.856; the gold set stays at 1.00 / 1.00. ``priors_of`` costs 0.39 ms p50 for 80 paths
+of a 100k-note index (one SQL query for the delta, a binary search each in the base).
 """
 
 from __future__ import annotations
@@ -246,6 +255,13 @@ class HybridRanker:
 
     # -- searching ---------------------------------------------------------------------
 
+    def _priors_of(self, paths: Sequence[str]) -> dict[str, float]:
+        """BM25's prior of each of ``paths`` (its ``priors_of``; none known when the base
+        ranker keeps none: every lift then counts whole)."""
+        held = getattr(self.base, "priors_of", None)
+        found: dict[str, float] = held(paths) if callable(held) and paths else {}
+        return found
+
     def search(self, terms: Sequence[WeightedTerm], limit: int) -> list[tuple[str, float]]:
         """BM25 alone (no query text to embed)."""
         found: list[tuple[str, float]] = self.base.search(terms, limit)
@@ -272,9 +288,10 @@ class HybridRanker:
             held = list(cosines)
             for path, cosine in cosines.items():
                 dense[path] = max(dense.get(path, 0.0), worth(cosine))
+        priors = self._priors_of([p for p, score in dense.items() if score > 0])
         for path, score in dense.items():
             if score > 0 and path not in subject:
-                fused[path] = fused.get(path, 0.0) + score
+                fused[path] = fused.get(path, 0.0) + score * priors.get(path, 1.0)
         scale = lexical[0][1] if lexical else 1.0  # back on BM25's scale (module docstring)
         ranked = sorted(fused.items(), key=lambda h: (-h[1], h[0]))
         return [(p, s * scale) for p, s in ranked[:limit] if s > 0]
