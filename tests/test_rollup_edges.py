@@ -90,11 +90,11 @@ def test_a_long_session_list_is_cut_between_sessions_saying_how_many_are_left_ou
     shown = [line for line in block[:-1] if not line.startswith("    ")]
     assert shown == [f"  2026-03-01  Session {n}  (_agent/sessions/2026-03-01-{n:04d}-s.md)"
                      for n in range(10)]
-    assert block[-2] == "      decided: - d9.2"  # the last shown session is whole
+    assert block[-2] == "      decided: d9.2"  # the last shown session is whole
 
 
 def test_a_session_longer_than_the_cut_is_still_shown_whole() -> None:
     lines = render_rollup(_result(2, 60)).splitlines()
     assert lines[1] == "Sessions (2):"
-    assert "      decided: - d0.59" in lines and "      decided: - d1.0" not in lines
+    assert "      decided: d0.59" in lines and "      decided: d1.0" not in lines
     assert "  ... and 1 more session(s) (see --json)" in lines
