@@ -14,6 +14,8 @@ store)::
                                          found once by reading each ring's log
     renames.ndjson                       {"from", "to", "at"}: one line per note renamed by
                                          hand (``record_rename``), oldest first
+    deleted.ndjson                       {"path", "h", "at"}: one line per note deleted by
+                                         hand (``record_deleted``), oldest first
 
 Contracts:
 
@@ -46,6 +48,14 @@ Contracts:
   recorded again adds nothing; an unparsable line is skipped (a torn last line is ended
   before the next is added); beyond ``2 * RENAMES_KEPT`` lines the log is rewritten
   (atomically) as its newest ``RENAMES_KEPT`` pairs. It is not in backups.
+* A note deleted by hand is known only from ``deleted.ndjson``: the vault-change check
+  records the path and ``h``, the ``content_hash`` (the first 16 hex digits of the
+  SHA-256) of the note's last text as last recorded, so ``history`` can tell whether that
+  text is kept (a version whose ``sha`` starts with it) or lost (a ring keeps the texts
+  writes replace, so the one the last write left is in it only when kept before).
+  ``deleted`` gives a path's newest record. Torn lines are skipped; beyond
+  ``2 * DELETED_KEPT`` lines the log is rewritten (atomically) as the newest record of
+  each of the ``DELETED_KEPT`` paths deleted last. It is not in backups.
 """
 
 from __future__ import annotations
@@ -68,6 +78,8 @@ PATHS_LOG = "paths.ndjson"
 PATHS_SCANNED = "paths-scanned.ndjson"
 RENAMES_LOG = "renames.ndjson"
 RENAMES_KEPT = 500
+DELETED_LOG = "deleted.ndjson"
+DELETED_KEPT = 2000
 MIN_PREFIX = 4
 HEADLINE_CHARS = 80
 _SHA = re.compile(r"[0-9a-f]{64}")
@@ -98,6 +110,17 @@ class Merged:
     added: tuple[Version, ...] = ()
     already: tuple[Version, ...] = ()
     no_room: tuple[Version, ...] = ()
+
+
+@attrs.frozen
+class Deleted:
+    """A note found deleted by hand: its ``path``, ``h`` (the ``content_hash`` of its last
+    text as last recorded: the first 16 hex digits of its SHA-256, so a ``Version``
+    whose ``sha`` starts with it is that text) and when the deletion was noticed (``at``)."""
+
+    path: str
+    h: str
+    at: str
 
 
 def path_key(path: str) -> str:
@@ -329,6 +352,49 @@ class NoteHistory:
                 torn = "\n" if data and not data.endswith(b"\n") else ""
                 self.files.append(RENAMES_LOG, torn + line)
         return True
+
+    def _deleted_records(self) -> tuple[bytes, list[Deleted]]:
+        """``DELETED_LOG`` as stored, and its parsable records, oldest first."""
+        data = self.files.read(DELETED_LOG) or b""
+        records: list[Deleted] = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            try:
+                item = json.loads(line)
+                record = Deleted(item["path"], item["h"], item["at"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn line
+            if all(isinstance(v, str) for v in (record.path, record.h, record.at)):
+                records.append(record)
+        return data, records
+
+    def record_deleted(self, notes: Sequence[tuple[str, str]], *, at: str) -> None:
+        """Record that the notes ``(path, h)`` were deleted by hand (``Deleted``), ``at``
+        an ISO time: one append (the log rewritten, atomically, when it grows beyond
+        ``2 * DELETED_KEPT`` lines). The caller holds the vault lock. Errors: ``OSError``
+        when the history cannot be written."""
+        if not notes:
+            return
+        lines = [json.dumps({"path": p, "h": h, "at": at}, ensure_ascii=False) + "\n"
+                 for p, h in notes]
+        with self._lock:
+            data, records = self._deleted_records()
+            if data.count(b"\n") + len(lines) > 2 * DELETED_KEPT:
+                newest: dict[str, Deleted] = {}
+                for record in [*records, *(Deleted(p, h, at) for p, h in notes)]:
+                    newest.pop(record.path, None)
+                    newest[record.path] = record
+                kept = list(newest.values())[-DELETED_KEPT:]
+                self.files.write(DELETED_LOG, "".join(
+                    json.dumps(attrs.asdict(r), ensure_ascii=False) + "\n"
+                    for r in kept).encode("utf-8"))
+            else:
+                torn = "\n" if data and not data.endswith(b"\n") else ""
+                self.files.append(DELETED_LOG, torn + "".join(lines))
+
+    def deleted(self, path: str) -> Deleted | None:
+        """The newest record of the note at ``path`` deleted by hand (None: none)."""
+        found = [r for r in self._deleted_records()[1] if r.path == path]
+        return found[-1] if found else None
 
     def renamed(self, path: str, *, forward: bool = False) -> list[str]:
         """The paths the note at ``path`` was renamed from (``forward``: to), through

@@ -16,10 +16,15 @@ Obsidian's rename) is followed the same way once the vault-change check has reco
 the check first, ``restore`` does not: its preview writes nothing): the paths renamed
 into the note's, where no note is now, add their versions. Limit: a note renamed and edited
 before the next command ran (its text no longer the recorded one), or renamed with
-another note of the same text, is not followed. ``restore`` never makes a second note of
-a name: at a path with no note while the note is elsewhere (moved or renamed) it is
-refused (44, naming that note), so the version is restored there instead (its versions
-include the old path's).
+another note of the same text, is not followed (renamed, then deleted: the paths renamed
+into its last one still are). ``restore`` never makes a second note of a name: at a path
+with no note while the note is elsewhere (moved or renamed) it is refused (44, naming
+that note), so the version is restored there instead (its versions include the old path's).
+
+A note deleted by hand: versions are the texts writes replaced, so its last text is one
+only when kept before. The check noticing the deletion records that text's hash
+(``NoteHistory.deleted``; until then the manifest has it): ``history`` says whether it is
+kept (``LastText``), ``previous`` restores it if so, and restoring another version warns.
 
 A restore of a note that ``evolve`` archived versions of archives the text it replaces
 the same way (``_agent/archive/``, ``superseded_at`` today, the reason naming the
@@ -35,6 +40,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import sqlite3
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -59,6 +66,31 @@ from echo_core.write_scope import require_note_path
 if TYPE_CHECKING:
     from echo_core.context import EchoContext
 
+#: The hex digits of a version id (``history.Version.version_id``).
+_VERSION_ID = 12
+_KEPT = "a version is kept when a write replaces a text, not when a note is deleted by hand"
+
+
+@attrs.frozen
+class LastText:
+    """The last text of a note deleted by hand: ``version_id`` (its, were it kept), ``kept``
+    (a version is it), ``noticed_at``: when a check noticed the deletion (None: not yet)."""
+
+    version_id: str
+    kept: bool
+    noticed_at: str | None = None
+
+    def gone(self, path: str) -> str:
+        """How the note left ``path``, for messages."""
+        return f"no note at {path}: " + (f"deleted by hand (noticed {self.noticed_at})"
+                                         if self.noticed_at else "deleted or renamed by "
+                                         "hand since the last command")
+
+    def lost(self) -> str:
+        """Why its last text is not listed, for messages."""
+        return (f"its last text (version {self.version_id}) was not kept ({_KEPT}), so "
+                "every kept version is an older text")
+
 
 @attrs.frozen
 class HistoryResult:
@@ -66,13 +98,15 @@ class HistoryResult:
     for); ``exists``: the note is there now; ``moved_to``: where the note is now, when
     ``path`` has none (it was moved or renamed: ``lineage``); ``current_version``: the version of
     the note now (at ``moved_to`` when it moved; None when there is none), which
-    ``restore --base`` takes to refuse a restore once the note has changed."""
+    ``restore --base`` takes to refuse a restore once the note has changed; ``deleted``:
+    what is known of its last text when it was deleted (``LastText``), else None."""
 
     path: str
     versions: tuple[Version, ...]
     exists: bool
     moved_to: str | None = None
     current_version: str | None = None
+    deleted: LastText | None = None
 
 
 def _exists(ctx: EchoContext, path: str) -> bool:
@@ -116,7 +150,8 @@ def lineage(ctx: EchoContext, path: str) -> Lineage:
     now, unless another note of that name exists (then whose they were is unknown: only
     ``path``), then the paths renamed into ``path`` with no note now; with none there,
     the one note ``path`` was renamed to (through chains) that is there now, else the one
-    note of that name elsewhere (``moved_to``), and that note's paths. Reads the
+    note of that name elsewhere (``moved_to``), and that note's paths, else ``path`` and
+    the paths renamed into it with no note now (renamed, then deleted). Reads the
     history's path and rename lists; lists the vault only when another path of the name
     has versions, or ``path`` has no note."""
     exists = _exists(ctx, path)
@@ -125,7 +160,7 @@ def lineage(ctx: EchoContext, path: str) -> Lineage:
         if len(now) == 1:
             return _moved(ctx, path, now[0], ())
     line = _by_name(ctx, path, exists)
-    if not exists:
+    if not exists and (line.namesakes or line.paths[1:]):
         return line
     before = [p for p in ctx.history.renamed(path) if p not in line.paths and not _exists(ctx, p)]
     return attrs.evolve(line, paths=(*line.paths, *before)) if before else line
@@ -162,15 +197,23 @@ def note_history(ctx: EchoContext, path: str) -> Envelope[HistoryResult]:
     line = lineage(ctx, clean)
     versions = tuple(ctx.history.versions_of(line.paths))
     exists = line.exists
+    last = _last_text(ctx, line, versions)
     if not versions and not exists:
         name = _name(clean).removesuffix(".md")
         moved = (f"; the note {name!r} is at {line.moved_to} ({_how(line)}): run "
                  f"`echo-memory history {line.moved_to}`" if line.moved_to else "")
+        if last is not None:
+            raise not_found(f"{last.gone(clean)}, and no text of it was kept ({_KEPT}); if "
+                            "your editor moved it to a trash folder, restore it from there")
         raise not_found(f"no note and no history at {clean!r}{moved}; check the path "
                         "(`echo-memory ls` lists the vault)")
     before = [p for p in line.paths[1:] if p != line.moved_to]
     where = f" (with those kept at {', '.join(before)}, where it was before)" if before else ""
-    if line.moved_to is not None:
+    if last is not None:
+        which = (f"its last text is version {last.version_id}" if last.kept else last.lost())
+        message = (f"{last.gone(clean)}; {len(versions)} earlier version(s) of it, newest "
+                   f"first{where}; {which}")
+    elif line.moved_to is not None:
         message = (f"no note at {clean}: it was {_how(line)} to {line.moved_to}; "
                    f"{len(versions)} earlier version(s) of it, newest first{where}; restore "
                    f"them at {line.moved_to}")
@@ -181,7 +224,37 @@ def note_history(ctx: EchoContext, path: str) -> Envelope[HistoryResult]:
     now = line.moved_to or (clean if exists else None)
     return Envelope(True, Action.LISTED, message,
                     HistoryResult(clean, versions, exists, line.moved_to,
-                                  None if now is None else _version_now(ctx, now)))
+                                  None if now is None else _version_now(ctx, now), last))
+
+
+def _last_text(ctx: EchoContext, line: Lineage,
+               versions: Sequence[Version] | None = None) -> LastText | None:
+    """For ``line.path`` with no note and not moved: its last text (``LastText``) as the
+    history's record of its deletion has it, unless a version of the path was kept since
+    (the note came back), else as the manifest has it (no check since); None: unknown."""
+    if line.exists or line.moved_to is not None:
+        return None
+    path = line.path
+    versions = ctx.history.versions_of(line.paths) if versions is None else versions
+    record = ctx.history.deleted(path)
+    if record is not None and any(v.path == path and v.saved_at > record.at for v in versions):
+        record = None
+    digest = record.h if record is not None else _recorded_hash(ctx, path)
+    if not digest:
+        return None
+    return LastText(digest[:_VERSION_ID], any(v.sha.startswith(digest) for v in versions),
+                    None if record is None else record.at)
+
+
+def _recorded_hash(ctx: EchoContext, path: str) -> str:
+    """The hash the manifest records for ``path`` ("": none, or no manifest: not made here)."""
+    from echo_core.ops.vault_changes import manifest_of
+
+    manifest = manifest_of(ctx)
+    with contextlib.suppress(sqlite3.Error):
+        if manifest.path.exists() and (row := manifest.rows([path]).get(path)) is not None:
+            return row[2]
+    return ""
 
 
 def _version_now(ctx: EchoContext, path: str) -> str | None:
@@ -237,9 +310,11 @@ def _current(ctx: EchoContext, path: str) -> str | None:
 PREVIOUS = "previous"
 
 
-def _chosen(ctx: EchoContext, line: Lineage, version_id: str) -> Version:
+def _chosen(ctx: EchoContext, line: Lineage, version_id: str,
+            last: LastText | None = None) -> Version:
     """The version ``version_id`` names among the versions of ``line``: ``previous`` is
-    the newest kept text other than the note's current one (so restoring it twice
+    the note's last text when it was deleted by hand and that text is kept (``last``),
+    else the newest kept text other than the note's current one (so restoring it twice
     toggles back); anything else an id or prefix. Errors: 44 as ``History.find``, or
     when no kept text differs from the note."""
     path = line.path
@@ -248,6 +323,8 @@ def _chosen(ctx: EchoContext, line: Lineage, version_id: str) -> Version:
     current = _current(ctx, path)
     now = None if current is None else digests.sha256(current.encode("utf-8")).hexdigest()
     versions = ctx.history.versions_of(line.paths)
+    if current is None and last is not None and last.kept:
+        return next(v for v in versions if v.version_id == last.version_id)
     for version in versions:
         if version.sha != now:
             return version
@@ -336,7 +413,8 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool,
     with ctx.vault.storage.lock() if confirm else contextlib.nullcontext():
         line = lineage(ctx, clean)
         _refuse_second_note(line, version_id)
-        version = _chosen(ctx, line, version_id)
+        last = _last_text(ctx, line)
+        version = _chosen(ctx, line, version_id, last)
         text = ctx.history.text(clean, version)
         if confirm:
             recover_pending(ctx)
@@ -353,9 +431,9 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool,
         current = planned_again_if_edited(restore_once)
         diff = unified_diff(clean, current, version, text)
         write = confirm and current != text
-        warnings: tuple[str, ...] = ()
+        warnings = _not_last(clean, last, version)
         if write:
-            warnings = reindex_entity(ctx, clean, text)
+            warnings += reindex_entity(ctx, clean, text)
     stale = base_is_stale(current, base)
     result = RestoreResult(clean, version.version_id, version.saved_at, diff, write,
                            archived[0], None if current is None else note_version(current),
@@ -369,13 +447,24 @@ def restore_note(ctx: EchoContext, path: str, version_id: str, *, confirm: bool,
                         f"nothing to restore{warn}", result)
     if not confirm:
         return Envelope(True, Action.PREVIEW, f"preview only: run again with "
-                        f"{spell('confirm')} to restore {clean} to {which}{warn}", result)
+                        f"{spell('confirm')} to restore {clean} to {which}{warn}", result,
+                        warnings)
     undo = (" (the text it replaced is kept as a version: `echo-memory history` lists it)"
             if current is not None else "")
     if archived[0] is not None:
         undo += f"; it is archived as {archived[0]}, as evolve archives"
     return Envelope(True, Action.RESTORED, f"restored {clean} to {which}{undo}", result,
                     warnings)
+
+
+def _not_last(path: str, last: LastText | None, version: Version) -> tuple[str, ...]:
+    """The warning of a restore of a note deleted by hand to a version not its ``last``."""
+    if last is None or version.version_id == last.version_id:
+        return ()
+    why = (f"its last text is version {last.version_id}, not this one: restore that one to "
+           "bring the note back as it was" if last.kept else
+           f"{last.lost()}: version {version.version_id} is not the note as it was")
+    return (f"{last.gone(path)}; {why}",)
 
 
 def _frontmatter_aliases(note: Note) -> tuple[str, ...]:

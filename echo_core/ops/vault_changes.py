@@ -18,7 +18,10 @@ hash, and no other gone or new note of that check has that hash, the rename is r
 in the note history (``NoteHistory.record_rename``), so ``history`` of the new path lists
 the old path's versions. Limits: a rename and an edit between two checks (the hash
 differs), or two notes of one text renamed together, record nothing; this is looked at
-only when a check finds both gone and new notes.
+only when a check finds both gone and new notes. Every other gone note (deleted by hand)
+is recorded in the note history with the hash of its last text as recorded
+(``NoteHistory.record_deleted``), so ``history`` and ``restore`` can say whether that
+text is among the kept versions.
 
 A file whose name no vault path can be (made by hand: not UTF-8, a ``:`` or ``\\``;
 ``paths.refused_paths``) is not tracked: no read takes it, and neither the manifest nor
@@ -197,8 +200,9 @@ def apply_stamps(ctx: EchoContext, stamps: Mapping[str, Stamp | None],
             continue
         rows[path] = (stamp[0], stamp[1], digest)
         changed.append(path)
-    if gone and new:
-        _record_renames(ctx, renamed_pairs(gone, new, recorded, rows), lock_timeout)
+    pairs = renamed_pairs(gone, new, recorded, rows) if gone and new else []
+    _record_renames(ctx, pairs, lock_timeout)
+    _record_deleted(ctx, deleted_notes(gone, recorded, pairs), lock_timeout)
     to_sync = {p: texts.get(p) for p in changed}
     to_sync.update(dict.fromkeys(gone))
     sync = (sync_paths(ctx, to_sync, texts=to_sync, lock_timeout=lock_timeout)
@@ -250,6 +254,32 @@ def _record_renames(ctx: EchoContext, pairs: list[tuple[str, str]],
     except (OSError, EchoError) as exc:
         log.warning("could not record the renames %s in the note history (%s): `history` "
                     "of the new paths will not list the old ones' versions", pairs, exc)
+
+
+def deleted_notes(gone: Iterable[str], recorded: Mapping[str, Row],
+                  renamed: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The notes ``gone`` that were deleted (not renamed), as ``(path, hash)``: the hash
+    of each one's last text as recorded (a note recorded without one is left out)."""
+    moved = {old for old, _new in renamed}
+    return [(p, recorded[p][2]) for p in dict.fromkeys(gone)
+            if p not in moved and p in recorded and recorded[p][2]]
+
+
+def _record_deleted(ctx: EchoContext, notes: list[tuple[str, str]],
+                    lock_timeout: float) -> None:
+    """Record ``notes`` (``deleted_notes``) in the note history under the vault lock, so
+    ``history`` and ``restore`` of a path can say whether its last text is kept; a
+    failure is logged: the check goes on."""
+    if not notes:
+        return
+    at = ctx.now().isoformat(timespec="seconds")
+    try:
+        with ctx.vault.storage.lock(timeout=lock_timeout):
+            ctx.history.record_deleted(notes, at=at)
+    except (OSError, EchoError) as exc:
+        log.warning("could not record the deletion of %s in the note history (%s): "
+                    "`history` of those paths cannot say whether their last text is kept",
+                    [p for p, _h in notes], exc)
 
 
 def require_vault_present(storage: Storage) -> None:

@@ -33,17 +33,21 @@ class HistoryParams:
 
 def render_history(env: Envelope[Any]) -> str:
     """Each kept version: id, when, size, headline, and the path it was kept at when the
-    note was elsewhere then (it moved); then the note's version now and how to restore
+    note was elsewhere then (it moved), marked when it is the note's text now (or, the
+    note deleted by hand, its last text); then the note's version now and how to restore
     with it as the base (so a restore refuses once the note has changed)."""
     data = env.data
     if not data.versions:
         return env.message
     here = data.moved_to or data.path
     now = data.current_version
+    last = data.deleted.version_id if data.deleted else None
     lines = [f"{env.message}:"]
     for v in data.versions:
         kept = f"  (kept at {v.path})" if v.path and v.path != here else ""
-        lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}{kept}")
+        mark = ("  <- the note now" if v.version_id == now else
+                "  <- its last text" if v.version_id == last else "")
+        lines.append(f"  {v.version_id}  {v.saved_at}  {v.size:>7} B  {v.headline}{kept}{mark}")
     if now:
         lines.append(f"The note now is version {now}: give it as the base of a restore, "
                      "which then refuses (writing nothing) if the note changes meanwhile.")
@@ -84,6 +88,9 @@ the versions kept at its old path are listed with its own, marked "kept at <old
 path>", and PATH being the old path lists them too, naming where the note is now.
 A file renamed and edited before the next command ran (or two notes of one text
 renamed together) is not followed: its new path starts a history of its own.
+A note deleted by hand (or renamed, then deleted) lists its versions at its last
+PATH, saying whether its last text is among them ("<- its last text"): the text a
+write leaves is kept only once a later write replaces it, so it may not be.
 Exit 44 when PATH has no note and no history."""),
     fresh="quick",
 )
@@ -143,7 +150,9 @@ RESTORE = Operation(
     cli=CliSurface(help="""Restore the note at PATH to VERSION (an id from `history`, or its first 4+ digits).
 
 VERSION `previous` is the newest kept text other than the note's current one (so a
-second restore of `previous` undoes the first). Without --yes: prints the unified diff from the current text to VERSION and changes
+second restore of `previous` undoes the first); for a note deleted by hand, its last
+text when kept (restoring another version of it warns that it is not that text).
+Without --yes: prints the unified diff from the current text to VERSION and changes
 nothing. With --yes: writes it; the text it replaces is kept as a new version, so
 a restore can itself be undone, and an entity's index entry (title, aliases)
 follows the restored note. A note evolve archived versions of also gets the
