@@ -21,10 +21,19 @@ brief leave it out; Obsidian shows it struck through. Nothing else in the file c
 the processing log still gets its audit line ``- <original line> → <path>``.
 
 Why the file and not the processing log decides: what a person sees is what counts. A
-line struck by hand is processed; removing the strike makes it wait again; a line added
-again later, or captured again with the same text, is a new waiting item even though an
-audit line for an identical line exists (the audit log is history, not state). Striking
-is idempotent: only waiting lines are struck, so a second run finds nothing to do.
+line struck by hand is processed; a line added again later, or captured again with the
+same text, is a new waiting item even though an audit line for an identical line exists
+(the audit log is history, not state). Striking is idempotent: only waiting lines are
+struck, so a second run finds nothing to do.
+
+The one use of the log is to finish a routing that was not struck (``unstruck_routes``):
+an apply writes each audit line before it strikes, so a run stopped in between (killed,
+or a vault triaged before lines were struck) leaves a waiting line whose audit line of
+that day no strike of the same line and day matches. Such a line is *routed, not
+struck*: ``triage list`` says so, and the next apply or review naming it strikes it with
+the day of its audit line, routing nothing again. A line whose strike was removed by
+hand looks the same and is handled the same way. Matching by day is what lets a line
+added again be new: its earlier routing's audit line is matched by that routing's strike.
 """
 
 from __future__ import annotations
@@ -210,12 +219,46 @@ def mark_inbox(ctx: EchoContext, marks: Mapping[str, str]) -> int:
     return planned_again_if_edited(mark_once)
 
 
-def routed_targets(audit_lines: Iterable[str]) -> dict[str, str]:
-    """Original line -> note path, from processing-log audit lines ``- <x> → <path>``
-    (the last one wins; an expired item's audit line names no note and is skipped)."""
-    found: dict[str, str] = {}
-    for line in audit_lines:
-        original, arrow, target = line.strip().rpartition(" → ")
-        if arrow and original.startswith("- ") and target.endswith(".md"):
-            found[original] = target
+def struck_day(line: str) -> str | None:
+    """The day (ISO) a line struck by triage or review names (``processed`` or
+    ``expired``); None for any other line, a line struck by hand included."""
+    found = _MARKED.match(line.rstrip("\r"))
+    return found.group(4) if found else None
+
+
+def audit_record(line: str) -> tuple[str, str] | None:
+    """``(original line, target)`` of a processing-log audit line ``- <x> → <target>``
+    (a note path, or ``EXPIRED_TARGET``); None for any other line."""
+    original, arrow, target = line.strip().rpartition(" → ")
+    if arrow and original.startswith("- ") and (target.endswith(".md")
+                                                or target == EXPIRED_TARGET):
+        return original, target
+    return None
+
+
+def unstruck_routes(inbox_text: str, logs: Mapping[str, str],
+                    waiting: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Waiting line -> ``(target, day)`` of the latest routing not struck (module
+    docstring): an audit line for it in the log of ``day`` (``logs``: day -> the text of
+    ``inbox/processing-log/<day>.md``) and no line of ``inbox_text`` struck by triage or
+    review on that day holding it. Only the lines of ``waiting`` (stripped) are looked at."""
+    keys = set(waiting)
+    struck: dict[str, set[str]] = {}
+    for raw in inbox_text.splitlines():
+        original, day = struck_original(raw), struck_day(raw)
+        if original is not None and day is not None:
+            struck.setdefault(original, set()).add(day)
+    found: dict[str, tuple[str, str]] = {}
+    for day in sorted(logs):
+        for line in logs[day].split("\n"):
+            record = audit_record(line)
+            if record is not None and record[0] in keys and day not in struck.get(
+                    record[0], ()):
+                found[record[0]] = (record[1], day)
     return found
+
+
+def finished_line(line: str, target: str, day: str) -> str:
+    """Waiting ``line`` struck as its unstruck routing to ``target`` on ``day`` says."""
+    return expired_line(line, day) if target == EXPIRED_TARGET else processed_line(
+        line, target, day)

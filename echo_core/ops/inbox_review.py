@@ -8,9 +8,11 @@ applies wins, so the same vault always gets the same proposals:
    proposals format, plus ``"action": "expire"``): ``promote`` (a kind and a title:
    capture creates the note, or updates the entity the title resolves to), ``merge``
    (``merge_into``), ``stay`` or ``expire``;
-2. ``done``: its audit line in the processing log says it was routed already (by a
-   triage run from before routed lines were struck): struck as processed, nothing
-   captured again;
+2. ``done``: routed, not struck: its audit line in the processing log says it was
+   routed (or expired) on a day no strike of that line names (a run stopped before
+   striking, a vault triaged before lines were struck, a strike removed by hand): struck
+   with that day, nothing captured again. A line added again after its routing was
+   struck is a new item: the rules below apply to it;
 3. ``merge``: the item's title (its text up to `` — ``, the way ``capture`` writes inbox
    lines, else the whole text) names exactly one entity, as ``resolve`` matches names
    exactly (slug, title or alias; never a fuzzy guess): that entity gets a dated bullet
@@ -44,10 +46,9 @@ from echo_core.ops.inbox_marks import (
     EXPIRE_AFTER_DAYS,
     EXPIRED_TARGET,
     expired_line,
+    finished_line,
     mark_inbox,
-    processed_line,
     read_optional,
-    routed_targets,
     struck_target,
 )
 from echo_core.ops.triage import (
@@ -58,6 +59,7 @@ from echo_core.ops.triage import (
     read_state,
     record_audit,
     route,
+    unstruck_outcome,
     validate_proposals,
 )
 from echo_core.vault import INBOX_PATH
@@ -162,13 +164,13 @@ def _decided_row(index: int, line: str, item: InboxItem | None, d: Proposal) -> 
                 f"{d.request.title!r}", routed=routed)
 
 
-def _auto_row(ctx: EchoContext, index: int, item: InboxItem, routed: Mapping[str, str],
-              expire_after: int) -> _Row:
+def _auto_row(ctx: EchoContext, index: int, item: InboxItem,
+              unstruck: Mapping[str, tuple[str, str]], expire_after: int) -> _Row:
     """Rules 2-5 for an item without a decision."""
-    key = item.line.strip()
-    if (path := routed.get(key)) is not None:
-        return _Row(index, item.line, item, "done", f"routed to {path} before (its audit "
-                    "line is in the processing log)", path=path)
+    if (done := unstruck.get(item.line.strip())) is not None:
+        went = "expired" if done[0] == EXPIRED_TARGET else f"routed to {done[0]}"
+        return _Row(index, item.line, item, "done", f"{went} on {done[1]} (its audit line "
+                    "is in the processing log), not struck")
     if (merge := _merge_row(ctx, index, item)) is not None:
         return merge
     if item.age_days > expire_after:
@@ -187,12 +189,11 @@ def _auto_row(ctx: EchoContext, index: int, item: InboxItem, routed: Mapping[str
 def _rows(ctx: EchoContext, state: InboxState, decisions: Sequence[Proposal],
           expire_after: int) -> list[_Row]:
     by_line = {d.line.strip(): d for d in decisions}
-    routed = routed_targets(state.audit)
     rows: list[_Row] = []
     for key, item in state.waiting.items():
         decision = by_line.pop(key, None)
         rows.append(_decided_row(len(rows), item.line, item, decision) if decision
-                    else _auto_row(ctx, len(rows), item, routed, expire_after))
+                    else _auto_row(ctx, len(rows), item, state.unstruck, expire_after))
     for key, decision in by_line.items():  # decisions for lines that are not waiting
         rows.append(_decided_row(len(rows), key, None, decision))
     return rows
@@ -209,6 +210,8 @@ def _expire(ctx: EchoContext, row: _Row, state: InboxState, apply: bool,
                   "list --json`)")
         return ReviewItem(row.index, row.line, age, row.proposal, row.reason, outcome,
                           struck_target(struck) if struck else None, detail)
+    if (done := state.unstruck.get(row.line.strip())) is not None:
+        return _finish(row, row.item, done, apply, marks)
     if not apply:
         return ReviewItem(row.index, row.line, age, row.proposal, row.reason, "expire",
                           detail="applying strikes it as expired")
@@ -218,6 +221,17 @@ def _expire(ctx: EchoContext, row: _Row, state: InboxState, apply: bool,
                       detail="struck as expired, kept in the inbox")
 
 
+def _finish(row: _Row, item: InboxItem, done: tuple[str, str],
+            apply: bool, marks: dict[str, str]) -> ReviewItem:
+    """A waiting line routed but not struck: ``done``, struck with its audit line's day."""
+    outcome = unstruck_outcome(row.index, item, done)
+    if apply:
+        marks.setdefault(row.line.strip(), finished_line(item.line, *done))
+    return ReviewItem(row.index, row.line, item.age_days, row.proposal, row.reason, "done",
+                      outcome.path, "struck as processed" if apply else
+                      "applying strikes it as processed")
+
+
 def _review(ctx: EchoContext, decisions: Sequence[Proposal], expire_after: int,
             apply: bool) -> tuple[list[ReviewItem], int]:
     state = read_state(ctx)
@@ -225,7 +239,6 @@ def _review(ctx: EchoContext, decisions: Sequence[Proposal], expire_after: int,
     to_route = [r.routed for r in rows if r.routed is not None and r.proposal != "expire"]
     outcomes, marks = route(ctx, to_route, state, apply=apply)
     by_index = {o.index: o for o in outcomes}
-    day = ctx.today().isoformat()
     items: list[ReviewItem] = []
     for row in rows:
         age = row.item.age_days if row.item else None
@@ -234,12 +247,9 @@ def _review(ctx: EchoContext, decisions: Sequence[Proposal], expire_after: int,
         elif (o := by_index.get(row.index)) is not None:
             items.append(ReviewItem(row.index, row.line, age, row.proposal, row.reason,
                                     o.classification, o.path, o.detail, o.candidates))
-        elif row.proposal == "done" and row.item is not None and row.path:
-            if apply:
-                marks.setdefault(row.line.strip(), processed_line(row.item.line, row.path, day))
-            items.append(ReviewItem(row.index, row.line, age, row.proposal, row.reason,
-                                    "done", row.path, "struck as processed" if apply else
-                                    "applying strikes it as processed"))
+        elif row.proposal == "done" and row.item is not None and (
+                done := state.unstruck.get(row.line.strip())) is not None:
+            items.append(_finish(row, row.item, done, apply, marks))
         else:  # needs-kind
             items.append(ReviewItem(row.index, row.line, age, row.proposal, row.reason,
                                     "stay", detail="keeps waiting"))

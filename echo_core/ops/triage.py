@@ -26,18 +26,20 @@ Classification (every item is checked with a dry-run capture before anything is 
 ``create`` (a kind, the title resolves to nothing), ``update`` (it resolves exactly to an
 entity of that kind, or ``merge_into``), ``stay`` (``action: "stay"`` or ``kind: null``),
 ``gated`` (the duplicate gate would stop it; ``candidates`` say why), ``done`` (the line
-is already struck as processed in the inbox, or it still waits but its audit line
-``- <line> → <path>`` is in a processing-log file: routed by a run that did not strike
-it), ``error``.
+is already struck as processed in the inbox, or it is *routed, not struck*: its audit
+line ``- <line> → <path>`` is in the processing log of a day no strike of that line
+names, as a run stopped before striking leaves it; ``inbox_marks.unstruck_routes``),
+``error``. A line added again after its routing was struck is a new item and is routed
+with its own proposal.
 
 Preview (``apply=False``) writes nothing. ``apply=True`` captures each create/update under
 the vault lock; the outcome becomes ``created``, ``updated``, ``unchanged`` (the target
 already had it) or ``gated`` (an earlier item of the batch made it a near duplicate). Each
 created/updated/unchanged item gets its audit line in ``inbox/processing-log/<today>.md``
-(idempotent appends), then its inbox line, and a waiting ``done`` one, is struck as
-processed (``- ~~<line>~~ → <path> (processed <today>)``). A ``stay``, ``gated`` or
-``error`` item keeps waiting. Lock, backend and configuration errors propagate; the audit
-lines make a re-run safe.
+(idempotent appends), then its inbox line is struck as processed (``- ~~<line>~~ →
+<path> (processed <today>)``); a ``done`` one that waits is struck with the day of its
+audit line. A ``stay``, ``gated`` or ``error`` item keeps waiting. Lock, backend and
+configuration errors propagate; the audit lines make a re-run safe.
 """
 
 from __future__ import annotations
@@ -55,12 +57,15 @@ from echo_core.errors import EchoError, ExitCode, usage_error
 from echo_core.models import CaptureRequest, Envelope
 from echo_core.operations.spelling import spell
 from echo_core.ops.inbox_marks import (
+    EXPIRED_TARGET,
+    finished_line,
     mark_inbox,
     processed_line,
     read_optional,
     struck_lines,
     struck_original,
     struck_target,
+    unstruck_routes,
 )
 from echo_core.user_json import parse_user_json
 from echo_core.vault import INBOX_PATH
@@ -96,6 +101,17 @@ class InboxItem:
 
 
 @attrs.frozen
+class RoutedLine:
+    """A waiting ``line`` routed but not struck: the audit line of ``day`` says it went to
+    ``to`` (a note path, or ``(expired)``) and no strike of that day holds it; the next
+    apply naming it strikes it, routing nothing again."""
+
+    line: str
+    to: str
+    day: str
+
+
+@attrs.frozen
 class TriageList:
     """Result data of ``list_inbox``: the waiting items in file order, how many lines are
     struck as processed or expired (kept in the inbox, no longer waiting), and the list
@@ -105,6 +121,8 @@ class TriageList:
     processed: int = 0
     #: list lines that are not ``- YYYY-MM-DD: text`` (``unread_lines``): not triaged
     unread: tuple[str, ...] = ()
+    #: the items routed but not struck (an apply stopped before striking them)
+    routed: tuple[RoutedLine, ...] = ()
 
 
 @attrs.frozen
@@ -182,11 +200,14 @@ def unread_lines(text: str, today: _dt.date) -> list[str]:
 
 
 def list_inbox(ctx: EchoContext) -> Envelope[TriageList]:
-    """The waiting inbox items (``TriageList``), and the list lines in another form
-    (``unread_lines``), said in the message; a missing inbox is an empty list. Reads
-    only."""
+    """The waiting inbox items (``TriageList``), those of them routed but not struck
+    (``routed``: where they went), and the list lines in another form (``unread_lines``),
+    said in the message; a missing inbox is an empty list. Reads only."""
     text = read_optional(ctx, INBOX_PATH)
     items = tuple(parse_inbox(text, ctx.today()))
+    unstruck = unstruck_routes(text, _audit_logs(ctx), (i.line.strip() for i in items))
+    routed = tuple(RoutedLine(i.line, *unstruck[i.line.strip()]) for i in items
+                   if i.line.strip() in unstruck)
     unread = tuple(unread_lines(text, ctx.today()))
     processed = sum(1 for line in text.splitlines() if struck_original(line) is not None)
     kept = f"; {processed} processed (struck, kept in the file)" if processed else ""
@@ -198,8 +219,12 @@ def list_inbox(ctx: EchoContext) -> Envelope[TriageList]:
                         TriageList((), processed, unread))
     oldest = max(item.age_days for item in items)
     noun = "item" if len(items) == 1 else "items"
+    if routed:
+        kept = (f"; {len(routed)} routed but not struck (an apply stopped before striking, or "
+                "a strike removed by hand): an apply naming the line strikes it, routing "
+                f"nothing again{kept}")
     return Envelope(True, Action.LISTED, f"{len(items)} inbox {noun} waiting (oldest "
-                    f"{oldest} days){kept}", TriageList(items, processed, unread))
+                    f"{oldest} days){kept}", TriageList(items, processed, unread, routed))
 
 
 # -- validation -----------------------------------------------------------------------
@@ -302,24 +327,26 @@ def audit_line(line: str, path: str) -> str:
     return f"- {original} → {path}"
 
 
-def _audit_lines(ctx: EchoContext) -> frozenset[str]:
+def _audit_logs(ctx: EchoContext) -> dict[str, str]:
+    """Day (the file name) -> text of each processing-log file."""
     storage = ctx.vault.storage
     paths = [p for p in storage.list(PROCESSING_LOG_DIR) if p.endswith(".md")]
     texts = storage.read_many(paths) if paths else {}
-    return frozenset(ln.rstrip("\r") for text in texts.values() if text
-                     for ln in text.split("\n"))
+    return {path.rpartition("/")[2].removesuffix(".md"): text
+            for path, text in texts.items() if text}
 
 
 @attrs.frozen
 class InboxState:
     """The inbox as triage reads it: ``waiting`` items by their stripped line (the first
-    of identical lines), ``struck`` lines by the original line they hold, every line of
-    the processing-log files (``audit``) and how many waiting lines there are (``count``,
+    of identical lines), ``struck`` lines by the original line they hold, the waiting
+    lines routed but not struck (``unstruck``: line -> target and day of its audit line,
+    ``inbox_marks.unstruck_routes``) and how many waiting lines there are (``count``,
     identical lines included)."""
 
     waiting: Mapping[str, InboxItem]
     struck: Mapping[str, str]
-    audit: frozenset[str]
+    unstruck: Mapping[str, tuple[str, str]]
     count: int = 0
 
 
@@ -330,7 +357,18 @@ def read_state(ctx: EchoContext) -> InboxState:
     waiting: dict[str, InboxItem] = {}
     for item in items:
         waiting.setdefault(item.line.strip(), item)
-    return InboxState(waiting, struck_lines(text), _audit_lines(ctx), len(items))
+    unstruck = unstruck_routes(text, _audit_logs(ctx), waiting)
+    return InboxState(waiting, struck_lines(text), unstruck, len(items))
+
+
+def unstruck_outcome(index: int, item: InboxItem, route: tuple[str, str]) -> TriageOutcome:
+    """``done`` for a waiting line routed but not struck (``route``: target and day)."""
+    target, day = route
+    path = None if target == EXPIRED_TARGET else target
+    went = f"routed to {target}" if path else "expired"
+    return TriageOutcome(index, item.line, "done", path,
+                         f"already {went} on {day} (its audit line is in the processing "
+                         "log), not struck; applying marks its line processed")
 
 
 def _request(p: Proposal, item: InboxItem, *, dry_run: bool) -> CaptureRequest:
@@ -372,12 +410,9 @@ def _plan(ctx: EchoContext, p: Proposal, state: InboxState) -> TriageOutcome:
                              "triage list --json`)")
     if p.stay:
         return TriageOutcome(p.index, item.line, "stay", None, "stays in the inbox")
-    outcome = _capture_outcome(ctx, p, item, dry_run=True, table=_PLANNED)
-    if outcome.path and audit_line(item.line, outcome.path) in state.audit:
-        return attrs.evolve(outcome, classification="done", candidates=(),
-                            detail=f"already routed to {outcome.path} (its audit line is in "
-                                   "the processing log); applying marks its line processed")
-    return outcome
+    if (unstruck := state.unstruck.get(key)) is not None:
+        return unstruck_outcome(p.index, item, unstruck)
+    return _capture_outcome(ctx, p, item, dry_run=True, table=_PLANNED)
 
 
 def record_audit(ctx: EchoContext, line: str, target: str) -> None:
@@ -420,11 +455,14 @@ def route(ctx: EchoContext, proposals: Sequence[Proposal], state: InboxState, *,
             outcome = _capture_outcome(ctx, p, item, dry_run=False, table=_APPLIED)
             if outcome.path and outcome.classification != "gated":
                 record_audit(ctx, item.line, outcome.path)
-        elif item is not None and plan.classification == "done":
-            outcome = attrs.evolve(plan, detail=f"already routed to {plan.path}; its line "
-                                                "is now struck as processed")
+        elif (item is not None and plan.classification == "done"
+              and (unstruck := state.unstruck.get(key)) is not None):
+            went = f"routed to {plan.path}" if plan.path else "expired"
+            outcome = attrs.evolve(plan, detail=f"already {went}; its line is now struck "
+                                                f"as processed on {unstruck[1]}")
+            marks.setdefault(key, finished_line(item.line, *unstruck))
         if item is not None and outcome.path and outcome.classification in (
-                "created", "updated", "unchanged", "done"):
+                "created", "updated", "unchanged"):
             marks.setdefault(key, processed_line(item.line, outcome.path, day))
         outcomes.append(outcome)
     return outcomes, marks

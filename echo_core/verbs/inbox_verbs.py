@@ -125,7 +125,9 @@ Example:
 \b
 For each waiting item, the first rule that applies:
   decision    yours, for that exact line (see below)
-  done        its audit line says it was routed already: struck as processed
+  done        routed but not struck (an apply stopped before striking it):
+              struck with the day of its audit line, nothing routed again;
+              a line added again after it was struck is a new item
   merge       its title (text up to " — ") is an entity's name, slug or alias:
               that note gets a dated bullet with the rest of the text
   expire      older than --expire-after days (30): struck as expired today,

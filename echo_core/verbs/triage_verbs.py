@@ -64,9 +64,13 @@ def render_list(env: Envelope[Any]) -> str:
         return "\n".join([f"Nothing waiting in the inbox ({processed} processed: struck, kept "
                           "in the file)." if processed else "The inbox is empty.", *not_items])
     lines = [f"{env.message}:"]
+    routed = {r.line: r for r in getattr(env.data, "routed", ())}
     for item in items:
         age = f"{item.age_days}d"
         lines.append(f"  {item.date}  {age:>5}  {item.text}")
+        if (went := routed.get(item.line)) is not None:
+            lines.append(f"      routed to {went.to} on {went.day}, not struck: an apply "
+                         "naming this line strikes it (routes nothing again)")
     lines += not_items
     if current_surface() == "mcp":
         lines.append("Route items by calling echo_triage_inbox with proposals (a preview; "
@@ -99,6 +103,11 @@ Example:
 Each item's `line` (in --json) is the exact inbox line to copy into a proposal.
 Lines struck as processed or expired ("- ~~2026-02-20: met Ada~~ → ...") stay
 in the file but do not wait: they are counted (`processed`), not listed.
+A line routed but not struck (an apply stopped before striking it, or its
+strike removed by hand: its audit line in inbox/processing-log/ names no
+strike of that day) is listed with where it went (in --json: `routed`);
+the next apply naming it strikes it without routing it again. A line added
+again after its routing was struck is a new waiting item.
 A missing inbox is simply empty."""),
 )
 
@@ -194,6 +203,8 @@ status, date (default: the item's date), domain, merge_into, force, action
 Each item is classified: create, update, stay, gated (the duplicate gate objects:
 add "merge_into": SLUG, or "force": true if it really is new), done (already routed)
 or error (e.g. the line is not in the inbox; the other items still go ahead).
+A line routed before but not struck (`triage list` shows where it went) is done:
+applying strikes it and routes nothing again.
 Without --apply nothing is written. With --apply, each create/update goes through
 capture and gets an audit line in inbox/processing-log/<today>.md. The originals
 stay in the inbox, struck in place with their text kept (a ~ in it written \\~, a
