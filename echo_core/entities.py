@@ -39,10 +39,11 @@ from echo_core.name_matching import entity_keys as entity_keys  # noqa: PLC0414
 from echo_core.name_matching import entity_name_tokens as entity_name_tokens  # noqa: PLC0414
 from echo_core.name_matching import entity_names as entity_names  # noqa: PLC0414
 from echo_core.name_matching import entity_terms as entity_terms  # noqa: PLC0414
+from echo_core.name_matching import matching_tokens
 from echo_core.name_matching import name_score as name_score  # noqa: PLC0414
 from echo_core.name_matching import rank_matches as rank_matches  # noqa: PLC0414
 from echo_core.name_matching import shared_name_tokens as shared_name_tokens  # noqa: PLC0414
-from echo_core.names import name_key, name_tokens
+from echo_core.names import name_key
 from echo_core.protocols import Storage
 
 SNAPSHOT_PATH = "_agent/index/entities.json"
@@ -168,14 +169,13 @@ class EntityIndex:
 
     def fuzzy(self, mention: str, *, kind: str | None = None, min_score: float = 0.5,
               limit: int = 5, max_df: int | None = None) -> list[Match]:
-        """Entities whose names share tokens with ``mention``, best first.
-
-        Score = best ``token_set_similarity`` over the entity's names. Only entities
+        """Entities whose names share tokens (``matching_tokens``) with ``mention``, best
+        first. Score = best ``token_set_similarity`` over the entity's names. Only entities
         sharing at least one token are scored (work bounded by those tokens' frequency);
         with ``max_df``, tokens naming more than ``max_df`` entities do not collect
         candidates (see ``candidate_tokens``; exact callers leave it None).
         """
-        return self.fuzzy_tokens(name_tokens(mention), kind=kind, min_score=min_score,
+        return self.fuzzy_tokens(matching_tokens(mention), kind=kind, min_score=min_score,
                                  limit=limit, max_df=max_df)
 
     def fuzzy_tokens(self, tokens: frozenset[str], *, kind: str | None = None,
@@ -198,7 +198,7 @@ class EntityIndex:
     def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
         """Tokens ``mention`` shares with any name of ``entity``."""
         self._named()
-        tokens = name_tokens(mention)
+        tokens = matching_tokens(mention)
         stored = self._name_tokens.get(entity.slug)
         names = stored if stored is not None and self.entities.get(entity.slug) == entity \
             else entity_name_tokens(entity)

@@ -69,7 +69,8 @@ from echo_core.entity_cache_rows import (
 from echo_core.errors import EchoError, ExitCode
 from echo_core.lazy_log import lazy_logger
 from echo_core.models import Entity
-from echo_core.names import name_key, name_tokens
+from echo_core.name_matching import matching_tokens
+from echo_core.names import name_key
 from echo_core.protocols import Storage
 from echo_core.sqlite_wal import settle_wal
 
@@ -173,7 +174,7 @@ class EntityNames:
 
     def shared_tokens(self, mention: str, entity: Entity) -> frozenset[str]:
         """Tokens ``mention`` shares with any name of ``entity``."""
-        return shared_name_tokens(name_tokens(mention), entity_name_tokens(entity))
+        return shared_name_tokens(matching_tokens(mention), entity_name_tokens(entity))
 
     def slugs_by_keys(self, keys: Iterable[str]) -> dict[str, set[str]]:
         """name key -> slugs answering to it, for those of ``keys`` that name something
@@ -225,7 +226,7 @@ class EntityNames:
         rank above it: scores are at most 1, ties go to the smaller slug). Each token's
         document frequency and each answer are kept for as long as the store is
         unchanged (``_memo``): a warm process asks each question once."""
-        tokens = name_tokens(mention)
+        tokens = matching_tokens(mention)
         if not tokens:
             return []
         key = (tokens, kind, min_score, limit, max_df)

@@ -15,9 +15,10 @@ from echo_core.models import Entity
 from echo_core.name_matching import name_score
 
 #: Bumped when the tables change; a cache of another version is rebuilt.
-CACHE_SCHEMA = 5  # 2: name keys keep the marks of non-Latin letters; 3: path index;
+CACHE_SCHEMA = 6  # 2: name keys keep the marks of non-Latin letters; 3: path index;
 #                  4: key lengths and operation ids (capture answers from the cache);
-#                  5: key spaces and letters (the gate's typo candidates)
+#                  5: key spaces and letters (the gate's typo candidates);
+#                  6: an initial "A." is a name token ("A. Smith": a, smith)
 CHUNK = 500  # bound on SQL parameters per IN (...) query
 _Item = TypeVar("_Item")
 

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from echo_core.models import Entity
-from echo_core.names import name_key, name_tokens, tokens_of_words, words
+from echo_core.names import name_key, tokens_of_words, words
 
 
 def entity_names(entity: Entity) -> list[str]:
@@ -50,9 +50,24 @@ def shared_name_tokens(tokens: frozenset[str], names: NameTokens) -> frozenset[s
     return frozenset(t for n in names for t in tokens & n)
 
 
+def _tokens(name: str, parts: list[str]) -> frozenset[str]:
+    """``tokens_of_words(parts)`` (``parts``: ``words(name)``), but a first "A." is an
+    initial, not the article: "A. Smith" keeps its "a", else it is only "smith" and every
+    other Smith contains it (token-set similarity 1.0: "Hana Smith" against it)."""
+    if len(parts) > 1 and parts[0] == "a" and name.lstrip()[:2] in ("A.", "a."):
+        return tokens_of_words(parts[1:]) | {"a"}
+    return tokens_of_words(parts)
+
+
+def matching_tokens(name: str) -> frozenset[str]:
+    """The tokens a name is matched by (``name_tokens``, an initial "A." kept): of an
+    entity's names and of a mention, the same rule on both sides."""
+    return _tokens(name, words(name))
+
+
 def entity_name_tokens(entity: Entity) -> NameTokens:
-    """``name_tokens`` of each of the entity's names, title first."""
-    return tuple(name_tokens(n) for n in entity_names(entity))
+    """``matching_tokens`` of each of the entity's names, title first."""
+    return tuple(matching_tokens(n) for n in entity_names(entity))
 
 
 def entity_terms(entity: Entity) -> tuple[set[str], NameTokens]:
@@ -62,7 +77,7 @@ def entity_terms(entity: Entity) -> tuple[set[str], NameTokens]:
     for name in entity_names(entity):
         parts = words(name)
         keys.add(" ".join(parts))
-        names.append(tokens_of_words(parts))
+        names.append(_tokens(name, parts))
     keys.discard("")
     return keys, tuple(names)
 

@@ -19,7 +19,7 @@ from echo_core.name_matching import entity_name_tokens, name_score
 from echo_core.names import name_key, name_tokens, slugify
 from echo_core.notes import append_under_heading, parse_note
 from echo_core.ops.capture_blocks import holds_body, update_block
-from echo_core.ops.capture_names import gate_message, refuse_taken_aliases
+from echo_core.ops.capture_names import gate_message, one_target, refuse_taken_aliases
 from echo_core.ops.capture_request import validate_request
 from echo_core.ops.capture_result import CaptureResult
 from echo_core.ops.daily import append_agent_log
@@ -228,7 +228,9 @@ def _resolve_target(storage: Storage, index: EntityLookup, req: CaptureRequest,
     if route.dated:  # a meeting or decision is the same entity only on the same date
         day = (req.date or today.isoformat())
         matches = [e for e in matches if e.slug.startswith(day)]
-    return matches[0] if matches else _unindexed_note(storage, index, req, route, today)
+    if matches:  # several: the title is ambiguous, a usage error naming them
+        return one_target(req.title, route.kind, matches)
+    return _unindexed_note(storage, index, req, route, today)
 
 
 def _unindexed_note(storage: Storage, index: EntityLookup, req: CaptureRequest,

@@ -42,3 +42,18 @@ def refuse_taken_aliases(index: EntityLookup, aliases: Iterable[str],
                    f"{spell('merge_into', other.slug)}")
         raise usage_error(f"alias {alias!r} already names {other.kind} {other.title!r} "
                           f"({other.path}); one name points to one note: {way}")
+
+
+def one_target(title: str, kind: str, matches: list[Entity]) -> Entity:
+    """The one entity of ``matches`` (those of ``kind`` whose title or alias ``title``
+    is) a capture updates; ``EchoError`` (2) when there are several: the name is
+    ambiguous and a capture never picks one of them (``resolve`` answers ambiguous, inbox
+    review keeps such an item waiting), so nothing is written until a slug says which."""
+    if len(matches) == 1:
+        return matches[0]
+    several = sorted(matches, key=lambda e: e.slug)
+    names = ", ".join(f"{e.slug} ({e.title!r}, {e.path})" for e in several)
+    raise usage_error(
+        f"{title!r} is ambiguous: it names {len(several)} entities of kind {kind} ({names}). "
+        f"Not saved: say which with its slug, e.g. {spell('merge_into', several[0].slug)}; "
+        f"if it is another {kind} again, capture with {spell('force')} (a new note)")

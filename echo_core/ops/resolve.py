@@ -8,7 +8,7 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.entities import content_hash
+from echo_core.entities import Match, content_hash, entity_names
 from echo_core.errors import EchoError, not_found, usage_error
 from echo_core.models import Entity, Envelope
 from echo_core.names import name_key, slugify
@@ -34,6 +34,9 @@ class ResolveResult:
     aliases: tuple[str, ...] = ()
     suggest_slug: str | None = None
     candidates: tuple[dict[str, Any], ...] = ()
+    #: the name is a title or alias of several entities of one kind: no match, and the
+    #: ``candidates`` (score 1.0) are all those it names; a slug picks one
+    ambiguous: bool = False
 
 
 def resolve(ctx: EchoContext, mention: str, *, kind: str | None = None) -> Envelope[ResolveResult]:
@@ -76,9 +79,40 @@ def _answering(index: EntityLookup, mention: str, kind: str | None) -> list[Enti
     return found or index.exact(mention, kind=kind)
 
 
+def _same_kind(found: list[Entity]) -> list[Entity]:
+    """Those of ``found`` that share their kind with another of them (by slug): a name
+    that several entities of one kind answer to names none of them for sure (``--kind``
+    cannot choose; their slugs do)."""
+    kinds = [e.kind for e in found]
+    return sorted((e for e in found if kinds.count(e.kind) > 1), key=lambda e: e.slug)
+
+
+#: The most candidates an ambiguous name lists (a title every weekly meeting has).
+AMBIGUOUS_SHOWN = 20
+
+
+def _ambiguous(mention: str, found: list[Entity]) -> Envelope[ResolveResult]:
+    """No match: ``mention`` names several entities of one kind (SPEC §2.3; inbox review
+    keeps such an item waiting the same way). Every entity it names is a candidate."""
+    several = _same_kind(found)
+    ordered = several + [e for e in found if e not in several]
+    candidates = tuple(Match(e, 1.0).to_candidate() for e in ordered[:AMBIGUOUS_SHOWN])
+    kind = several[0].kind
+    names = ", ".join(f"{e.slug} ({e.title!r}, {e.path})" for e in several[:CLOSEST])
+    if len(several) > CLOSEST:
+        names += f" and {len(several) - CLOSEST} more"
+    return Envelope(True, Action.MISS,
+                    f"{mention!r} is ambiguous: it names {len(several)} entities of kind "
+                    f"{kind} ({names}); give the slug of the one you mean",
+                    ResolveResult(False, candidates=candidates, ambiguous=True))
+
+
 def _resolve(ctx: EchoContext, index: EntityLookup, mention: str,
              kind: str | None) -> Envelope[ResolveResult]:
     found = _answering(index, mention, kind)
+    exact = index.get(mention)  # the slug as written names one entity, whatever else does
+    if _same_kind(found) and (exact is None or found[0] != exact):
+        return _ambiguous(mention, found)
     if found:
         e, others = found[0], found[1:6]
         also = tuple({"slug": o.slug, "path": o.path, "kind": o.kind, "title": o.title,
@@ -88,13 +122,39 @@ def _resolve(ctx: EchoContext, index: EntityLookup, mention: str,
         names = ", ".join(f"{o.title} ({o.kind}, {o.path})" for o in others)
         more = f" (also answers to it: {names}; --kind picks one)" if others else ""
         return Envelope(True, Action.RESOLVED, f"{mention!r} -> {e.path}{more}", result)
-    candidates = tuple(m.to_candidate() for m in index.fuzzy(mention, kind=kind))
+    candidates = _closest(index, mention, kind)
     if candidates:
         record_resolve_event(ctx, {"event": "miss", "mention": mention,
                                    "candidates": [c["slug"] for c in candidates]})
     result = ResolveResult(False, suggest_slug=_suggested_slug(mention), candidates=candidates)
     hint = f"; closest: {candidates[0]['title']}" if candidates else ""
     return Envelope(True, Action.MISS, f"no entity named {mention!r}{hint}", result)
+
+
+#: How many fuzzy matches a miss ranks by spelling before it keeps the best ``CLOSEST``.
+POOL = 100
+CLOSEST = 5
+
+
+def _closest(index: EntityLookup, mention: str, kind: str | None) -> tuple[dict[str, Any], ...]:
+    """The ``CLOSEST`` fuzzy candidates: by token score, then by how alike the spelling
+    is (a name most like the mention: "Hanna Smith" for "Hana Smith" before "Ada
+    Smith", which shares as many words), then by slug."""
+    from difflib import SequenceMatcher  # only on a miss
+
+    key = name_key(mention)
+    matcher = SequenceMatcher(None, b=key, autojunk=False)
+
+    def alike(match: Match) -> float:
+        best = 0.0
+        for name in entity_names(match.entity):
+            matcher.set_seq1(name_key(name))
+            best = max(best, matcher.ratio())
+        return best
+
+    ranked = sorted(index.fuzzy(mention, kind=kind, limit=POOL),
+                    key=lambda m: (-m.score, -alike(m), m.entity.slug))
+    return tuple(m.to_candidate() for m in ranked[:CLOSEST])
 
 
 def _suggested_slug(mention: str) -> str | None:
