@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from echo_core.agent_log_lines import is_daily_note, without_mechanical_lines
+from echo_core.errors import usage_error
 from echo_core.frontmatter import parse_frontmatter
 from echo_core.models import Entity
 from echo_core.names import is_linkable_name, words
@@ -13,12 +14,35 @@ from echo_core.vault import NoteWriter
 
 RELATED_HEADING = "Related"
 MAX_NAME_WORDS = 6
+#: What a ``[[wikilink]]`` target cannot hold: Obsidian reads ``#`` as a heading, ``^``
+#: as a block, ``|`` as an alias, and ``[`` / ``]`` end the link (``notes.wikilinks``
+#: cuts at the same marks), so no link to a file named with one of them resolves.
+UNLINKABLE_CHARS = "#^|[]"
 
 
 def link_target(path: str) -> str:
     """The wikilink target for a note path: its file name without ``.md``."""
     stem = path.rsplit("/", 1)[-1]
     return stem.removesuffix(".md")
+
+
+def unlinkable(path: str) -> str:
+    """The characters of ``path``'s file name that no ``[[wikilink]]`` can carry
+    (``UNLINKABLE_CHARS``), in order; empty when it can be linked."""
+    return "".join(dict.fromkeys(c for c in link_target(path) if c in UNLINKABLE_CHARS))
+
+
+def require_linkable(path: str) -> None:
+    """Raise ``usage_error`` (exit 2) when no wikilink can name the note at ``path``."""
+    bad = unlinkable(path)
+    if bad:
+        marks = " ".join(repr(c) for c in bad)
+        raise usage_error(
+            f"cannot link {path}: its file name holds {marks}, which a [[wikilink]] cannot "
+            "carry (Obsidian reads '#' as a heading, '^' as a block, '|' as an alias, and "
+            "'[' ']' end the link), so the link would point elsewhere or nowhere; rename "
+            "the file without them (e.g. in Obsidian, which updates the links) and link "
+            "again. Nothing was written")
 
 
 def graph_links(path: str, text: str, links: tuple[str, ...]) -> tuple[str, ...]:
@@ -77,8 +101,11 @@ def link_reciprocally(vault: NoteWriter, a_path: str, a_text: str, b_path: str) 
     """Link note ``a`` (whose current text the caller holds) and note ``b`` both ways.
 
     Writes ``b`` when it changes; returns ``a``'s new text for the caller to write, and
-    whether anything changed.
+    whether anything changed. Raises ``usage_error`` (nothing written) when a file name
+    cannot be a wikilink target (``require_linkable``).
     """
+    require_linkable(a_path)
+    require_linkable(b_path)
     return _link(vault, a_path, a_text, b_path, spare_durable=False)
 
 
@@ -92,7 +119,10 @@ def link_mentioned(vault: NoteWriter, a_path: str, a_text: str, b_path: str) -> 
     """Auto-link note ``a`` (its current text held by the caller) with note ``b`` that it
     names, like ``link_reciprocally``, except that a note without an expiry never gets a
     link to one that expires: a checkpoint naming a person links to her, her note does
-    not collect links to checkpoints."""
+    not collect links to checkpoints. A note whose file name no wikilink can carry
+    (``unlinkable``) is not linked at all: the link would be broken."""
+    if unlinkable(a_path) or unlinkable(b_path):
+        return a_text, False
     return _link(vault, a_path, a_text, b_path, spare_durable=True)
 
 

@@ -13,10 +13,11 @@ import attrs
 
 from echo_core.actions import Action
 from echo_core.edit_retry import planned_again_if_edited
-from echo_core.errors import EchoError, not_found, usage_error
-from echo_core.models import Envelope
+from echo_core.errors import EchoError, ExitCode, not_found, usage_error
+from echo_core.models import Envelope, Note
 from echo_core.notes import before_trailing_related, get_section, headings, truncate
 from echo_core.ops.outbox_queue import QueuedResult, Replay, queue_or_raise
+from echo_core.ops.patch_targets import set_field
 from echo_core.paths import normalize_path
 from echo_core.protocols import BackendUnavailable
 from echo_core.write_scope import require_note_path, require_plain_line, require_text
@@ -57,14 +58,20 @@ def get_note(
     """
     if max_chars is not None and max_chars <= 0:
         raise usage_error(f"max_chars must be a positive number, got {max_chars}")
-    note = ctx.vault.read_note(path)
+    note = _read_note(ctx, path)
     content = note.text
+    warnings: tuple[str, ...] = ()
     if section is not None:
         found = get_section(note.text, section)
         if found is None:
             real = ", ".join(headings(note.text)) or "(none)"
             raise not_found(f"{note.path} has no section {section!r}; its headings: {real}")
         content = found
+        # not at the top: ops.patch imports ops.history, which imports this module
+        from echo_core.ops.patch import duplicate_heading
+
+        twin = duplicate_heading(note.path, note.text, section, nested=False)
+        warnings = (twin,) if twin else ()
     truncated = False
     if max_chars is not None:
         content, truncated = truncate(content, max_chars)
@@ -75,7 +82,25 @@ def get_note(
     message = f"{note.path} ({len(content)} chars)"
     if note.frontmatter_error:
         message += f"; its frontmatter was not read: {note.frontmatter_error}"
-    return Envelope(True, Action.READ, message, result)
+    return Envelope(True, Action.READ, message, result, warnings)
+
+
+def _read_note(ctx: EchoContext, path: str) -> Note:
+    """``vault.read_note``; a folder's path is 2, pointing to ``ls``, not "no file"."""
+    try:
+        return ctx.vault.read_note(path)
+    except EchoError as exc:
+        if exc.code != ExitCode.NOT_FOUND:
+            raise
+        folder = normalize_path(path)
+        try:
+            files = ctx.vault.storage.list(folder)
+        except EchoError:
+            files = []
+        if not files:
+            raise
+    raise usage_error(f"{folder} is a folder, not a note: `echo-memory ls {folder}` lists "
+                      "its files") from None
 
 
 @attrs.frozen
@@ -206,14 +231,25 @@ def _append_once(ctx: EchoContext, path: str, line: str) -> bool:
 
 def set_frontmatter(ctx: EchoContext, path: str, key: str, value: Any, *,
                     replay: Replay | None = None) -> Envelope[WriteResult | QueuedResult]:
-    """Set one frontmatter key surgically (only that key's line changes). Queued in the
-    outbox when the vault is unreachable, unless it is a ``replay``."""
+    """Set one frontmatter key surgically (only that key's line changes, a comment on it
+    kept: ``patch_targets.set_field``), as ``vault.set_frontmatter`` but refusing (2) a
+    block that is not a mapping. Queued in the outbox when the vault is unreachable,
+    unless it is a ``replay``."""
     clean = require_note_path(path)
     require_text(key, "key")
     require_text(value, "value")
+
+    def set_once() -> bool:
+        before = ctx.vault.storage.read(clean)
+        after = set_field(before, key, value)
+        if after == before:
+            return False
+        ctx.vault.update_note(clean, after, before)
+        return True
+
     try:
         with ctx.vault.storage.lock():
-            changed = ctx.vault.set_frontmatter(clean, key, value)
+            changed = planned_again_if_edited(set_once)
     except BackendUnavailable as down:
         return queue_or_raise(ctx, "fm", {"path": clean, "key": key, "value": value}, down,
                               replay=replay)

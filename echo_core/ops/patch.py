@@ -19,8 +19,10 @@ from echo_core.edit_retry import planned_again_if_edited
 from echo_core.errors import usage_error
 from echo_core.frontmatter import split_frontmatter
 from echo_core.models import Envelope
+from echo_core.notes import find_section
 from echo_core.ops.history import reindex_entity
 from echo_core.ops.patch_targets import (
+    HEADING_PATH_SEPARATOR,
     PatchOperation,
     TargetType,
     content_lines,
@@ -82,6 +84,44 @@ def patched_text(path: str, text: str, operation: PatchOperation, target_type: T
     return after
 
 
+def duplicate_heading(path: str, text: str, target: str, *, nested: bool = True) -> str | None:
+    """A warning when ``target`` could name more than one section of the note (two
+    ``## Notes``; with ``nested``, at any step of a path ``Log::2026``): how many, their
+    lines, and that the first was used (as ``heading_span`` and ``notes.find_section``
+    do). None when the name is unique or absent."""
+    parts = ([part.strip() for part in target.split(HEADING_PATH_SEPARATOR)] if nested
+             else [target.strip()])
+    for n, part in enumerate(parts):
+        region, offset = text, 0
+        if n:
+            span = heading_span(text, HEADING_PATH_SEPARATOR.join(parts[:n]))
+            if span is None:
+                return None
+            # a leading line break: the section's text is never read as a frontmatter block
+            region, offset = "\n" + text[span[0]:span[1]], span[0] - 1
+        lines = _section_lines(region, offset, text, part)
+        if len(lines) > 1:
+            where = ", ".join(str(line) for line in lines)
+            return (f"{path} has {len(lines)} sections titled {part!r} (lines {where}); the "
+                    f"first (line {lines[0]}) was used: rename the others to reach them")
+    return None
+
+
+def _section_lines(region: str, offset: int, text: str, heading: str) -> list[int]:
+    """The line numbers in ``text`` of every section of ``region`` (found at ``offset``
+    of ``text``) that ``find_section`` finds for ``heading``: the first, then the next
+    after it ends, and so on."""
+    lines: list[int] = []
+    base, rest = 0, region
+    while (found := find_section(rest, heading)) is not None:
+        lines.append(text.count("\n", 0, offset + base + found[0]) + 1)
+        end = base + found[1]
+        if end >= len(region):
+            break
+        base, rest = end - 1, "\n" + region[end:]
+    return lines
+
+
 def note_diff(path: str, before: str, after: str) -> str:
     """The unified diff from ``before`` to ``after`` (empty when they are equal)."""
     lines = difflib.unified_diff(before.splitlines(keepends=True),
@@ -115,17 +155,18 @@ def patch_note(ctx: EchoContext, path: str, operation: PatchOperation,
     with contextlib.nullcontext() if dry_run else ctx.vault.storage.lock():
         before, after = planned_again_if_edited(patch_once)
         changed = after != before
-        warnings: tuple[str, ...] = ()
+        twin = duplicate_heading(clean, before, target) if target_type == "heading" else None
+        warnings: tuple[str, ...] = (twin,) if twin else ()
         if changed and not dry_run:
-            warnings = reindex_entity(ctx, clean, after)
+            warnings += reindex_entity(ctx, clean, after)
     diff = note_diff(clean, before, after)
     result = PatchResult(clean, operation, target_type, target, changed, dry_run, diff)
     where = f"{target_type} {target!r} of {clean}"
     if not changed:
         return Envelope(True, Action.UNCHANGED, f"{where} already has that ({operation}: "
-                        "nothing to change)", result)
+                        "nothing to change)", result, warnings)
     if dry_run:
         return Envelope(True, Action.DRY_RUN, f"dry run: would {operation} at {where} "
-                        "(nothing written)", result)
+                        "(nothing written)", result, warnings)
     return Envelope(True, Action.UPDATED, f"{operation} at {where} (the previous text is "
                     "kept: `echo-memory history` lists it)", result, warnings)

@@ -25,6 +25,7 @@ was; new lines take the line ending of the line they follow (else the file's).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -35,6 +36,7 @@ from echo_core.errors import not_found, usage_error
 from echo_core.frontmatter import (
     line_ending,
     parse_frontmatter,
+    render_value,
     set_frontmatter_key,
     split_frontmatter,
 )
@@ -362,7 +364,8 @@ def patch_field(text: str, key: str, operation: PatchOperation, content: str) ->
         raise usage_error("content: it is empty; give the value (e.g. 'on-hold')")
     value = field_value(content.strip())
     if operation == "replace":
-        return set_frontmatter_key(text, key, value)
+        return set_field(text, key, value)
+    require_mapping(text, key)
     current, _, error = parse_frontmatter(text)
     if error is not None:
         raise usage_error(f"cannot {operation} to {key!r}: the frontmatter is not readable "
@@ -375,5 +378,100 @@ def patch_field(text: str, key: str, operation: PatchOperation, content: str) ->
     added = [v for v in (value if isinstance(value, list) else [value]) if v not in items]
     if not added:
         return text
-    return set_frontmatter_key(text, key, items + added if operation == "append"
-                               else added + items)
+    return set_field(text, key, items + added if operation == "append" else added + items)
+
+
+#: How ``yaml_bounded.load_block`` says a block is YAML but not ``key: value`` lines.
+_NOT_A_MAPPING = "not a mapping"
+_COMMENT_MARK_RE = re.compile(r"[ \t]#")
+
+
+def require_mapping(text: str, key: str) -> None:
+    """Raise ``usage_error`` (2) when the note's frontmatter block is YAML but not a
+    mapping (a list, a lone text): a ``key: value`` line added to it would make the whole
+    block unreadable."""
+    error = parse_frontmatter(text)[2]
+    if error is not None and _NOT_A_MAPPING in error:
+        raise usage_error(f"cannot set {key!r}: the note's {error} (a line added now would "
+                          "leave the block unreadable). Nothing was written")
+
+
+def set_field(text: str, key: str, value: Any) -> str:
+    """``text`` with frontmatter ``key`` set to ``value`` (``set_frontmatter_key``),
+    keeping what the key's one line holds besides the value: a trailing ``# comment``,
+    and for a flow list grown at one end (``[a, "b"]`` plus ``c``) the items already
+    there as they are spelled. Errors: those of ``set_frontmatter_key``; 2 when the block
+    is not a mapping (``require_mapping``)."""
+    require_mapping(text, key)
+    kept = _kept_line(text, key, value)
+    return kept if kept is not None else set_frontmatter_key(text, key, value)
+
+
+def _plain(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
+def _read_value(typed: str) -> list[Any]:
+    """``[value]``: ``typed`` read as the value after ``v:`` (JSON-ready); ``[]`` when
+    it is not one value."""
+    data, _, error = parse_frontmatter(f"---\nv:{typed}\n---\n")
+    return [data["v"]] if error is None and "v" in data else []
+
+
+def _kept_line(text: str, key: str, value: Any) -> str | None:
+    """The edit of ``set_field`` when ``key`` is on one line with its whole value and
+    there is something on it to keep; None to leave the edit to ``set_frontmatter_key``."""
+    block, _, error = split_frontmatter(text)
+    current, _, load_error = parse_frontmatter(text)
+    start = text.find("\n") + 1  # past the opening '---' line
+    if (block is None or error or load_error or key not in current
+            or text[start:start + len(block)] != block):
+        return None
+    lines = block.splitlines(keepends=True)
+    head = re.compile(rf"{re.escape(key)}[ \t]*:(?=[ \t]|\r?\n|\Z)")
+    at = [n for n, line in enumerate(lines) if head.match(line)]
+    if len(at) != 1 or lines[at[0] + 1:at[0] + 2] and lines[at[0] + 1][:1] in " \t-":
+        return None
+    line = lines[at[0]]
+    prefix = line[:line.index(":") + 1]
+    eol = line[len(line.rstrip("\r\n")):]
+    inline = line[len(prefix):len(line) - len(eol)]
+    cuts = [m.start() for m in _COMMENT_MARK_RE.finditer(inline)] + [len(inline)]
+    old = _plain([current[key]])
+    cut = next((c for c in cuts if inline[:c].strip() and _plain(_read_value(inline[:c])) == old),
+               None)
+    read = _read_value(" " + render_value(value))
+    if cut is None or not read or _plain(read) == old:
+        return None  # unusual, or unchanged: as set_frontmatter_key does
+    wanted, typed, comment = read[0], inline[:cut], inline[cut:]
+    grown = _grown_flow(typed, current[key], wanted, value)
+    if not comment and grown is None:
+        return None  # nothing to keep: set_frontmatter_key writes the same line
+    lead = typed[:len(typed) - len(typed.lstrip())] or " "
+    lines[at[0]] = f"{prefix}{grown or lead + render_value(value)}{comment}{eol}"
+    result = text[:start] + "".join(lines) + text[start + len(block):]
+    after, _, after_error = parse_frontmatter(result)
+    same = after_error is None and _plain(after) == _plain({**current, key: wanted})
+    return result if same else None
+
+
+def _grown_flow(typed: str, old: Any, new: Any, value: Any) -> str | None:
+    """``typed`` (a flow list ``[a, "b"]`` holding ``old``) with the items ``new`` (read
+    from ``value``) adds at its end or start written in, every other character kept;
+    None when ``new`` is not ``old`` grown at one end or ``typed`` is not one ``[...]``."""
+    core = typed.strip()
+    if not (isinstance(old, list) and isinstance(new, list) and len(new) > len(old)
+            and core[:1] == "[" and core[-1:] == "]"):
+        return None
+    size, at_end = len(old), _plain(new[:len(old)]) == _plain(old)
+    if not at_end and _plain(new[len(new) - size:]) != _plain(old):
+        return None
+    items = ", ".join(map(render_value, value[size:] if at_end else value[:len(new) - size]))
+    inner = core[1:-1]
+    if not inner.strip():
+        inner = items
+    elif at_end:
+        inner = f"{inner.rstrip()}, {items}{inner[len(inner.rstrip()):]}"
+    else:
+        inner = f"{inner[:len(inner) - len(inner.lstrip())]}{items}, {inner.lstrip()}"
+    return f"{typed[:len(typed) - len(typed.lstrip())]}[{inner}]{typed[len(typed.rstrip()):]}"

@@ -55,7 +55,7 @@ class CaptureParams:
                              "drop a quick item in the inbox.",
                              cli=CliParam(short="-k", metavar="KIND"))
     body: str = param("", help="Markdown text to record (on the CLI, - as the second "
-                      "argument reads it from stdin).", max_length=MAX_BODY,
+                      "argument or as TEXT reads it from stdin).", max_length=MAX_BODY,
                       cli=CliParam(short="-b", metavar="TEXT",
                                    bounds=Bounds(max_length=CLI_MAX_BODY)))
     tags: tuple[str, ...] = _names("Tags (repeat the option or comma-separate).")
@@ -94,8 +94,8 @@ class CaptureParams:
 
 
 def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The CLI's ``capture TITLE -``: the body comes from stdin. Any other second word
-    is refused (exit 2), most often the rest of a title left unquoted
+    """The CLI's ``capture TITLE -`` (or ``--body -``): the body comes from stdin. Any
+    other second word is refused (exit 2), most often the rest of a title left unquoted
     (``capture Alan Kay``): the message shows the title quoted."""
     from echo_core.errors import usage_error
 
@@ -112,6 +112,8 @@ def _body_from_stdin(values: Mapping[str, Any]) -> Mapping[str, Any]:
     if source == "-":
         if "body" in out:
             raise usage_error("body: give either --body or - (stdin), not both")
+        out["body"] = read_text_source("-", "body (stdin)")
+    elif out.get("body") == "-":  # ``--body -`` / ``-b -`` reads stdin too, as ``-`` does
         out["body"] = read_text_source("-", "body (stdin)")
     return out
 

@@ -40,7 +40,8 @@ class GetParams:
 
     path: str = _path("Vault-relative note path, e.g. resources/people/ada-lovelace.md.")
     section: str | None = param(None, help="Only this heading's section (heading text "
-                                "without #, e.g. 'Notes'). Omit for the whole note.",
+                                "without #, e.g. 'Notes'; the first of that name, with a "
+                                "warning when there are several). Omit for the whole note.",
                                 max_length=200, cli=CliParam(metavar="HEADING"))
     # Models always get a cap (20000 by default); people see the whole note unless asked.
     max_chars: int | None = param(None, help="Cut the content at this many characters "

@@ -134,7 +134,8 @@ Examples:
       --block ^choice "Use Postgres."
 
 Heading: the section runs from the heading line to the next heading of the
-same or a higher level (nested headings are part of it). append adds after
+same or a higher level (nested headings are part of it); of several sections
+with that name the first is used, and a warning says so. append adds after
 its last non-blank line, prepend before its first, replace swaps the content
 (the heading line is kept). Field: one frontmatter line changes; the value is
 read as typed after 'key:' (but a ' #' never starts a comment: such text is
