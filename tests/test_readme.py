@@ -174,9 +174,10 @@ def test_readme_operation_example_is_a_working_plugin(tmp_path: Path) -> None:
     assert envelope.ok and envelope.message == "5 words"
 
 
-def test_readme_contract_example_runs_against_a_real_storage(tmp_path: Path) -> None:
+def test_readme_contract_example_runs_against_a_real_storage_and_ranker(tmp_path: Path) -> None:
     (tmp_path / "my_plugin.py").write_text(
-        "from plugins.storage_fs.folder_storage import FolderStorage as MyStorage\n")
+        "from plugins.storage_fs.folder_storage import FolderStorage as MyStorage\n"
+        "from plugins.recall_bm25 import bm25_factory as MyRanker\n")
     (tmp_path / "test_my_storage.py").write_text(blocks("python")[1])
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

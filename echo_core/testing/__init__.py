@@ -5,13 +5,15 @@ that overrides the fixtures named in the suite's docstring::
 
     from echo_core.testing import TokenizerContract
 
-    class TestPorterLite(TokenizerContract):
+    class TestMyTokenizer(TokenizerContract):
         @pytest.fixture
         def tokenizer(self):
-            return PorterLiteTokenizer()
+            return MyTokenizer()
 
 ``CONTRACT_SUITES`` maps every hookspec in ``echo_core.hookspecs`` to the suite that
 covers it; a meta-test keeps the two in step. ``PluginContract`` applies to every plugin.
+``SimpleTokenizer`` is a plain tokenizer for a plugin's own tests (a ranker needs one);
+``StorageSpec`` tells ``StorageContract`` how to open the vault again in another process.
 """
 
 from __future__ import annotations
@@ -53,10 +55,11 @@ from echo_core.testing.plugin_contract import PluginContract
 from echo_core.testing.queue_contract import QueueContract
 from echo_core.testing.ranker_contract import KeyFieldRankerContract, RankerContract
 from echo_core.testing.session_context_contract import SessionContextContract
+from echo_core.testing.simple_tokenizer import SimpleTokenizer
 from echo_core.testing.tokenizer_contract import TokenizerContract
 
 if TYPE_CHECKING:
-    from echo_core.testing.storage_contract import StorageContract
+    from echo_core.testing.storage_contract import StorageContract, StorageSpec
 
 #: hookspec name -> name of the suite (in this package) that covers it.
 CONTRACT_SUITES: dict[str, str] = {
@@ -90,15 +93,18 @@ __all__ = [
     "QueueContract",
     "RankerContract",
     "SessionContextContract",
+    "SimpleTokenizer",
     "StorageContract",
+    "StorageSpec",
     "TokenizerContract",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``StorageContract`` on first use, so the other suites never depend on it."""
-    if name == "StorageContract":
-        from echo_core.testing.storage_contract import StorageContract
+    """Import ``StorageContract`` (and its ``StorageSpec``) on first use, so the other
+    suites never depend on it."""
+    if name in ("StorageContract", "StorageSpec"):
+        from echo_core.testing import storage_contract
 
-        return StorageContract
+        return getattr(storage_contract, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,17 +3,16 @@
 A mix-in suite in the style of fsspec's abstract tests. Subclass it in a ``Test*`` class
 and override the fixtures that build your implementation::
 
-    from echo_core.testing.storage_contract import StorageContract, StorageSpec
+    from echo_core.testing import StorageContract, StorageSpec
 
-    class TestFolderStorage(StorageContract):
+    class TestMyStorage(StorageContract):
         @pytest.fixture
         def storage(self, tmp_path):
-            return FolderStorage(tmp_path)
+            return MyStorage(str(tmp_path))
 
         @pytest.fixture
         def storage_factory_spec(self, tmp_path):
-            return StorageSpec("plugins.storage_fs.folder_storage:FolderStorage",
-                               (str(tmp_path),))
+            return StorageSpec("my_plugin.storage:MyStorage", (str(tmp_path),))
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -69,7 +69,8 @@ class StorageSpec:
     kwargs: dict[str, Any] = attrs.field(factory=dict)
 
 
-_LOCK_PROBE = r"""
+#: Builds ``storage()`` in a child process from the JSON payload in ``argv[1]``.
+_BUILD = r"""
 import importlib, importlib.util, json, sys
 payload = json.loads(sys.argv[1])
 sys.path[:0] = payload["sys_path"]
@@ -84,15 +85,48 @@ else:
 factory = module
 for part in name.split("."):
     factory = getattr(factory, part)
-storage = factory(*payload["args"], **payload["kwargs"])
+
+def storage():
+    return factory(*payload["args"], **payload["kwargs"])
+"""
+
+_LOCK_PROBE = _BUILD + r"""
 from echo_core.errors import EchoError
 try:
-    with storage.lock(timeout=payload["timeout"]):
+    with storage().lock(timeout=payload["timeout"]):
         print("acquired")
 except EchoError as exc:
     print("error", int(exc.code))
     print(exc.message)
 """
+
+_IDENTITY_PROBE = _BUILD + r"""
+print(json.dumps([[type(s).__qualname__, s.identity] for s in (storage(), storage())]))
+"""
+
+#: How far (s) a just-written file's ``stat().mtime`` may be from this machine's clock.
+MTIME_SLACK = 60.0
+
+
+def start_in_child(script: str, spec: StorageSpec, **extra: Any) -> subprocess.Popen[str]:
+    """``script`` (``_BUILD`` and more) started in a fresh Python process with the payload
+    of ``spec`` and ``extra``."""
+    payload = json.dumps({"sys_path": [p for p in sys.path if p], "target": spec.target,
+                          "args": list(spec.args), "kwargs": spec.kwargs, **extra})
+    return subprocess.Popen([sys.executable, "-c", script, payload], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def output_of(child: subprocess.Popen[str]) -> str:
+    """Standard output of a ``start_in_child`` process; a crash fails the test."""
+    try:
+        out, err = child.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        raise
+    assert child.returncode == 0, f"storage probe crashed:\n{err}"
+    return out
 
 
 def probe_lock_in_child(spec: StorageSpec, timeout: float) -> tuple[str, str]:
@@ -100,25 +134,17 @@ def probe_lock_in_child(spec: StorageSpec, timeout: float) -> tuple[str, str]:
 
     Returns ``("acquired", "")`` or ``("error <code>", message)``.
     """
-    payload = json.dumps(
-        {
-            "sys_path": [p for p in sys.path if p],
-            "target": spec.target,
-            "args": list(spec.args),
-            "kwargs": spec.kwargs,
-            "timeout": timeout,
-        }
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", _LOCK_PROBE, payload],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"lock probe crashed:\n{done.stderr}"
-    status, _, message = done.stdout.partition("\n")
+    status, _, message = output_of(start_in_child(_LOCK_PROBE, spec, timeout=timeout)
+                                   ).partition("\n")
     return status.strip(), message.strip()
+
+
+def identities_in_children(spec: StorageSpec) -> list[tuple[str, str]]:
+    """``(class name, identity)`` of the storages two fresh Python processes (at once) open
+    from ``spec``, two each, one after the other."""
+    children = [start_in_child(_IDENTITY_PROBE, spec) for _ in range(2)]
+    return [(kind, identity) for child in children
+            for kind, identity in json.loads(output_of(child))]
 
 
 class StorageContract(ConditionalWriteContract):
@@ -131,8 +157,10 @@ class StorageContract(ConditionalWriteContract):
     * ``storage`` -> a fresh, empty, writable ``Storage`` for each test (e.g. on
       ``tmp_path``). Required.
     * ``storage_factory_spec`` -> a ``StorageSpec`` that rebuilds, in another process,
-      a storage sharing the *same vault lock* as ``storage`` (same folder, server, ...).
-      Required unless ``supports_cross_process_lock = False``.
+      a storage of the *same vault* as ``storage`` (same folder, server, ...: the same
+      vault lock and identity). Required unless ``supports_cross_process_lock = False``;
+      without it the identity check (every opening of the vault gives the same
+      ``identity``) is skipped too.
 
     Class attribute ``supports_cross_process_lock``: set it to False only for a backend
     whose lock cannot be seen from another process (the cross-process test is then
@@ -157,6 +185,24 @@ class StorageContract(ConditionalWriteContract):
     def test_implements_storage_protocol(self, storage: Storage) -> None:
         assert isinstance(storage, Storage)
         assert isinstance(storage.identity, str) and storage.identity
+
+    def test_identity_is_the_same_for_every_opening_of_the_vault(
+        self, request: pytest.FixtureRequest, storage: Storage
+    ) -> None:
+        """The identity keys what this machine keeps per vault (state dir: outbox,
+        history, indexes): storages opened on one vault, in one process or several, one
+        after another, all give the same one (one of this class, ``storage``'s)."""
+        try:
+            spec = request.getfixturevalue("storage_factory_spec")
+        except NotImplementedError:
+            pytest.skip("no `storage_factory_spec` to open the vault again")
+        assert isinstance(spec, StorageSpec)
+        opened = identities_in_children(spec)
+        assert len({identity for _, identity in opened}) == 1, (
+            f"storages opened on one vault gave different identities: {opened}")
+        for kind, identity in opened:
+            if kind == type(storage).__qualname__:
+                assert identity == storage.identity, (kind, identity, storage.identity)
 
     def test_ping_succeeds_on_a_reachable_backend(self, storage: Storage) -> None:
         storage.ping()
@@ -220,6 +266,19 @@ class StorageContract(ConditionalWriteContract):
         assert st.path == "s.md"
         assert st.size == len("é🧠\n".encode())
         assert st.mtime > 0
+
+    def test_stat_mtime_is_the_time_of_the_last_write(self, storage: Storage) -> None:
+        """``mtime`` counts seconds since the epoch as ``time.time()`` does (within
+        ``MTIME_SLACK``), at the last write: the core compares it with the clock (the Stop
+        gate, decay, backups) and keys caches on ``(size, mtime)``. Coarse clocks may
+        give a rewrite the same mtime; it never goes back."""
+        storage.write("m.md", "one\n")
+        first = storage.stat("m.md").mtime
+        assert abs(first - time.time()) < MTIME_SLACK, f"mtime {first} is not about now"
+        storage.write("m.md", "two\n")
+        second = storage.stat("m.md").mtime
+        assert second >= first, f"a rewrite moved mtime back: {first} -> {second}"
+        assert abs(second - time.time()) < MTIME_SLACK, f"mtime {second} is not about now"
 
     # --- append -----------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ Part of ``StorageContract`` (which inherits it), so every storage suite runs it;
 the same ``storage`` fixture. A backend that offers ``ConditionalWrite`` is checked
 through its own ``write_unless_changed``; one that does not, through
 ``Vault.replace_note``, whose read-compare-write fallback must reach the same outcomes.
-Which branch runs is ``offers(storage, ConditionalWrite)``; neither is skipped.
+Which branch runs is ``offers(storage, ConditionalWrite)``; every test runs on either,
+but one: threads racing to write from one text (exactly one may land) run only on a
+storage's own conditional write, as the fallback reads then writes.
 
 A path naming a folder holds no file: expecting text there gives False, nothing
 written; expecting absence (None) lets the write go ahead, so it fails as ``write`` does
@@ -13,6 +15,9 @@ there.
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import cast
 
@@ -29,6 +34,16 @@ BAD_PATHS = ("../x", "/etc/passwd", "a/../../b", "a\x00b")
 
 #: Text a byte-exact round trip must keep: CRLF, a lone CR, no final newline, non-ASCII.
 EXACT_TEXT = "---\r\ntype: concept\r\n---\r\nCafé 東京 🧠\rmixed\nend"
+
+
+#: Rounds and threads of the concurrent conditional-write test: each round lines the
+#: threads up on a barrier and has each write its own text over the same expected one.
+#: Blocks of rounds follow one another until ``RACE_SECONDS`` have passed (a fast
+#: storage gets more rounds, at most ``RACE_BLOCKS`` blocks; a slow one still one block).
+RACE_ROUNDS = 24
+RACE_THREADS = 4
+RACE_SECONDS = 0.3
+RACE_BLOCKS = 50
 
 
 def named(message: str, path: str) -> bool:
@@ -78,6 +93,35 @@ class ConditionalWriteContract:
         assert write_unless_changed(storage, "notes/race.md", "by one\n", "round 0\n") is True
         assert write_unless_changed(storage, "notes/race.md", "by two\n", "round 0\n") is False
         assert storage.read("notes/race.md") == "by one\n"
+
+    def test_of_concurrent_conditional_writes_from_one_text_exactly_one_lands(
+            self, storage: Storage) -> None:
+        """Threads of one process sharing ``storage``, lined up by a barrier, each write
+        their own text expecting the same one (absence in odd rounds): in every round
+        exactly one lands and the file holds its text. A read-then-write with nothing
+        atomic about it lets several land (the others' reads come before its write).
+        Only a storage's own ``ConditionalWrite`` promises this (skipped without it: the
+        core's fallback, ``Vault.replace_note``, reads then writes)."""
+        if not offers(storage, ConditionalWrite):
+            pytest.skip("no ConditionalWrite of its own; the core's fallback promises no "
+                        "atomicity between threads")
+        started = time.monotonic()
+        for block in range(RACE_BLOCKS):
+            if block and time.monotonic() - started > RACE_SECONDS:
+                break
+            rounds = [(f"race/{block}/r{i}.md", None if i % 2 else f"v0 {i}\n")
+                      for i in range(RACE_ROUNDS)]
+            for path, expected in rounds:
+                if expected is not None:
+                    storage.write(path, expected)
+            landed = race(storage, rounds)
+            several = {path: ks for (path, _), ks in zip(rounds, landed, strict=True)
+                       if len(ks) != 1}
+            assert not several, (
+                f"not exactly one of {RACE_THREADS} conditional writes from one text landed "
+                f"in {len(several)} of {RACE_ROUNDS} rounds (path: threads): {several}")
+            for (path, _), (k,) in zip(rounds, landed, strict=True):
+                assert storage.read(path) == f"by {k}\n", path
 
     def test_conditional_write_expecting_absence_creates_only_an_absent_file(
             self, storage: Storage) -> None:
@@ -144,3 +188,39 @@ class ConditionalWriteContract:
         assert got == "False"
         assert not storage.exists("one")
         assert storage.list() == ["one/n.md"] and storage.read("one/n.md") == "1\n"
+
+
+def race(storage: Storage, rounds: list[tuple[str, str | None]]) -> list[list[int]]:
+    """Per round ``(path, expected)``: which of ``RACE_THREADS`` threads, released together
+    by a barrier, got True from ``write_unless_changed(path, "by <k>\\n", expected)``. The
+    interpreter switches threads as often as it can meanwhile, so a race in pure Python
+    shows too; an error in a thread fails the test."""
+    landed: list[list[int]] = [[] for _ in rounds]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(RACE_THREADS)
+
+    def run(k: int) -> None:
+        try:
+            for i, (path, expected) in enumerate(rounds):
+                barrier.wait(timeout=60)
+                if write_unless_changed(storage, path, f"by {k}\n", expected):
+                    landed[i].append(k)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(RACE_THREADS)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    first = next((e for e in errors if not isinstance(e, threading.BrokenBarrierError)), None)
+    if first is not None:
+        raise first
+    assert not errors, errors
+    return [sorted(ks) for ks in landed]

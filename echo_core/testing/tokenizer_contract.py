@@ -5,10 +5,10 @@ the ``tokenizer`` fixture::
 
     from echo_core.testing import TokenizerContract
 
-    class TestPorterLite(TokenizerContract):
+    class TestMyTokenizer(TokenizerContract):
         @pytest.fixture
         def tokenizer(self):
-            return PorterLiteTokenizer()
+            return MyTokenizer()
 """
 
 from __future__ import annotations
