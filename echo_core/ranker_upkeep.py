@@ -17,10 +17,19 @@ A write made before the first search is not lost: until the shared ranker is bui
 events skip it (under the same lock the build holds), and the build reads the corpus after
 the write is durable; after the build they upsert. ``upsert`` is idempotent by path, so a
 note is never indexed twice either way.
+
+The ranker is a plugin's object, so its faults are contained (``ranker_faults``): a
+failing ``upsert`` / ``remove`` never fails the write (warned, and the ranker marked for
+a rebuild: ``ranker_marks``, or a plain one rebuilt before its next search); a failing
+build or ``search`` raises ``RankerFailed`` naming it; ``search`` results are checked
+into the documented shape. While ``bm25`` stands in for a configured ranker that cannot
+run (``ranker_choice``), each write marks that one for a rebuild and is logged for
+other processes' plain rankers, so it catches up once it runs again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -42,6 +51,9 @@ from echo_core.protocols import (
     offers,
 )
 from echo_core.ranker_changes import LogMark, NoteChangeLog
+from echo_core.ranker_choice import take_stand_in
+from echo_core.ranker_faults import checked_hits, fault_text, guarded, report
+from echo_core.ranker_marks import mark_stale
 
 log = lazy_logger("echo_memory")
 
@@ -96,6 +108,8 @@ class SharedRanker:
         self._changes = changes
         self._mark = LogMark()
         self._lock = threading.RLock()
+        #: A change failed to apply: rebuilt from the corpus before the next search.
+        self.stale = False
 
     def ensure_current(self) -> bool:
         """Build from the corpus unless already built in this process (True when it
@@ -105,12 +119,16 @@ class SharedRanker:
                 self._fill(self.ranker, self._corpus.all())
                 return True
             paths, mark = self._changes.read_since(self._mark)
-            if paths is None:  # the log was replaced: changes may be lost
+            if paths is None or self.stale:  # the log was replaced, or a change failed
                 self.rebuild(self._corpus.all())
                 return True
             self._mark = mark
-            for path, doc in (self._corpus.some(paths) if paths else {}).items():
-                self._apply(path, doc)
+            try:
+                for path, doc in (self._corpus.some(paths) if paths else {}).items():
+                    self._apply(path, doc)
+            except Exception:
+                self.stale = True  # those changes are past the mark: rebuild next time
+                raise
             return False
 
     def rebuild(self, docs: Iterable[IndexDoc], progress: Callable[[int], None] | None = None,
@@ -121,6 +139,7 @@ class SharedRanker:
         when it has one) removed first."""
         with self._lock:
             fresh = self._make()
+            take_stand_in()  # a stand-in built here is this ranker's, not a context's
             if fresh is self.ranker:
                 for path in _indexed_paths(fresh):
                     fresh.remove(path)
@@ -136,15 +155,27 @@ class SharedRanker:
             count += 1
             if progress and count % every == 0:
                 progress(count)
-        self.ranker, self.built, self._mark = target, True, mark
+        self.ranker, self.built, self._mark, self.stale = target, True, mark, False
         return count
 
     def note_changed(self, path: str, doc: IndexDoc | None) -> None:
         """This process wrote (``doc``) or deleted / dropped (None) the note at ``path``:
-        apply it once built (before, the build will read it) and tell other processes."""
-        with self._lock:
-            if self.built:
-                self._apply(path, doc)
+        apply it once built (before, the build will read it) and tell other processes
+        (told even when applying it failed: then this ranker is ``stale`` and the
+        exception propagates)."""
+        try:
+            with self._lock:
+                if self.built:
+                    try:
+                        self._apply(path, doc)
+                    except Exception:
+                        self.stale = True
+                        raise
+        finally:
+            self.log_change(path)
+
+    def log_change(self, path: str) -> None:
+        """Tell other processes that the note at ``path`` changed."""
         try:
             self._changes.append(path)
         except OSError as exc:
@@ -162,9 +193,14 @@ class SharedRanker:
         """The ranker's ``search`` (``search_text`` for a ``TextRanker`` given the
         ``query``), under the lock (call ``ensure_current`` first)."""
         with self._lock:
-            if query and offers(self.ranker, TextRanker):
-                return cast(TextRanker, self.ranker).search_text(query, terms, limit)
-            return self.ranker.search(terms, limit)
+            return _searched(self.ranker, terms, limit, query)
+
+
+def _searched(ranker: Ranker, terms: Sequence[WeightedTerm], limit: int,
+              query: str) -> list[tuple[str, float]]:
+    if query and offers(ranker, TextRanker):
+        return cast(TextRanker, ranker).search_text(query, terms, limit)
+    return ranker.search(terms, limit)
 
 
 def _indexed_paths(ranker: object) -> list[str]:
@@ -180,18 +216,24 @@ class RankerUpkeep:
     """The active ranker of one context, and the core's upkeep of it.
 
     ``ranker`` is the object to search (for a plain ranker: the process's shared one,
-    which ``reindex`` may replace). ``note_written`` / ``note_deleted`` keep it current;
-    ``search`` builds a plain ranker on first use and serialises calls into it.
+    which ``reindex`` may replace). ``note_written`` / ``note_deleted`` keep it current
+    and never raise (a failure is warned and the ranker marked for a rebuild);
+    ``search`` builds a plain ranker on first use, serialises calls into it and checks
+    what it returns. ``folder`` is the ranker folder (marks live beside it);
+    ``stands_in_for`` the configured ranker this one (``bm25``) answers for.
     """
 
     def __init__(self, persistent: PersistentRanker | None = None,
-                 shared: SharedRanker | None = None) -> None:
+                 shared: SharedRanker | None = None, *,
+                 folder: str | os.PathLike[str] | None = None, stands_in_for: str = "") -> None:
         if (persistent is None) == (shared is None):
             raise ValueError("RankerUpkeep takes exactly one of persistent= or shared=")
         self.persistent = persistent
         self.shared = shared
         #: The registered name of the ranker in use (set by the context that opened it).
         self.name = ""
+        self.folder = folder
+        self.stands_in_for = stands_in_for
 
     @property
     def ranker(self) -> Ranker:
@@ -205,18 +247,18 @@ class RankerUpkeep:
         """Upsert ``index_doc(note)``, or remove the path when the note left the corpus."""
         doc = index_doc(note)
         if self.shared is not None:
-            self.shared.note_changed(note.path, doc)
+            self._kept([note.path], lambda: self._shared().note_changed(note.path, doc))
         elif doc is None:
-            self._persistent().remove(note.path)
+            self._kept([note.path], lambda: self._persistent().remove(note.path))
         else:
-            self._persistent().upsert(doc)
+            self._kept([note.path], lambda: self._persistent().upsert(doc))
 
     def note_deleted(self, path: str) -> None:
         """Remove ``path`` (a no-op when it was never indexed)."""
         if self.shared is not None:
-            self.shared.note_changed(path, None)
+            self._kept([path], lambda: self._shared().note_changed(path, None))
         else:
-            self._persistent().remove(path)
+            self._kept([path], lambda: self._persistent().remove(path))
 
     def notes_changed(self, written: Sequence[Note], deleted: Sequence[str]) -> None:
         """``note_written`` for each of ``written`` and ``note_deleted`` for each of
@@ -238,26 +280,57 @@ class RankerUpkeep:
                 gone.append(note.path)
             else:
                 docs.append(doc)
-        batch_remove(gone)
-        batch_upsert(docs)
+
+        def apply() -> None:
+            batch_remove(gone)
+            batch_upsert(docs)
+
+        self._kept([*gone, *(d.path for d in docs)], apply)
+
+    def _kept(self, paths: Sequence[str], change: Callable[[], None]) -> None:
+        """Run ``change``; on failure warn, log and mark the ranker for a rebuild (a
+        plain one is ``stale`` already), never raise: the write it follows stands."""
+        try:
+            change()
+        except Exception as exc:  # noqa: BLE001 - a plugin's fault never fails a write
+            if self.folder is not None and self.persistent is not None:
+                mark_stale(self.folder, self.name)
+            count = f"{len(paths)} note changes" if len(paths) != 1 else "a note change"
+            report(fault_text(self.name, self.ranker, "indexing " + count
+                              + " (it was not indexed)", exc))
+            return
+        if self.stands_in_for and self.folder is not None:
+            mark_stale(self.folder, self.stands_in_for)
+            if self.persistent is not None:  # a shared ranker has logged them already
+                changes = NoteChangeLog(self.folder)
+                for path in paths:
+                    with contextlib.suppress(OSError):
+                        changes.append(path)
 
     def ensure_current(self) -> bool:
         """Make a plain ranker current (built once per process, then caught up with other
         processes' changes); True when a build ran. A persistent ranker is left to
         ``ops.recall_index.ensure_index`` (its ``needs_rebuild``): False."""
-        return False if self.shared is None else self.shared.ensure_current()
+        if self.shared is None:
+            return False
+        with guarded(self.name, self.shared.ranker, "while being built from the notes"):
+            return self.shared.ensure_current()
 
     def search(self, terms: Sequence[WeightedTerm], limit: int,
                query: str = "") -> list[tuple[str, float]]:
         """Search the active ranker (a plain one made current first); a ``TextRanker``
-        given the ``query`` as written gets it through ``search_text``."""
+        given the ``query`` as written gets it through ``search_text``. The answer is
+        checked into the documented shape (``ranker_faults.checked_hits``)."""
         if self.shared is None:
-            ranker = self._persistent()
-            if query and offers(ranker, TextRanker):
-                return cast(TextRanker, ranker).search_text(query, terms, limit)
-            return ranker.search(terms, limit)
-        self.shared.ensure_current()
-        return self.shared.search(terms, limit, query)
+            ranker: Ranker = self._persistent()
+            with guarded(self.name, ranker, "in search"):
+                found: object = _searched(ranker, terms, limit, query)
+        else:
+            self.ensure_current()
+            ranker = self.shared.ranker
+            with guarded(self.name, ranker, "in search"):
+                found = self.shared.search(terms, limit, query)
+        return checked_hits(self.name, ranker, found, limit)
 
     def key_terms_of(self, paths: Sequence[str], terms: Sequence[str]
                      ) -> dict[str, frozenset[str]] | None:
@@ -267,11 +340,16 @@ class RankerUpkeep:
         ranker = self.persistent
         if ranker is None or not offers(ranker, KeyFieldRanker):
             return None
-        return cast(KeyFieldRanker, ranker).key_terms_of(paths, terms)
+        with guarded(self.name, ranker, "in key_terms_of"):
+            return cast(KeyFieldRanker, ranker).key_terms_of(paths, terms)
 
     def _persistent(self) -> PersistentRanker:
         assert self.persistent is not None
         return self.persistent
+
+    def _shared(self) -> SharedRanker:
+        assert self.shared is not None
+        return self.shared
 
 
 def open_ranker(key: Hashable, make: MakeRanker, storage: Storage,
@@ -281,15 +359,20 @@ def open_ranker(key: Hashable, make: MakeRanker, storage: Storage,
     A plain ranker already made in this process for ``key`` is reused without calling
     ``make``; otherwise ``make()`` is called once: a ``PersistentRanker`` is this
     context's own, a plain one becomes the process's shared ranker for ``key``, built
-    from ``storage``'s corpus and caught up through the change log in ``folder``.
+    from ``storage``'s corpus and caught up through the change log in ``folder``. When
+    ``bm25`` stood in for the configured ranker (``ranker_choice.take_stand_in``), the
+    upkeep marks that one on every write.
     """
     with _SHARED_GUARD:
         shared = _SHARED.get(key)
     if shared is None:
         ranker = make()
+        stand_in = take_stand_in()
         if isinstance(ranker, PersistentRanker):
-            return RankerUpkeep(persistent=ranker)
+            return RankerUpkeep(persistent=ranker, folder=folder, stands_in_for=stand_in)
         made = SharedRanker(ranker, make, CorpusSource(storage), NoteChangeLog(folder))
         with _SHARED_GUARD:
             shared = _SHARED.setdefault(key, made)
-    return RankerUpkeep(shared=shared)
+    else:
+        stand_in = take_stand_in()
+    return RankerUpkeep(shared=shared, folder=folder, stands_in_for=stand_in)

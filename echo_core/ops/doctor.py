@@ -167,6 +167,26 @@ def _plugins_check(ctx: EchoContext, problems: list[RegistrationProblem]) -> Che
     return Check("plugins", "ok", f"{len(ctx.host.plugin_names())} loaded")
 
 
+def _ranker_check(ctx: EchoContext) -> Check | None:
+    """``ranker``: the ranker config ``recall`` names is not registered (its plugin is
+    uninstalled or disabled): a warning naming the fallback every verb uses, or a
+    failure when ``bm25`` is missing too. None when it is registered."""
+    from echo_core.ranker_choice import FALLBACK_RANKER
+
+    name = ctx.config.recall
+    registered = ctx.host.registrations("register_rankers")
+    if name in registered:
+        return None
+    known = ", ".join(sorted(registered)) or "none"
+    detail = (f"recall = {name!r} but no installed plugin registers it (installed: {known})")
+    fix = (f"install (or enable) the plugin that provides {name!r}, or set recall = "
+           f"\"{FALLBACK_RANKER}\" in {ctx.config.config_path}")
+    if FALLBACK_RANKER in registered:
+        return Check("ranker", "warn", f"{detail}; recall uses {FALLBACK_RANKER!r} instead",
+                     fix)
+    return Check("ranker", "fail", f"{detail}; recall and reindex fail", fix)
+
+
 def _conflict_check(problem: RegistrationProblem) -> Check:
     """One ``plugin-conflict`` line: what is taken twice, by which plugins, what is used."""
     first, second = (problem.plugins + ("", ""))[:2]
@@ -373,6 +393,9 @@ def run_doctor(ctx: EchoContext) -> Envelope[DoctorResult]:
     # one line per name two plugins take, saying which is used (the plugins line fails)
     checks.extend(_conflict_check(p) for p in problems if p.kind == "duplicate")
     checks.extend(_disabled_checks(ctx))
+    ranker = _ranker_check(ctx)
+    if ranker is not None:
+        checks.append(ranker)
     checks.extend(_vault_checks(ctx))
     checks.append(_outbox_check(ctx))
     freshness = _freshness_check(ctx)

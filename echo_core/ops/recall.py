@@ -7,6 +7,10 @@ configured ranker scores (BM25 x prior for ``bm25``); its best ``RERANK_DEPTH`` 
 reranked by the key-field boost (``recall_fields``: the query's words in a title or an
 alias);
 neighbours along wikilinks are added up to ``MAX_HOPS`` hops at ``HOP_DECAY`` per hop.
+
+The ranker is a plugin's: what it returns is checked into the documented shape and what
+was left out is in the answer's warnings; a ranker that fails raises ``RankerFailed``
+naming it, its plugin and the config file (``echo_core.ranker_faults``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from echo_core.ops.recall_fields import reranked, search_depth
 from echo_core.ops.recall_index import ensure_index
 from echo_core.ops.recall_phrases import boost_terms, phrase_hits, split_phrases
 from echo_core.protocols import WeightedTerm
+from echo_core.ranker_faults import RankerFailed, collected, guarded
 from echo_core.scoring import HOP_DECAY, MAX_HOPS
 
 if TYPE_CHECKING:
@@ -168,9 +173,16 @@ def recall(ctx: EchoContext, query: str, *, limit: int = 8, include_linked: bool
     """Search the vault. Errors: 2 for an empty query, a limit outside 1..50 or a budget
     under 100 characters. Rebuilds the index first when it is absent or stale-schema.
     Entity names are read from one snapshot of the entity store for the whole call."""
-    with ctx.entity_names.one_snapshot():
-        return _recall(ctx, query, limit=limit, include_linked=include_linked,
-                       budget_chars=budget_chars)
+    with ctx.entity_names.one_snapshot(), collected() as ranker_warnings:
+        try:
+            found = _recall(ctx, query, limit=limit, include_linked=include_linked,
+                            budget_chars=budget_chars)
+        except RankerFailed as exc:
+            plugin = ctx.host.owner_of("register_rankers", exc.name)
+            raise exc.named(plugin, str(ctx.config.config_path)) from exc.__cause__
+    if ranker_warnings:
+        found = attrs.evolve(found, warnings=(*found.warnings, *ranker_warnings))
+    return found
 
 
 def _freshness_off(ctx: EchoContext) -> bool:
@@ -248,7 +260,8 @@ def _recall(ctx: EchoContext, query: str, *, limit: int, include_linked: bool,
     rebuilt = ensure_index(ctx)
     upkeep = ctx.ranker_upkeep
     if upkeep.persistent is not None:
-        upkeep.persistent.set_today(ctx.today().toordinal())
+        with guarded(upkeep.name, upkeep.persistent, "in set_today"):
+            upkeep.persistent.set_today(ctx.today().toordinal())
     plain, extra = query_terms(ctx, query)
     scored = _ranked(ctx, plain, extra, search_depth(ctx, limit), query) if plain else []
     scored, texts = reranked(ctx, scored, ctx.vault.storage.read_many,

@@ -5,13 +5,19 @@
 A rebuild of a persistent ranker, whether ``reindex`` asked for it or the first recall of
 a vault did, reports its progress through ``echo_core.progress`` when the surface shows
 progress (the CLI draws it on a terminal's stderr), so a long first build is never a
-silent wait."""
+silent wait.
+
+A ranker marked for a rebuild (``ranker_marks``: a note change it failed to apply, or
+notes written while ``bm25`` stood in for it) is rebuilt like one that says it needs it;
+a rebuild clears the mark it started with. A ranker that fails while being (re)built
+raises ``RankerFailed`` naming it (``ranker_faults``)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -24,6 +30,8 @@ from echo_core.models import Envelope
 from echo_core.progress import report as report_progress
 from echo_core.progress import wanted as progress_wanted
 from echo_core.protocols import IndexDoc
+from echo_core.ranker_faults import guarded
+from echo_core.ranker_marks import clear_mark, stale_token
 from echo_core.storage_base import fork_safe_reads
 
 if TYPE_CHECKING:
@@ -49,6 +57,8 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
     process's shared ranker with a freshly built one."""
     upkeep = ctx.ranker_upkeep
     start = time.perf_counter()
+    folder = ranker_folder(ctx)
+    token = stale_token(folder, upkeep.name)
     persistent = upkeep.persistent
     # a persistent ranker: under the vault lock, so no write slips past the rebuild (the
     # corpus is listed inside it too)
@@ -60,11 +70,13 @@ def rebuild_index(ctx: EchoContext, progress: Callable[[int], None] | None = Non
             corpus = CorpusDocs(ctx.vault.storage)
             # handed whole only where a forked child may read it (else: one pass here)
             docs = corpus if fork_safe_reads(ctx.vault.storage) else iter(corpus)
-        if persistent is not None:
-            count = persistent.rebuild(docs, progress)
-        else:
-            assert upkeep.shared is not None
-            count = upkeep.shared.rebuild(docs, progress)
+        with guarded(upkeep.name, upkeep.ranker, "while being rebuilt from the notes"):
+            if persistent is not None:
+                count = persistent.rebuild(docs, progress)
+            else:
+                assert upkeep.shared is not None
+                count = upkeep.shared.rebuild(docs, progress)
+    clear_mark(folder, upkeep.name, token)
     skipped = tuple(corpus.skipped()) if corpus is not None else ()
     return ReindexResult(count, time.perf_counter() - start, ctx.ranker_upkeep.name, skipped)
 
@@ -76,12 +88,25 @@ def ensure_index(ctx: EchoContext) -> bool:
     unreadable); a plain ranker is built from the corpus once per process, then catches
     up with the notes other processes changed."""
     upkeep = ctx.ranker_upkeep
+    folder = ranker_folder(ctx)
+    token = stale_token(folder, upkeep.name)  # marked: missed note changes
     if upkeep.persistent is not None:
-        if upkeep.persistent.needs_rebuild():
+        with guarded(upkeep.name, upkeep.persistent, "in needs_rebuild"):
+            needed = upkeep.persistent.needs_rebuild()
+        if needed or token is not None:
             rebuild_reporting(ctx)
             return True
         return False
-    return upkeep.ensure_current()
+    built = upkeep.ensure_current()
+    if built:  # built from the whole corpus: nothing missed
+        clear_mark(folder, upkeep.name, token)
+    return built
+
+
+def ranker_folder(ctx: EchoContext) -> Path:
+    """The folder the rankers of ``ctx``'s vault keep their files in (marks beside it)."""
+    folder = ctx.ranker_upkeep.folder
+    return Path(folder) if folder is not None else ctx.state_dir / "recall"
 
 
 def rebuild_reporting(ctx: EchoContext) -> ReindexResult:
