@@ -255,13 +255,13 @@ class EchoContext:
         track_changes(self.state_dir, changes, self.today())
 
     def _note_written(self, note: Note) -> None:
-        self._announce_written(note)
         self._keep_ranker_current(lambda upkeep: upkeep.note_written(note))
+        self._announce_written(note)  # after the ranker, as the hookspec promises
         self.own_writes.written(note.path, note.text)
 
     def _note_deleted(self, path: str) -> None:
-        self._announce_deleted(path)
         self._keep_ranker_current(lambda upkeep: upkeep.note_deleted(path))
+        self._announce_deleted(path)
         self.own_writes.written(path, None)
 
     def _keep_ranker_current(self, change: Callable[[RankerUpkeep], None]) -> None:
@@ -272,6 +272,12 @@ class EchoContext:
             upkeep = self.ranker_upkeep
         except EchoError as exc:
             _log().debug("recall index not kept current: %s", exc.message)
+            return
+        except Exception:  # the note is written: a ranker failing to load never fails it
+            if self.host.strict:
+                raise
+            _log().warning("ranker %r could not be loaded: a note change was not indexed "
+                           "(run `echo-memory reindex`)", self.config.recall, exc_info=True)
             return
         try:
             change(upkeep)
