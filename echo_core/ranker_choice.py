@@ -30,7 +30,7 @@ from typing import Any
 from echo_core.errors import EchoError, ExitCode
 from echo_core.protocols import Ranker, RankerUnavailable, Storage, Tokenizer
 
-__all__ = ["FALLBACK_RANKER", "RankerFallbackWarning", "build_ranker", "chosen_ranker",
+__all__ = ["FALLBACK_RANKER", "RankerFallbackWarning", "build_ranker", "chosen_ranker", "origin_of",
            "take_stand_in"]
 
 #: The ranker used when the configured one cannot run.
@@ -42,6 +42,12 @@ _stand_in = threading.local()
 
 class RankerFallbackWarning(UserWarning):
     """The configured ranker cannot run here; ``bm25`` answers instead."""
+
+
+def origin_of(obj: object) -> str:
+    """The module a ranker or its factory comes from (names the plugin's code)."""
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    return str(module)
 
 
 def take_stand_in() -> str:
@@ -96,7 +102,6 @@ def build_ranker(registered: Mapping[str, Any], name: str, factory: Any,
     except EchoError:
         raise
     except Exception as exc:  # noqa: BLE001 - a plugin's bug must not break a write
-        from echo_core.ranker_faults import origin_of
 
         why = f"its factory ({origin_of(factory)}) failed: {type(exc).__name__}: {exc}"
         todo = "Fix, update or disable that plugin (then `echo-memory reindex`)"

@@ -31,7 +31,7 @@ from typing import Any
 from echo_core.errors import EchoError, ExitCode
 from echo_core.lazy_log import lazy_logger
 from echo_core.paths import normalize_path
-from echo_core.ranker_choice import FALLBACK_RANKER, RankerFallbackWarning
+from echo_core.ranker_choice import FALLBACK_RANKER, RankerFallbackWarning, origin_of
 
 __all__ = ["RankerFailed", "RankerFaultWarning", "checked_hits", "collected", "fault_text",
            "guarded", "origin_of", "report"]
@@ -46,12 +46,6 @@ _collector: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 class RankerFaultWarning(RankerFallbackWarning):
     """The active ranker failed or answered out of shape (a ``RankerFallbackWarning``,
     so every surface that shows that one shows this one too)."""
-
-
-def origin_of(obj: object) -> str:
-    """The module a ranker or its factory comes from (names the plugin's code)."""
-    module = getattr(obj, "__module__", None) or type(obj).__module__
-    return str(module)
 
 
 def _advice(plugin: str, config_path: str) -> str:

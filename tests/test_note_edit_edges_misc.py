@@ -60,7 +60,7 @@ def test_patch_heading_warns_and_patches_the_first(
 
 
 def test_duplicate_heading_looks_inside_the_parent_for_a_nested_path() -> None:
-    from echo_core.ops.patch import duplicate_heading
+    from echo_core.ops.duplicate_headings import duplicate_heading
 
     text = "# T\n## Log\n### 2026\n- a\n### 2026\n- b\n## Other\n### 2026\n"
     assert duplicate_heading("n.md", text, "Log::2026") == (

@@ -68,7 +68,7 @@ def get_note(
             raise not_found(f"{note.path} has no section {section!r}; its headings: {real}")
         content = found
         # not at the top: ops.patch imports ops.history, which imports this module
-        from echo_core.ops.patch import duplicate_heading
+        from echo_core.ops.duplicate_headings import duplicate_heading
 
         twin = duplicate_heading(note.path, note.text, section, nested=False)
         warnings = (twin,) if twin else ()

@@ -24,13 +24,13 @@ insight a person rejected in Obsidian is not injected at the next session start.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from plugins.habitat.insight_tokens import estimate_tokens
+from plugins.habitat.project_names import project_of
 
 __all__ = ["HEADER", "MAX_INSIGHTS", "MAX_TOKENS", "InjectedInsight", "InsightsResult",
            "project_of", "select_insights", "session_context"]
@@ -43,8 +43,6 @@ MIN_PIECE_TOKENS = 30
 QUERY_PROMPT_CHARS = 1000
 #: The most entity names taken from the situation.
 MAX_ENTITIES = 20
-#: How far up from ``cwd`` a ``.git`` is looked for.
-MAX_LEVELS = 12
 HEADER = ("Insights the operator approved from earlier sessions of this habitat (list them "
           "with `echo-memory habitat insights`):")
 
@@ -75,26 +73,6 @@ class InsightsResult:
     text: str = ""
     tokens: int = 0
     problems: tuple[str, ...] = ()
-
-
-def project_of(cwd: str) -> str:
-    """The project a working folder belongs to: the nearest folder at or above ``cwd``
-    holding ``.git`` (a repository's root), else ``cwd``'s own name; "" for no cwd."""
-    if not cwd or "\x00" in cwd:
-        return ""
-    path = os.path.abspath(cwd)
-    probe = path
-    for _ in range(MAX_LEVELS):
-        try:
-            if os.path.exists(os.path.join(probe, ".git")):
-                return os.path.basename(probe)
-        except (OSError, ValueError):
-            break
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    return os.path.basename(path.rstrip(os.sep))
 
 
 def situation_query(project: str, prompt: str, entities: Sequence[str]) -> str:

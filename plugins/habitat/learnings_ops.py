@@ -7,7 +7,7 @@
   ``LearningStore.store``. Writes nothing to the vault. ``project``: the project it was
   learned in, as the caller names it ("": every project); None takes the current
   folder's (``learned_in``: ``habitat learn``'s default).
-* ``learned_in``: the project of a folder as ``insight_context.project_of`` names it (the
+* ``learned_in``: the project of a folder as ``project_names.project_of`` names it (the
   repository holding it, else the folder's own name), none for the home folder and the
   folders above it (no project: what is learned there is for every project).
 * ``list_learnings``: due decays, the sync of the insight notes, then the learnings.
@@ -144,8 +144,8 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
 
 def learned_in(cwd: str, home: str) -> str:
     """The project of folder ``cwd`` (module docstring): "" when it is ``home`` or a
-    folder above it (``/`` too), else ``insight_context.project_of(cwd)``."""
-    from plugins.habitat.insight_context import project_of
+    folder above it (``/`` too), else ``project_names.project_of(cwd)``."""
+    from plugins.habitat.project_names import project_of
 
     if not cwd or "\x00" in cwd:
         return ""
