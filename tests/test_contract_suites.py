@@ -154,6 +154,10 @@ class TestPostingsRanker(RankerContract):
     def ranker(self) -> PostingsRanker:
         return PostingsRanker(WordTokenizer())
 
+    @pytest.fixture
+    def ranker_factory(self) -> Callable[[Tokenizer, str], PostingsRanker]:
+        return lambda tokenizer, _state_dir: PostingsRanker(tokenizer)
+
 
 class NoIdfRanker(PostingsRanker):
     def idf(self, term: str) -> float:

@@ -12,6 +12,7 @@ import pytest
 
 import plugins.recall_bm25
 from echo_core.protocols import IndexDoc, PersistentRanker
+from echo_core.protocols import Tokenizer
 from echo_core.testing import KeyFieldRankerContract, PluginContract, RankerContract
 from echo_core.testing.plugin_contract import strict_host
 from plugins.recall_bm25.index import Bm25Index
@@ -26,6 +27,10 @@ class TestBm25Ranker(KeyFieldRankerContract):
         return make(tmp_path / "state")
 
     @pytest.fixture
+    def ranker_factory(self) -> Callable[[Tokenizer, str], Bm25Index]:
+        return lambda tokenizer, state_dir: Bm25Index(tokenizer, state_dir)
+
+    @pytest.fixture
     def to_term(self) -> Callable[[str], str]:
         return lambda word: TOK.tokenize(word)[0]
 
@@ -38,6 +43,10 @@ class TestBm25RankerAfterRebuild(KeyFieldRankerContract):
         index = make(tmp_path / "state")
         index.rebuild([])
         return index
+
+    @pytest.fixture
+    def ranker_factory(self) -> Callable[[Tokenizer, str], Bm25Index]:
+        return lambda tokenizer, state_dir: Bm25Index(tokenizer, state_dir)
 
     @pytest.fixture
     def to_term(self) -> Callable[[str], str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +43,11 @@ class TestHybridRankerContract(KeyFieldRankerContract):
     @pytest.fixture
     def ranker(self, tmp_path: Path) -> HybridRanker:
         return _ranker(tmp_path)
+
+    @pytest.fixture
+    def ranker_factory(self) -> Callable[[Any, str], HybridRanker]:
+        return lambda tokenizer, state_dir: HybridRanker(bm25_factory(tokenizer, state_dir),
+                                                         state_dir, embedder=EMBEDDER)
 
     @pytest.fixture
     def to_term(self) -> Callable[[str], str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from types import ModuleType
 
 import pytest
@@ -52,6 +53,11 @@ class TestPgftsRanker(RankerContract):
     @pytest.fixture
     def ranker(self, pg_storage: PostgresStorage, tmp_path: Path) -> Ranker:
         return _ranker(pg_storage, tmp_path)
+
+    @pytest.fixture
+    def ranker_factory(self, pg_storage: PostgresStorage) -> Callable[[Any, str], Ranker]:
+        return lambda tokenizer, state_dir: PgftsFactory()(tokenizer, state_dir,
+                                                           storage=pg_storage)
 
     @pytest.fixture
     def to_term(self) -> Callable[[str], str]:
