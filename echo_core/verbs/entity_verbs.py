@@ -59,8 +59,10 @@ RESOLVE = Operation(
     ResolveParams, run_resolve, _resolve_result, render=render_resolve,
     cli=CliSurface(help="""Find the entity MENTION names (slug, title or alias, any case or punctuation).
 
-A miss prints a suggested slug and the closest candidates; the exit code is 0 either
-way (check "match" in --json output)."""),
+A miss prints a suggested slug and the closest candidates. A name two entities of
+the same kind both answer to is ambiguous: no match, every entity it names listed,
+and "ambiguous" true in --json (give the slug of the one you mean). The exit code is
+0 either way (check "match" in --json output)."""),
     fresh="quick",
 )
 
